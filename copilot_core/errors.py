@@ -1,0 +1,210 @@
+"""The copilot's error tree.
+
+Every error the core raises, and every error an adapter translates a technology's
+failure into, is a :class:`CopilotError`. Adapters map the tree onto their own
+vocabulary (the web adapter onto HTTP statuses) in one place::
+
+    CopilotError
+    ├── InvalidRequestError            bad input; nothing was changed
+    ├── AuthenticationError            no or invalid credentials
+    ├── PermissionDeniedError          authenticated, but not allowed
+    ├── NotFoundError
+    │   ├── SessionNotFoundError       missing, or another user's (indistinguishable)
+    │   ├── ProjectNotFoundError
+    │   └── AgentNotFoundError         an agent id that is not configured
+    ├── ConflictError
+    │   ├── SessionBusyError           a turn is already running on the session
+    │   └── ProjectNotOpenedError      GNS3 project exists but is closed
+    ├── LLMNotConfiguredError          the user has no LLM settings yet
+    ├── LLMError                       the language model failed
+    │   ├── LLMAuthenticationError     the provider rejected the API key
+    │   ├── LLMUnavailableError        the base URL cannot be reached
+    │   ├── LLMModelNotFoundError      the provider does not know the model
+    │   ├── LLMRateLimitedError        slow down (``retry_after`` seconds when known)
+    │   ├── LLMContextLengthError      the request exceeds the model's context
+    │   └── LLMStreamInterruptedError  the provider dropped the stream mid-reply
+    ├── Gns3Error                      the GNS3 server answered with an error
+    ├── AgentProcessError              an external agent program failed
+    ├── ConversationInvariantError     an append would leave a tool call unanswered
+    └── StoreError                     the checkpoint store failed
+        └── StoreCorruptedError        a project's database is unreadable
+
+Messages are written for the person who reads them: they say what happened and,
+where there is one, what to do. They never contain a token, a key or a password.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentNotFoundError",
+    "AgentProcessError",
+    "AuthenticationError",
+    "ConflictError",
+    "ConversationInvariantError",
+    "CopilotError",
+    "Gns3Error",
+    "InvalidRequestError",
+    "LLMAuthenticationError",
+    "LLMContextLengthError",
+    "LLMError",
+    "LLMModelNotFoundError",
+    "LLMNotConfiguredError",
+    "LLMRateLimitedError",
+    "LLMStreamInterruptedError",
+    "LLMUnavailableError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "ProjectNotFoundError",
+    "ProjectNotOpenedError",
+    "SessionBusyError",
+    "SessionNotFoundError",
+    "StoreCorruptedError",
+    "StoreError",
+]
+
+
+class CopilotError(Exception):
+    """Base of every error the copilot reports on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidRequestError(CopilotError):
+    """The request is malformed or out of range; nothing was changed."""
+
+
+class AuthenticationError(CopilotError):
+    """Credentials are missing, malformed or rejected."""
+
+
+class PermissionDeniedError(CopilotError):
+    """The caller is authenticated but may not do this."""
+
+
+class NotFoundError(CopilotError):
+    """The thing named does not exist (or is not the caller's)."""
+
+
+class SessionNotFoundError(NotFoundError):
+    """No such session for this user in this project."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"Session {session_id!r} was not found in this project.")
+        self.session_id = session_id
+
+
+class ProjectNotFoundError(NotFoundError):
+    """GNS3 has no project with this id."""
+
+    def __init__(self, project_id: str) -> None:
+        super().__init__(f"GNS3 project {project_id!r} was not found.")
+        self.project_id = project_id
+
+
+class AgentNotFoundError(NotFoundError):
+    """The agent id is not configured."""
+
+    def __init__(self, agent_id: str, known: list[str]) -> None:
+        names = ", ".join(sorted(known)) or "none"
+        super().__init__(f"Unknown agent {agent_id!r}; available agents: {names}.")
+        self.agent_id = agent_id
+
+
+class ConflictError(CopilotError):
+    """The request conflicts with the current state."""
+
+
+class SessionBusyError(ConflictError):
+    """A turn is already running on this session."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"Session {session_id!r} already has a turn running; wait for it to finish "
+            "or abort it first."
+        )
+        self.session_id = session_id
+
+
+class ProjectNotOpenedError(ConflictError):
+    """The GNS3 project exists but is not opened."""
+
+    def __init__(self, project_id: str) -> None:
+        super().__init__(
+            f"GNS3 project {project_id!r} is not opened; open it in GNS3 to chat about it."
+        )
+        self.project_id = project_id
+
+
+class LLMNotConfiguredError(CopilotError):
+    """The user has not configured a language model yet."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "No language model is configured for your account. Set one with "
+            "PUT /v3/copilot/llm-config (provider, model, api_key, base_url)."
+        )
+
+
+class LLMError(CopilotError):
+    """The language model provider failed."""
+
+
+class LLMAuthenticationError(LLMError):
+    """The provider rejected the API key."""
+
+
+class LLMUnavailableError(LLMError):
+    """The provider's base URL could not be reached."""
+
+
+class LLMModelNotFoundError(LLMError):
+    """The provider does not serve the configured model."""
+
+
+class LLMRateLimitedError(LLMError):
+    """The provider asks us to slow down."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class LLMContextLengthError(LLMError):
+    """The request is longer than the model's context window."""
+
+
+class LLMStreamInterruptedError(LLMError):
+    """The provider closed the stream before the reply was complete."""
+
+
+class Gns3Error(CopilotError):
+    """The GNS3 server answered with an error; ``message`` carries GNS3's own words."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class AgentProcessError(CopilotError):
+    """An external agent program could not be started or failed."""
+
+
+class ConversationInvariantError(CopilotError, ValueError):
+    """An append would break the conversation's OpenAI validity; nothing was appended."""
+
+
+class StoreError(CopilotError):
+    """The checkpoint store failed."""
+
+
+class StoreCorruptedError(StoreError):
+    """A project's database cannot be read."""
+
+    def __init__(self, project_id: str, detail: str) -> None:
+        super().__init__(
+            f"The copilot database of project {project_id!r} is unreadable ({detail}); "
+            "move the file aside to start afresh."
+        )
+        self.project_id = project_id

@@ -1,0 +1,63 @@
+"""Turn statistics: what one turn adds to its session's counters.
+
+Decisions (see docs/decisions.md): tokens are summed over every LLM call of the
+turn; the title call counts for nothing; ``messages`` is the number of messages
+the turn adds to the history (user, assistant and tool), so a session's
+``message_count`` always equals its history length; total = input + output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["StatsCollector", "TurnStats"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStats:
+    """What one turn adds to its session's counters (all non-negative)."""
+
+    messages: int = 0
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: TurnStats) -> TurnStats:
+        return TurnStats(
+            messages=self.messages + other.messages,
+            llm_calls=self.llm_calls + other.llm_calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class StatsCollector:
+    """Accumulates one turn's statistics; synchronous and I/O free."""
+
+    __slots__ = ("_input", "_llm_calls", "_messages", "_output")
+
+    def __init__(self) -> None:
+        self._messages = 0
+        self._llm_calls = 0
+        self._input = 0
+        self._output = 0
+
+    def messages_added(self, count: int) -> None:
+        if count < 0:
+            raise ValueError("a turn cannot remove messages")
+        self._messages += count
+
+    def llm_call(self, input_tokens: int = 0, output_tokens: int = 0) -> None:
+        """One LLM call of the turn (never the title call) with the usage it reported."""
+        if input_tokens < 0 or output_tokens < 0:
+            raise ValueError("token counts are never negative")
+        self._llm_calls += 1
+        self._input += input_tokens
+        self._output += output_tokens
+
+    def snapshot(self) -> TurnStats:
+        return TurnStats(self._messages, self._llm_calls, self._input, self._output)

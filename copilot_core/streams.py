@@ -1,0 +1,121 @@
+"""Async plumbing that makes waiting abortable without slowing the hot path."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from contextlib import asynccontextmanager, suppress
+from typing import TypeVar
+
+from copilot_core.abort import AbortToken
+
+__all__ = ["Aborted", "abortable", "closing", "race_abort"]
+
+T = TypeVar("T")
+
+
+class Aborted(Exception):
+    """Raised by :func:`race_abort` when the token fires first."""
+
+
+class _End:
+    __slots__ = ()
+
+
+class _Failed:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+_END = _End()
+_ABORTED = _End()
+
+
+@asynccontextmanager
+async def closing(iterator: AsyncIterator[T]) -> AsyncGenerator[AsyncIterator[T], None]:
+    """Like :func:`contextlib.aclosing` for any async iterator: closes it on exit when it
+    can be closed (async generators can), so their ``finally`` blocks run at once."""
+    try:
+        yield iterator
+    finally:
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            await close()
+
+
+async def abortable(
+    source: AsyncIterator[T], abort: AbortToken, buffer: int = 256
+) -> AsyncGenerator[T, None]:
+    """Iterate ``source`` until it ends or ``abort`` fires, whichever comes first.
+
+    ``source`` is drained by a helper task into a bounded buffer; the token's
+    callback wakes the consumer at once, even while ``source`` is blocked waiting
+    for the network, and the helper task is cancelled, which closes ``source``.
+    An exception raised by ``source`` is re-raised here. When the token fires the
+    iteration simply ends: check ``abort.is_aborted()`` afterwards.
+    """
+    queue: asyncio.Queue[T | _End | _Failed] = asyncio.Queue()
+    space = asyncio.Semaphore(buffer)
+
+    async def pump() -> None:
+        try:
+            async for item in source:
+                await space.acquire()
+                queue.put_nowait(item)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            queue.put_nowait(_Failed(exc))
+        else:
+            queue.put_nowait(_END)
+        finally:
+            close = getattr(source, "aclose", None)
+            if close is not None:
+                with suppress(Exception):
+                    await close()
+
+    if abort.is_aborted():
+        return
+    task = asyncio.create_task(pump())
+    remove = abort.on_abort(lambda: queue.put_nowait(_ABORTED))
+    try:
+        while True:
+            item = await queue.get()
+            if isinstance(item, _End):
+                return
+            if isinstance(item, _Failed):
+                raise item.error
+            space.release()
+            yield item
+    finally:
+        remove()
+        if not task.done():
+            task.cancel()
+            # Let the cancellation close the source, but never wait long for it.
+            await asyncio.wait({task}, timeout=1.0)
+
+
+async def race_abort(awaitable: Awaitable[T], abort: AbortToken, limit: float | None) -> T:
+    """Await ``awaitable`` unless ``abort`` fires first (:class:`Aborted`) or ``limit``
+    seconds pass (:class:`TimeoutError`); the loser is cancelled."""
+    if abort.is_aborted():
+        if asyncio.iscoroutine(awaitable):
+            awaitable.close()
+        raise Aborted
+    work = asyncio.ensure_future(awaitable)
+    waiter = asyncio.ensure_future(abort.wait())
+    try:
+        done, _ = await asyncio.wait(
+            {work, waiter}, timeout=limit, return_when=asyncio.FIRST_COMPLETED
+        )
+        if work in done:
+            return work.result()
+        if waiter in done:
+            raise Aborted
+        raise TimeoutError
+    finally:
+        waiter.cancel()
+        if not work.done():
+            work.cancel()

@@ -1,0 +1,408 @@
+"""Test doubles for the core's ports, for library users and for our own tests.
+
+* :class:`ScriptedLanguageModel`: replies from a script, fragment by fragment.
+* :class:`InMemoryCheckpointStore`: a complete store in memory.
+* :class:`FakeToolExecutor`: tools as plain Python functions.
+* :class:`FakeTopologySource`, :class:`StaticModelProvider`,
+  :class:`RecordingEventSink`, :class:`SteppingClock`, :class:`SequentialIds`.
+
+The reply builders :func:`text_reply` and :func:`tool_reply` produce the deltas
+a real provider streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import itertools
+import json
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
+from copilot_core.errors import LLMError, LLMNotConfiguredError
+from copilot_core.events import TurnEvent
+from copilot_core.messages import Message
+from copilot_core.ports import CallOptions, HistoryPage, ModelOverrides, ModelSelection
+from copilot_core.session import CopilotMode, Session
+from copilot_core.stats import TurnStats
+from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
+
+__all__ = [
+    "FakeTool",
+    "FakeToolExecutor",
+    "FakeTopologySource",
+    "Hang",
+    "InMemoryCheckpointStore",
+    "ModelCall",
+    "RecordingEventSink",
+    "ScriptedLanguageModel",
+    "SequentialIds",
+    "StaticModelProvider",
+    "SteppingClock",
+    "text_reply",
+    "tool_reply",
+]
+
+
+# ================================================================ language model
+@dataclass(frozen=True, slots=True)
+class Hang:
+    """A script item that blocks for ``seconds`` (forever when ``None``) until cancelled."""
+
+    seconds: float | None = None
+
+
+ScriptItem = ModelDelta | BaseException | Hang
+Reply = (
+    Sequence[ScriptItem] | Callable[[Sequence[Message], Sequence[ToolSpec]], Sequence[ScriptItem]]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...]
+    options: CallOptions
+
+
+class ScriptedLanguageModel:
+    """Streams scripted replies, one per call, in order.
+
+    A reply is a list of deltas (and optionally exceptions to raise or
+    :class:`Hang` pauses), or a function of the call's messages and tools that
+    returns one. ``delay`` sleeps before every item; ``default`` answers once the
+    script is used up (otherwise an :class:`LLMError` says so).
+    """
+
+    def __init__(
+        self, replies: Iterable[Reply] = (), *, delay: float = 0.0, default: Reply | None = None
+    ) -> None:
+        self._replies: list[Reply] = list(replies)
+        self.delay = delay
+        self.default = default
+        self.calls: list[ModelCall] = []
+        self.closed_early = 0
+
+    def add(self, *replies: Reply) -> None:
+        self._replies.extend(replies)
+
+    @property
+    def remaining(self) -> int:
+        return len(self._replies)
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], options: CallOptions
+    ) -> AsyncIterator[ModelDelta]:
+        self.calls.append(ModelCall(tuple(messages), tuple(tools), options))
+        if self._replies:
+            reply = self._replies.pop(0)
+        elif self.default is not None:
+            reply = self.default
+        else:
+            raise LLMError("the scripted model has no reply left")
+        items = reply(messages, tools) if callable(reply) else reply
+        finished = False
+        try:
+            for item in items:
+                if self.delay:
+                    await asyncio.sleep(self.delay)
+                if isinstance(item, Hang):
+                    if item.seconds is None:
+                        await asyncio.Event().wait()
+                    else:
+                        await asyncio.sleep(item.seconds)
+                elif isinstance(item, BaseException):
+                    raise item
+                else:
+                    yield item
+            finished = True
+        finally:
+            if not finished:
+                self.closed_early += 1
+
+
+def text_reply(
+    text: str, *, chunk: int = 4, usage: tuple[int, int] | None = (10, 5)
+) -> list[ModelDelta]:
+    """A plain answer streamed ``chunk`` characters at a time, with usage and finish."""
+    deltas: list[ModelDelta] = [TextDelta(text[i : i + chunk]) for i in range(0, len(text), chunk)]
+    deltas.append(FinishDelta("stop"))
+    if usage is not None:
+        deltas.append(UsageDelta(*usage))
+    return deltas
+
+
+def tool_reply(
+    *calls: tuple[str, dict[str, Any] | str],
+    text: str = "",
+    chunk: int = 7,
+    ids: Sequence[str] | None = None,
+    usage: tuple[int, int] | None = (20, 8),
+) -> list[ModelDelta]:
+    """A reply calling tools: ``(name, arguments)`` pairs; a ``str`` argument is sent
+    verbatim (to script malformed JSON). Fragments of each call come in order."""
+    deltas: list[ModelDelta] = [TextDelta(text)] if text else []
+    for index, (name, arguments) in enumerate(calls):
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        call_id = ids[index] if ids else f"call_{index}"
+        deltas.append(ToolCallDelta(index, call_id, name, ""))
+        deltas.extend(
+            ToolCallDelta(index, None, None, raw[i : i + chunk]) for i in range(0, len(raw), chunk)
+        )
+    deltas.append(FinishDelta("tool_calls"))
+    if usage is not None:
+        deltas.append(UsageDelta(*usage))
+    return deltas
+
+
+class StaticModelProvider:
+    """Gives every user the same selection; ``None`` means nobody has configured one."""
+
+    def __init__(self, selection: ModelSelection | None) -> None:
+        self.selection = selection
+        self.overrides: list[ModelOverrides] = []
+
+    async def for_user(self, user_id: str, overrides: ModelOverrides) -> ModelSelection:
+        self.overrides.append(overrides)
+        if self.selection is None:
+            raise LLMNotConfiguredError()
+        return self.selection
+
+
+# ========================================================================= tools
+Handler = Callable[[dict[str, Any], ToolContext], Any]
+
+
+@dataclass(slots=True)
+class FakeTool:
+    spec: ToolSpec
+    handler: Handler
+    modes: frozenset[CopilotMode] = frozenset(CopilotMode)
+
+
+@dataclass(slots=True)
+class FakeToolExecutor:
+    """Tools backed by Python callables (sync or async); records every execution."""
+
+    tools: dict[str, FakeTool] = field(default_factory=dict)
+    executed: list[ParsedToolCall] = field(default_factory=list)
+    cancelled: list[str] = field(default_factory=list)
+
+    def add(
+        self,
+        name: str,
+        handler: Handler,
+        *,
+        modes: Iterable[CopilotMode] = tuple(CopilotMode),
+        mutates_topology: bool = False,
+        description: str = "",
+        parameters: dict[str, Any] | None = None,
+    ) -> FakeToolExecutor:
+        spec = ToolSpec(
+            name,
+            description or f"The {name} tool.",
+            parameters or {"type": "object", "properties": {}},
+            mutates_topology,
+        )
+        self.tools[name] = FakeTool(spec, handler, frozenset(modes))
+        return self
+
+    def specs(self, mode: CopilotMode) -> Sequence[ToolSpec]:
+        return [tool.spec for tool in self.tools.values() if mode in tool.modes]
+
+    async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
+        self.executed.append(call)
+        tool = self.tools[call.name]
+        try:
+            value = tool.handler(dict(call.arguments or {}), context)
+            if inspect.isawaitable(value):
+                value = await value
+        except asyncio.CancelledError:
+            self.cancelled.append(call.id)
+            raise
+        return value if isinstance(value, ToolResult) else ToolResult(value)
+
+
+class FakeTopologySource:
+    """A fixed topology (a dict you may mutate between reads); counts reads."""
+
+    def __init__(
+        self, topology: dict[str, Any] | None = None, error: Exception | None = None
+    ) -> None:
+        self.topology = topology if topology is not None else {"nodes": [], "links": []}
+        self.error = error
+        self.reads = 0
+
+    async def read(self, context: ToolContext) -> dict[str, Any]:
+        self.reads += 1
+        if self.error is not None:
+            raise self.error
+        return copy.deepcopy(self.topology)
+
+
+# ========================================================================= store
+class InMemoryCheckpointStore:
+    """A :class:`~copilot_core.ports.CheckpointStore` in dictionaries.
+
+    Behaves like the SQLite store, including ordering and paging; the contract
+    tests run the same assertions on both.
+    """
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, dict[str, Session]] = {}
+        self._messages: dict[tuple[str, str], list[Message]] = {}
+        self._row_ids = itertools.count(1)
+
+    async def create_session(self, session: Session) -> Session:
+        project = self._sessions.setdefault(session.project_id, {})
+        if session.thread_id in project:
+            raise ValueError(f"session {session.thread_id!r} exists already")
+        stored = session.model_copy(update={"id": next(self._row_ids)})
+        project[session.thread_id] = stored
+        self._messages[(session.project_id, session.thread_id)] = []
+        return stored
+
+    async def get_session(self, project_id: str, thread_id: str) -> Session | None:
+        return self._sessions.get(project_id, {}).get(thread_id)
+
+    async def list_sessions(
+        self,
+        project_id: str,
+        user_id: str,
+        *,
+        limit: int = 100,
+        offset: int = 0,
+        copilot_mode: CopilotMode | None = None,
+    ) -> list[Session]:
+        mine = [
+            s
+            for s in self._sessions.get(project_id, {}).values()
+            if s.user_id == user_id and (copilot_mode is None or s.copilot_mode == copilot_mode)
+        ]
+        mine.sort(key=lambda s: (s.pinned, s.updated_at, s.id or 0), reverse=True)
+        return mine[offset : offset + limit]
+
+    async def append_messages(
+        self, project_id: str, thread_id: str, messages: Sequence[Message]
+    ) -> None:
+        log = self._log(project_id, thread_id)
+        log.extend(messages)
+
+    async def history(
+        self,
+        project_id: str,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        before: int | None = None,
+    ) -> HistoryPage:
+        log = self._log(project_id, thread_id)
+        end = len(log) if before is None else min(max(before - 1, 0), len(log))
+        start = 0 if limit is None else max(end - limit, 0)
+        return HistoryPage(list(log[start:end]), start + 1 if start > 0 else None)
+
+    async def record_turn(
+        self,
+        project_id: str,
+        thread_id: str,
+        stats: TurnStats,
+        at: datetime,
+        *,
+        title: str | None = None,
+    ) -> None:
+        session = self._require(project_id, thread_id)
+        update: dict[str, Any] = {
+            "message_count": session.message_count + stats.messages,
+            "llm_calls_count": session.llm_calls_count + stats.llm_calls,
+            "input_tokens": session.input_tokens + stats.input_tokens,
+            "output_tokens": session.output_tokens + stats.output_tokens,
+            "total_tokens": session.total_tokens + stats.total_tokens,
+            "last_message_at": at,
+            "updated_at": at,
+        }
+        if title is not None:
+            update["title"] = title
+        self._sessions[project_id][thread_id] = session.model_copy(update=update)
+
+    async def rename_session(
+        self, project_id: str, thread_id: str, title: str, at: datetime
+    ) -> Session | None:
+        session = await self.get_session(project_id, thread_id)
+        if session is None:
+            return None
+        renamed = session.model_copy(update={"title": title, "updated_at": at})
+        self._sessions[project_id][thread_id] = renamed
+        return renamed
+
+    async def set_pinned(self, project_id: str, thread_id: str, pinned: bool) -> Session | None:
+        session = await self.get_session(project_id, thread_id)
+        if session is None:
+            return None
+        updated = session.model_copy(update={"pinned": pinned})
+        self._sessions[project_id][thread_id] = updated
+        return updated
+
+    async def delete_session(self, project_id: str, thread_id: str) -> bool:
+        if self._sessions.get(project_id, {}).pop(thread_id, None) is None:
+            return False
+        del self._messages[(project_id, thread_id)]
+        return True
+
+    async def delete_project_sessions(self, project_id: str) -> int:
+        sessions = self._sessions.pop(project_id, {})
+        for thread_id in sessions:
+            del self._messages[(project_id, thread_id)]
+        return len(sessions)
+
+    def _require(self, project_id: str, thread_id: str) -> Session:
+        session = self._sessions.get(project_id, {}).get(thread_id)
+        if session is None:
+            raise KeyError(f"no session {thread_id!r} in project {project_id!r}")
+        return session
+
+    def _log(self, project_id: str, thread_id: str) -> list[Message]:
+        self._require(project_id, thread_id)
+        return self._messages[(project_id, thread_id)]
+
+
+# ================================================================== small fakes
+class RecordingEventSink:
+    """Keeps every event it is sent."""
+
+    def __init__(self) -> None:
+        self.events: list[TurnEvent] = []
+
+    def emit(self, event: TurnEvent) -> None:
+        self.events.append(event)
+
+    def types(self) -> list[str]:
+        return [event.type for event in self.events]
+
+
+class SteppingClock:
+    """A clock that starts at ``start`` and moves ``step`` forward at every reading."""
+
+    def __init__(
+        self,
+        start: datetime = datetime(2026, 1, 1, tzinfo=UTC),
+        step: timedelta = timedelta(milliseconds=1),
+    ) -> None:
+        self._now = start
+        self._step = step
+
+    def now(self) -> datetime:
+        self._now += self._step
+        return self._now
+
+
+class SequentialIds:
+    def __init__(self, prefix: str = "id") -> None:
+        self._prefix = prefix
+        self._counter = itertools.count(1)
+
+    def new_id(self) -> str:
+        return f"{self._prefix}-{next(self._counter)}"

@@ -1,0 +1,122 @@
+"""What the agent knows about tools: their specs, a parsed call, the call's context and result."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from copilot_core.abort import AbortToken
+from copilot_core.session import CopilotMode
+
+__all__ = [
+    "ParsedToolCall",
+    "ToolContext",
+    "ToolResult",
+    "ToolSpec",
+    "ToolStatus",
+    "render_tool_output",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as offered to the model: name, description and JSON-schema parameters.
+
+    ``mutates_topology`` tells the agent to re-read the lab topology after a
+    successful call.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    mutates_topology: bool = False
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedToolCall:
+    """A complete tool call: its raw argument text, and either the parsed object or an error."""
+
+    id: str
+    name: str
+    raw_arguments: str
+    arguments: dict[str, Any] | None
+    error: str | None = None
+
+    @property
+    def is_valid(self) -> bool:
+        return self.error is None
+
+    @classmethod
+    def parse(cls, id: str, name: str, raw_arguments: str) -> ParsedToolCall:
+        """Parse JSON argument text; empty text means no arguments. Never raises."""
+        if not name:
+            return cls(id, name, raw_arguments, None, "the tool call has no tool name")
+        if not raw_arguments.strip():
+            return cls(id, name, raw_arguments, {})
+        try:
+            value = json.loads(raw_arguments)
+        except ValueError as exc:
+            return cls(id, name, raw_arguments, None, f"arguments are not valid JSON: {exc}")
+        if not isinstance(value, dict):
+            kind = type(value).__name__
+            return cls(
+                id, name, raw_arguments, None, f"arguments must be a JSON object, not {kind}"
+            )
+        return cls(id, name, raw_arguments, value)
+
+
+class ToolStatus(StrEnum):
+    SUCCESS = "success"
+    ERROR = "error"
+    ABORTED = "aborted"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool returned: a JSON-serialisable value (or a string) and a status."""
+
+    output: Any
+    status: ToolStatus = ToolStatus.SUCCESS
+
+    @classmethod
+    def error(cls, message: str, **details: Any) -> ToolResult:
+        return cls({"status": "error", "error": message, **details}, ToolStatus.ERROR)
+
+    @classmethod
+    def aborted(cls) -> ToolResult:
+        return cls({"status": "aborted"}, ToolStatus.ABORTED)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Who calls a tool, where, and how to reach GNS3 on their behalf.
+
+    ``credentials`` (the caller's GNS3 token) lives in memory only and is never
+    shown by ``repr``.
+    """
+
+    project_id: str
+    user_id: str
+    session_id: str
+    mode: CopilotMode
+    abort: AbortToken
+    credentials: str | None = field(default=None, repr=False)
+
+
+def render_tool_output(output: Any) -> str:
+    """Tool output as the text stored and streamed: strings as they are, others as JSON."""
+    if isinstance(output, str):
+        return output
+    return json.dumps(output, ensure_ascii=False, indent=2, default=str)
