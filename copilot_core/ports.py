@@ -25,6 +25,7 @@ __all__ = [
     "AgentCapabilities",
     "AgentInfo",
     "AgentRunConfig",
+    "Authenticator",
     "CallOptions",
     "CheckpointStore",
     "Clock",
@@ -35,6 +36,8 @@ __all__ = [
     "LanguageModelProvider",
     "ModelOverrides",
     "ModelSelection",
+    "Principal",
+    "ProjectGate",
     "TokenCounter",
     "ToolExecutor",
     "TopologySource",
@@ -255,6 +258,31 @@ class AgentBackend(Protocol):
     def capabilities(self) -> AgentCapabilities: ...
 
     def agents(self) -> Sequence[AgentInfo]: ...
+
+
+# ------------------------------------------------------------------ who and where
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """An authenticated GNS3 user."""
+
+    user_id: str
+    username: str
+    is_superadmin: bool = False
+
+
+class Authenticator(Protocol):
+    async def authenticate(self, token: str) -> Principal:
+        """The user a GNS3 token belongs to; raises
+        :class:`~copilot_core.errors.AuthenticationError` when GNS3 rejects it."""
+        ...
+
+
+class ProjectGate(Protocol):
+    async def require_open(self, project_id: str, credentials: str) -> None:
+        """Raises :class:`~copilot_core.errors.ProjectNotFoundError` or
+        :class:`~copilot_core.errors.ProjectNotOpenedError` unless the caller can see the
+        project and it is opened."""
+        ...
 
 
 # ---------------------------------------------------------------------- small ones
