@@ -20,12 +20,11 @@ __all__ = ["Conversation", "group_steps"]
 class Conversation(Sequence[Message]):
     """An append-only list of messages that refuses any append breaking the invariant."""
 
-    __slots__ = ("_messages", "_open", "_seen_call_ids")
+    __slots__ = ("_messages", "_open")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._open: dict[str, str] = {}  # open tool_call_id -> tool name, in call order
-        self._seen_call_ids: set[str] = set()
         self.extend(messages)
 
     # ------------------------------------------------------------------ mutation
@@ -48,12 +47,14 @@ class Conversation(Sequence[Message]):
                 )
             if message.role is Role.ASSISTANT and message.tool_calls:
                 ids = [call.id for call in message.tool_calls]
-                if len(set(ids)) != len(ids) or self._seen_call_ids.intersection(ids):
+                if len(set(ids)) != len(ids):
                     raise ConversationInvariantError(
                         f"assistant message {message.id!r} repeats a tool call id"
                     )
+                # Ids need only be unique within one message: some OpenAI-compatible
+                # servers number calls per message ("call_0"), and each is answered
+                # before the next message anyway.
                 self._open = {call.id: call.function.name for call in message.tool_calls}
-                self._seen_call_ids.update(ids)
         self._messages.append(message)
 
     def extend(self, messages: Iterable[Message]) -> None:
@@ -65,7 +66,6 @@ class Conversation(Sequence[Message]):
         probe = Conversation.__new__(Conversation)
         probe._messages = []
         probe._open = dict(self._open)
-        probe._seen_call_ids = set(self._seen_call_ids)
         try:
             probe.extend(messages)
         except ConversationInvariantError:

@@ -90,6 +90,10 @@ class ScriptedLanguageModel:
     def add(self, *replies: Reply) -> None:
         self._replies.extend(replies)
 
+    def clear(self) -> None:
+        """Forget the replies not used yet."""
+        self._replies.clear()
+
     @property
     def remaining(self) -> int:
         return len(self._replies)

@@ -10,7 +10,9 @@ __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gns3-copilot", description="An AI copilot for GNS3 labs.")
+    parser = argparse.ArgumentParser(
+        prog="gns3-copilot", description="An AI copilot for GNS3 labs."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve", help="run the HTTP service (not available yet: see README)")
     args = parser.parse_args(argv)

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from copilot_core import FunctionCall, Message, ToolCall
+from copilot_core.context import (
+    ApproximateTokenCounter,
+    CachedTokenCounter,
+    drop_orphan_tool_messages,
+    trim,
+)
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class OneTokenPerMessage:
+    def __init__(self) -> None:
+        self.counted = 0
+
+    def count(self, messages: Sequence[Message]) -> int:
+        self.counted += len(messages)
+        return len(messages)
+
+
+def conversation(turns: int) -> list[Message]:
+    out: list[Message] = []
+    for t in range(turns):
+        out.append(Message.user(f"u{t}", f"question {t}", NOW))
+        call = ToolCall(id=f"c{t}", function=FunctionCall(name="t", arguments="{}"))
+        out.append(Message.assistant(f"a{t}", "", NOW, (call,)))
+        out.append(Message.tool(f"r{t}", f"c{t}", "t", "{}", NOW))
+        out.append(Message.assistant(f"f{t}", f"answer {t}", NOW))
+    return out
+
+
+SYSTEM = Message.system("system", "you are a copilot")
+
+
+def test_everything_is_kept_when_it_fits() -> None:
+    messages = conversation(3)
+    assert trim(SYSTEM, messages, 1000, OneTokenPerMessage()) == [SYSTEM, *messages]
+
+
+def test_oldest_units_go_first_and_a_call_never_loses_its_result() -> None:
+    messages = [*conversation(5), Message.user("now", "latest question", NOW)]
+    kept = trim(SYSTEM, messages, 8, OneTokenPerMessage())
+    # 22 tokens in all; whole units go, oldest first, until 8 fit: the pair a3/r3 goes
+    # together (dropping it reaches 7), so f3 stays.
+    assert [m.id for m in kept] == ["system", "f3", "u4", "a4", "r4", "f4", "now"]
+
+
+def test_system_and_newest_user_message_survive_even_when_nothing_fits() -> None:
+    messages = [*conversation(2), Message.user("now", "latest", NOW)]
+    kept = trim(SYSTEM, messages, 0, OneTokenPerMessage())
+    assert [m.id for m in kept] == ["system", "now"]
+
+
+def test_the_newest_step_of_the_current_turn_is_kept() -> None:
+    current = [Message.user("now", "q", NOW), *conversation(1)[1:3], *conversation(2)[5:7]]
+    kept = trim(SYSTEM, [*conversation(3), *current], 1, OneTokenPerMessage())
+    assert [m.id for m in kept] == ["system", "now", "a1", "r1"]
+
+
+def test_orphans_of_a_history_cut_mid_step_are_dropped() -> None:
+    messages = conversation(2)
+    cut = messages[2:]  # starts with the tool result of turn 0
+    assert [m.id for m in drop_orphan_tool_messages(cut)] == ["f0", "u1", "a1", "r1", "f1"]
+    dangling = messages[:2]  # an assistant call with no result
+    assert [m.id for m in drop_orphan_tool_messages(dangling)] == ["u0"]
+
+
+def test_approximate_counter_grows_with_text_and_the_cache_counts_each_message_once() -> None:
+    counter = ApproximateTokenCounter()
+    short, long = Message.user("s", "hi", NOW), Message.user("l", "x" * 400, NOW)
+    assert counter.count([long]) > counter.count([short]) > 0
+    inner = OneTokenPerMessage()
+    cached = CachedTokenCounter(inner, max_entries=10)
+    for _ in range(3):
+        cached.count([short, long])
+    assert inner.counted == 2
