@@ -147,6 +147,17 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
             f"Cannot reach the language model server at {where}. Check base_url in your LLM "
             "settings and that the server is running and reachable from the copilot."
         )
+    if status is None and _is_openai_api_error(exc):
+        # An ``{"error": ...}`` event inside the stream: the server gave up mid-reply.
+        if streaming:
+            return LLMStreamInterruptedError(
+                f"The language model server at {where} failed in the middle of the reply"
+                f"{_quote(detail)}. The partial answer was kept; try again."
+            )
+        return LLMUnavailableError(
+            f"The language model server at {where} reported an error{_quote(detail)}. "
+            "Try again later."
+        )
     if status is not None:
         return LLMError(
             f"The language model server at {where} refused the request (HTTP {status})"
@@ -200,6 +211,14 @@ def _says_context_length(detail: str) -> bool:
 
 def _mentions_model(detail: str) -> bool:
     return "model" in detail.lower()
+
+
+def _is_openai_api_error(exc: BaseException) -> bool:
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai comes with langchain-openai
+        return False
+    return isinstance(exc, openai.APIError)
 
 
 def _is_openai_connection_error(exc: BaseException) -> bool:

@@ -185,26 +185,33 @@ class LLMSettingsRepository:
         The API key is write-only: when ``settings.api_key`` is ``None`` and
         ``keep_api_key`` is true, the stored key stays; an empty key removes it.
         """
-        encrypted: bytes | None
-        if settings.api_key is not None:
-            secret = settings.api_key.get_secret_value()
-            encrypted = self._fernet.encrypt(secret.encode()) if secret else None
-        elif keep_api_key:
-            row = await self._row(user_id)
-            encrypted = row[1] if row is not None else None
-        else:
-            encrypted = None
         document = json.dumps(settings.model_dump(mode="json", exclude={"api_key"}))
-        await self._db.execute(
-            "INSERT INTO llm_settings (user_id, settings, api_key_encrypted, updated_at) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET "
-            "settings = excluded.settings, api_key_encrypted = excluded.api_key_encrypted, "
-            "updated_at = excluded.updated_at",
-            (user_id, document, encrypted, self._clock().isoformat()),
-        )
+        now = self._clock().isoformat()
+        if settings.api_key is None and keep_api_key:
+            # One statement, so that a concurrent put cannot slip a key in between.
+            sql = (
+                "INSERT INTO llm_settings (user_id, settings, api_key_encrypted, updated_at) "
+                "VALUES (?, ?, NULL, ?) ON CONFLICT(user_id) DO UPDATE SET "
+                "settings = excluded.settings, updated_at = excluded.updated_at "
+                "RETURNING api_key_encrypted IS NOT NULL"
+            )
+            parameters: tuple[object, ...] = (user_id, document, now)
+        else:
+            secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+            encrypted = self._fernet.encrypt(secret.encode()) if secret else None
+            sql = (
+                "INSERT INTO llm_settings (user_id, settings, api_key_encrypted, updated_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET "
+                "settings = excluded.settings, api_key_encrypted = excluded.api_key_encrypted, "
+                "updated_at = excluded.updated_at "
+                "RETURNING api_key_encrypted IS NOT NULL"
+            )
+            parameters = (user_id, document, encrypted, now)
+        cursor = await self._db.execute(sql, parameters)
+        row = await cursor.fetchone()
+        await cursor.close()
         await self._db.commit()
-        public = settings.public()
-        return public.model_copy(update={"api_key_set": encrypted is not None})
+        return settings.public().model_copy(update={"api_key_set": bool(row and row[0])})
 
     async def delete(self, user_id: str) -> bool:
         """Forget the user's settings; ``False`` when there were none."""

@@ -21,7 +21,7 @@ __all__ = [
 DEFAULT_CONTEXT_LIMIT = 32_000
 """The context budget assumed when a user's settings name none."""
 
-_DEFAULT_TIMEOUT = 60.0
+_DEFAULT_TIMEOUT = 120.0
 _DEFAULT_MAX_RETRIES = 0
 
 

@@ -27,8 +27,10 @@ Script items (consumed one per chat request, in order; ``default`` answers once
 the queue is empty, otherwise the request gets a 500 that says so):
 
 * :class:`Reply`: text and/or tool calls, usage, finish reason, chunk size, a
-  per-chunk delay (slow tokens) and ``drop_after`` (close the connection after
-  that many chunks, mid-stream).
+  per-chunk delay (slow tokens), ``drop_after`` (close the connection after
+  that many chunks, mid-stream) and ``error_after`` (send an in-stream
+  ``{"error": ...}`` event after that many chunks, as servers do when they fail
+  mid-reply).
 * :class:`Failure`: an HTTP error with OpenAI's error body and optional headers;
   constructors :meth:`Failure.unauthorized`, :meth:`Failure.model_not_found`,
   :meth:`Failure.rate_limited`, :meth:`Failure.server_error`,
@@ -93,7 +95,9 @@ class Reply:
     non-streamed replies. ``finish_reason`` defaults to ``tool_calls`` when there
     are tool calls, else ``stop``. ``chunk`` is the text characters per content
     chunk. ``token_delay`` sleeps before every chunk after the first. ``drop_after``
-    closes the connection, without ending the body, after that many chunks.
+    closes the connection, without ending the body, after that many chunks;
+    ``error_after`` instead sends ``data: {"error": {"message": error_message}}``
+    after that many chunks and ends the stream.
     ``interleave`` sends the fragments of parallel tool calls alternately instead
     of one call after the other.
     """
@@ -105,6 +109,8 @@ class Reply:
     chunk: int = 4
     token_delay: float = 0.0
     drop_after: int | None = None
+    error_after: int | None = None
+    error_message: str = "The server had an error while processing your request."
     interleave: bool = False
 
 
@@ -459,6 +465,9 @@ class ScriptedOpenAIServer:
                 if reply.drop_after is not None and request.chunks_sent >= reply.drop_after:
                     writer.transport.abort()
                     raise _Dropped
+                if reply.error_after is not None and request.chunks_sent >= reply.error_after:
+                    error = _error_body(reply.error_message, None, "server_error")
+                    payload = json.dumps(error)
                 data = f"data: {payload}\n\n".encode()
                 try:
                     writer.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -467,6 +476,8 @@ class ScriptedOpenAIServer:
                     request.client_disconnected = True
                     return
                 request.chunks_sent += 1
+                if payload.startswith('{"error"'):
+                    break
             writer.write(b"0\r\n\r\n")
             await writer.drain()
         finally:

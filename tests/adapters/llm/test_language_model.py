@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -228,8 +229,9 @@ async def assert_raises(model: LangchainLanguageModel, kind: type[LLMError]) -> 
 
 
 async def test_rejected_api_key_is_an_authentication_error_without_the_key(
-    server: ScriptedOpenAIServer,
+    server: ScriptedOpenAIServer, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     wrong = "sk-wrong-9Zz8Yy7Xx6Ww5Vv4Uu3T"
     settings = settings_for(server, api_key=SecretStr(wrong))
     model = LangchainLanguageModel(build_chat_model(settings))
@@ -241,6 +243,8 @@ async def test_rejected_api_key_is_an_authentication_error_without_the_key(
     assert server.base_url in str(error)
     assert "api_key" in str(error)
     assert len(server.requests) == 1  # no retries: the user is waiting
+    assert caplog.records
+    assert wrong not in caplog.text
 
 
 async def test_unknown_model_is_a_model_not_found_error(server: ScriptedOpenAIServer) -> None:
@@ -390,3 +394,28 @@ async def test_cancelling_the_consumer_closes_the_connection_within_one_chunk(
     assert request.client_disconnected
     assert request.chunks_sent <= len(seen) + 2, (request.chunks_sent, len(seen))
     assert request.chunks_sent < 50
+
+
+async def test_error_event_mid_stream_is_an_interruption_quoting_the_server(
+    server: ScriptedOpenAIServer, model: LangchainLanguageModel
+) -> None:
+    server.add(Reply(text="Partial answer", chunk=4, error_after=3, error_message="GPU fell over"))
+    received: list[ModelDelta] = []
+
+    async def consume() -> None:
+        async for delta in model.stream(HELLO, [], CallOptions()):
+            received.append(delta)
+
+    with pytest.raises(LLMStreamInterruptedError, match="GPU fell over"):
+        await consume()
+    assert text_of(received) == "Partial "  # role chunk + two text chunks, then the error
+
+
+async def test_error_event_before_any_content_is_unavailable(
+    server: ScriptedOpenAIServer, model: LangchainLanguageModel
+) -> None:
+    server.add(Reply(text="never", error_after=0, error_message="overloaded"))
+
+    error = await assert_raises(model, LLMUnavailableError)
+
+    assert "overloaded" in str(error)

@@ -225,3 +225,20 @@ def test_the_key_never_shows_in_repr_or_dumps() -> None:
     assert KEY not in repr(settings)
     assert KEY not in str(settings.model_dump())
     assert KEY not in settings.model_dump_json()
+
+
+async def test_concurrent_puts_of_many_users_all_land(repository: LLMSettingsRepository) -> None:
+    import asyncio
+
+    users = [f"user-{i}" for i in range(20)]
+    await asyncio.gather(
+        *(
+            repository.put(user, alice_settings(model=f"m-{i}", api_key=None if i % 2 else KEY))
+            for i, user in enumerate(users)
+        )
+    )
+    for i, user in enumerate(users):
+        public = await repository.get_public(user)
+        assert public is not None
+        assert public.model == f"m-{i}"
+        assert public.api_key_set is (i % 2 == 0)
