@@ -3,7 +3,7 @@
 The OpenAI SDK (under langchain-openai) raises its own exception types, which
 langchain-openai re-raises as subclasses that are also LangChain's
 provider-neutral ``ModelError`` types; the streaming transport may raise httpx
-errors directly. :func:`translate_error` maps all of them onto
+(or, under openai 3.x, httpx2) errors directly. :func:`translate_error` maps all of them onto
 :class:`~copilot_core.errors.LLMError` subclasses. Messages name the base URL
 and the model, never the API key: provider text is only quoted after every
 key-like string has been masked.
@@ -12,11 +12,11 @@ key-like string has been masked.
 from __future__ import annotations
 
 import email.utils
+import importlib
 import re
 import time
 from dataclasses import dataclass
 
-import httpx
 from langchain_core import exceptions as lc_errors
 
 from copilot_core.errors import (
@@ -44,6 +44,24 @@ _LC_NOT_FOUND = _lc_types("ModelNotFoundError")
 _LC_RATE = _lc_types("ModelRateLimitError")
 _LC_TIMEOUT = _lc_types("ModelTimeoutError")
 _LC_CONNECTION = _lc_types("ModelConnectionError")
+
+
+def _transport_types(attribute: str) -> tuple[type[BaseException], ...]:
+    """``httpx.<attribute>`` and, when installed, its fork ``httpx2`` (openai 3.x uses it)."""
+    found: list[type[BaseException]] = []
+    for module_name in ("httpx", "httpx2"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        value = getattr(module, attribute, None)
+        if isinstance(value, type) and issubclass(value, BaseException):
+            found.append(value)
+    return tuple(found)
+
+
+_TRANSPORT = _transport_types("TransportError")
+_TIMEOUT = _transport_types("TimeoutException")
 
 _KEY_LIKE = re.compile(r"\b(sk|pk|rk|key|gsk|xai)[-_][A-Za-z0-9_\-*.]{4,}", re.IGNORECASE)
 _MAX_QUOTE = 300
@@ -120,7 +138,7 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
             f"The language model provider at {where} is rate limiting requests (HTTP 429).{wait}",
             retry_after,
         )
-    if isinstance(exc, (TimeoutError, httpx.TimeoutException, *_LC_TIMEOUT)):
+    if isinstance(exc, (TimeoutError, *_TIMEOUT, *_LC_TIMEOUT)):
         if streaming:
             return LLMStreamInterruptedError(
                 f"The language model server at {where} stopped sending the reply (timed out)."
@@ -135,9 +153,7 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
             f"The language model server at {where} failed with HTTP {status}"
             f"{_quote(detail)}. Try again later."
         )
-    if isinstance(exc, (httpx.TransportError, *_LC_CONNECTION)) or (
-        _is_openai_connection_error(exc)
-    ):
+    if isinstance(exc, (*_TRANSPORT, *_LC_CONNECTION)) or (_is_openai_connection_error(exc)):
         if streaming:
             return LLMStreamInterruptedError(
                 f"The language model server at {where} closed the connection in the middle of "
