@@ -14,7 +14,7 @@ from langchain_openai.chat_models.base import _convert_message_to_dict
 from adapters.llm import from_langchain, message_from_langchain, to_langchain
 from copilot_core import FunctionCall, Message, Role, ToolCall
 
-ids = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=12)
+ids = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)
 texts = st.text(max_size=40)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
