@@ -27,6 +27,7 @@ from adapters.llm._repository import (
 )
 from adapters.llm._settings import (
     DEFAULT_CONTEXT_LIMIT,
+    OPENAI_COMPATIBLE_PROVIDERS,
     LLMSettings,
     PublicLLMSettings,
     build_chat_model,
@@ -38,6 +39,7 @@ __all__ = [
     "DATABASE_FILENAME",
     "DEFAULT_CONTEXT_LIMIT",
     "KEY_FILENAME",
+    "OPENAI_COMPATIBLE_PROVIDERS",
     "LLMSettings",
     "LLMSettingsRepository",
     "LLMSettingsSource",

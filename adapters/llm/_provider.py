@@ -73,7 +73,9 @@ class SettingsLanguageModelProvider:
 
     def _model(self, settings: LLMSettings, name: str) -> LangchainLanguageModel:
         chat_model = self._factory(settings, model=name, **self._factory_options)
-        return LangchainLanguageModel(chat_model, base_url=settings.base_url, model_name=name)
+        return LangchainLanguageModel(
+            chat_model, base_url=settings.effective_base_url, model_name=name
+        )
 
 
 def _check(overrides: ModelOverrides) -> None:

@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -26,7 +26,7 @@ import aiosqlite
 from cryptography.fernet import Fernet, InvalidToken
 from pydantic import SecretStr, ValidationError
 
-from adapters.llm._settings import LLMSettings, PublicLLMSettings
+from adapters.llm._settings import LLMSettings, PublicLLMSettings, parse_llm_settings
 from copilot_core.errors import StoreError
 
 __all__ = [
@@ -178,13 +178,24 @@ class LLMSettingsRepository:
 
     # ---------------------------------------------------------------------- writes
     async def put(
-        self, user_id: str, settings: LLMSettings, *, keep_api_key: bool = True
+        self,
+        user_id: str,
+        settings: LLMSettings | Mapping[str, Any],
+        *,
+        keep_api_key: bool = True,
     ) -> PublicLLMSettings:
         """Store the user's settings, replacing what they had.
+
+        ``settings`` may be a mapping (a request body: fields left out take their
+        defaults, ``api_key`` a plain string); it is validated with
+        :func:`~adapters.llm.parse_llm_settings`, so bad values raise
+        :class:`~copilot_core.errors.InvalidRequestError` and change nothing.
 
         The API key is write-only: when ``settings.api_key`` is ``None`` and
         ``keep_api_key`` is true, the stored key stays; an empty key removes it.
         """
+        if not isinstance(settings, LLMSettings):
+            settings = parse_llm_settings(settings)
         document = json.dumps(settings.model_dump(mode="json", exclude={"api_key"}))
         now = self._clock().isoformat()
         if settings.api_key is None and keep_api_key:

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Self
 
 from langchain_core.language_models import BaseChatModel
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from copilot_core.errors import InvalidRequestError
 from copilot_core.session import CopilotMode
 
 __all__ = [
     "DEFAULT_CONTEXT_LIMIT",
+    "OPENAI_COMPATIBLE_PROVIDERS",
     "LLMSettings",
     "PublicLLMSettings",
     "build_chat_model",
@@ -20,6 +30,18 @@ __all__ = [
 
 DEFAULT_CONTEXT_LIMIT = 32_000
 """The context budget assumed when a user's settings name none."""
+
+OPENAI_COMPATIBLE_PROVIDERS: Mapping[str, str | None] = {
+    "openai": None,  # the OpenAI API itself, or any server given by base_url
+    "openai_compatible": None,  # any OpenAI-compatible server; base_url required
+    "deepseek": "https://api.deepseek.com/v1",
+    "ollama": "http://localhost:11434/v1",
+    "vllm": "http://localhost:8000/v1",
+    "lmstudio": "http://localhost:1234/v1",
+    "lemonade": "http://localhost:8000/api/v1",
+}
+"""Provider names served through the OpenAI protocol, with the base URL each defaults
+to when ``base_url`` is not set (``None``: OpenAI's own API)."""
 
 _DEFAULT_TIMEOUT = 120.0
 _DEFAULT_MAX_RETRIES = 0
@@ -30,9 +52,11 @@ class _SettingsFields(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 
-    provider: Literal["openai"] = "openai"
-    """``openai``: OpenAI itself, and every OpenAI-compatible server through ``base_url``
-    (DeepSeek, Ollama's ``/v1``, vLLM, LM Studio, Lemonade, ...)."""
+    provider: str = "openai"
+    """``openai`` (OpenAI itself, or any OpenAI-compatible server through ``base_url``),
+    or one of the named OpenAI-compatible servers of :data:`OPENAI_COMPATIBLE_PROVIDERS`
+    (``deepseek``, ``ollama``, ``vllm``, ``lmstudio``, ``lemonade``, ``openai_compatible``),
+    which only differ by their default ``base_url``."""
     model: str = Field(min_length=1, max_length=200)
     base_url: str | None = Field(default=None, max_length=2000)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
@@ -40,6 +64,21 @@ class _SettingsFields(BaseModel):
     context_limit: int | None = Field(default=None, gt=0)
     title_model: str | None = Field(default=None, min_length=1, max_length=200)
     copilot_mode: CopilotMode | None = None
+
+    @field_validator("provider")
+    @classmethod
+    def _check_provider(cls, value: str) -> str:
+        name = value.strip().lower().replace("-", "_").replace(" ", "_")
+        if name not in OPENAI_COMPATIBLE_PROVIDERS:
+            known = ", ".join(OPENAI_COMPATIBLE_PROVIDERS)
+            raise ValueError(f"unknown provider {value!r}; use one of: {known}")
+        return name
+
+    @model_validator(mode="after")
+    def _check_base_url_needed(self) -> Self:
+        if self.provider == "openai_compatible" and self.base_url is None:
+            raise ValueError("provider openai_compatible needs a base_url")
+        return self
 
     @field_validator("base_url")
     @classmethod
@@ -49,6 +88,11 @@ class _SettingsFields(BaseModel):
         if not value.startswith(("http://", "https://")):
             raise ValueError("base_url must start with http:// or https://")
         return value.rstrip("/")
+
+    @property
+    def effective_base_url(self) -> str | None:
+        """``base_url``, else the provider's default (``None``: OpenAI's own API)."""
+        return self.base_url or OPENAI_COMPATIBLE_PROVIDERS.get(self.provider)
 
     @property
     def effective_title_model(self) -> str:
@@ -86,7 +130,7 @@ class PublicLLMSettings(_SettingsFields):
     api_key_set: bool = False
 
 
-def parse_llm_settings(data: dict[str, Any]) -> LLMSettings:
+def parse_llm_settings(data: Mapping[str, Any]) -> LLMSettings:
     """Settings from a request body; :class:`~copilot_core.errors.InvalidRequestError`
     says what is wrong (never echoing the API key)."""
     try:
@@ -115,7 +159,7 @@ def build_chat_model(
     the failure instead). ``extra`` goes to the model's constructor (tests pass an
     ``http_async_client``, for instance).
     """
-    if settings.provider == "openai":
+    if settings.provider in OPENAI_COMPATIBLE_PROVIDERS:
         from langchain_openai import ChatOpenAI
 
         # Servers such as Ollama or vLLM need no key, but the client insists on one.
@@ -123,7 +167,7 @@ def build_chat_model(
         options: dict[str, Any] = {
             "model": model or settings.model,
             "api_key": api_key,
-            "base_url": settings.base_url,
+            "base_url": settings.effective_base_url,
             "stream_usage": True,
             "max_retries": max_retries,
             "timeout": timeout,

@@ -242,3 +242,53 @@ async def test_concurrent_puts_of_many_users_all_land(repository: LLMSettingsRep
         assert public is not None
         assert public.model == f"m-{i}"
         assert public.api_key_set is (i % 2 == 0)
+
+
+@pytest.mark.parametrize(
+    ("provider", "base_url"),
+    [
+        ("openai", None),
+        ("DeepSeek", "https://api.deepseek.com/v1"),
+        ("ollama", "http://localhost:11434/v1"),
+        ("lm-studio", None),
+        ("lmstudio", "http://localhost:1234/v1"),
+        ("vllm", "http://localhost:8000/v1"),
+    ],
+)
+def test_openai_compatible_providers_default_their_base_url(
+    provider: str, base_url: str | None
+) -> None:
+    if provider == "lm-studio":  # not a known spelling: refused with the list
+        with pytest.raises(ValidationError, match="lmstudio"):
+            LLMSettings(provider=provider, model="m")
+        return
+    settings = LLMSettings(provider=provider, model="m")
+    assert settings.provider == provider.lower()
+    assert settings.effective_base_url == base_url
+    assert LLMSettings(provider=provider, model="m", base_url="http://h/v1").effective_base_url == (
+        "http://h/v1"
+    )
+
+
+def test_openai_compatible_needs_a_base_url() -> None:
+    with pytest.raises(ValidationError, match="needs a base_url"):
+        LLMSettings(provider="openai_compatible", model="m")
+
+
+async def test_put_accepts_a_request_body_mapping(repository: LLMSettingsRepository) -> None:
+    stored = await repository.put(
+        "alice", {"provider": "ollama", "model": "llama3.1", "api_key": KEY, "temperature": 0.5}
+    )
+    assert stored.api_key_set is True
+    secret = await repository.get_secret("alice")
+    assert secret is not None
+    assert secret.api_key is not None
+    assert secret.api_key.get_secret_value() == KEY
+    assert secret.effective_base_url == "http://localhost:11434/v1"
+
+    with pytest.raises(InvalidRequestError, match="temperature") as caught:
+        await repository.put("alice", {"model": "x", "api_key": KEY, "temperature": 3})
+    assert KEY not in str(caught.value)
+    unchanged = await repository.get_public("alice")
+    assert unchanged is not None
+    assert unchanged.model == "llama3.1"
