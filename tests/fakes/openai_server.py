@@ -260,6 +260,12 @@ class ScriptedOpenAIServer:
         with self._lock:
             self._queue.extend(items)
 
+    def clear(self) -> None:
+        """Forget the queued replies and the recorded requests (``default`` stays)."""
+        with self._lock:
+            self._queue.clear()
+            self._requests.clear()
+
     @property
     def remaining(self) -> int:
         with self._lock:

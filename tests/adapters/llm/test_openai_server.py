@@ -174,3 +174,17 @@ def test_slow_tokens_are_spaced_by_the_delay() -> None:
                 arrivals.append(time.monotonic())
     # six chunks after the first (4 letters, finish, [DONE]) each wait 50 ms
     assert arrivals[-1] - arrivals[0] >= 0.05 * 5
+
+
+async def test_async_use_wait_for_requests_and_clear() -> None:
+    async with ScriptedOpenAIServer(default=Reply(text="ok")) as server:
+        async with httpx.AsyncClient() as client:
+            response = await client.post(f"{server.base_url}/chat/completions", json=CHAT)
+        assert response.json()["choices"][0]["message"]["content"] == "ok"
+        assert len(server.wait_for_requests(1, timeout=1)) == 1
+        with pytest.raises(TimeoutError):
+            server.wait_for_requests(2, timeout=0.05)
+        server.add(Reply(text="queued"))
+        server.clear()
+        assert server.remaining == 0
+        assert server.requests == []
