@@ -466,8 +466,11 @@ class ScriptedOpenAIServer:
                 if index and reply.token_delay:
                     await asyncio.wait({hangup}, timeout=reply.token_delay)
                 if hangup.done():
-                    request.client_disconnected = True
-                    return
+                    if not _is_hangup(hangup):  # stray bytes from the client: keep watching
+                        hangup = asyncio.ensure_future(reader.read(1))
+                    else:
+                        request.client_disconnected = True
+                        return
                 if reply.drop_after is not None and request.chunks_sent >= reply.drop_after:
                     writer.transport.abort()
                     raise _Dropped
@@ -488,6 +491,13 @@ class ScriptedOpenAIServer:
             await writer.drain()
         finally:
             hangup.cancel()
+
+
+def _is_hangup(read: asyncio.Future[bytes]) -> bool:
+    """Whether a finished ``read(1)`` means the client is gone (EOF or a reset)."""
+    if read.cancelled() or read.exception() is not None:
+        return True
+    return read.result() == b""
 
 
 # ============================================================================ wire shapes
