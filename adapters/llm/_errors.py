@@ -100,12 +100,13 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
     status = _status_code(exc)
     detail = _provider_message(exc, provider.secrets)
 
-    if isinstance(exc, _LC_CONTEXT) or _says_context_length(detail):
-        return LLMContextLengthError(
-            f"The conversation is longer than the context window of model {model!r}"
-            f"{_quote(detail)}. Start a new session, or set a smaller context_limit in "
-            "your LLM settings so that older messages are trimmed."
-        )
+    context = LLMContextLengthError(
+        f"The conversation is longer than the context window of model {model!r}"
+        f"{_quote(detail)}. Start a new session, or set a smaller context_limit in "
+        "your LLM settings so that older messages are trimmed."
+    )
+    if isinstance(exc, _LC_CONTEXT):
+        return context
     if isinstance(exc, _LC_AUTH) or status in {401, 403}:
         return LLMAuthenticationError(
             f"The language model server at {where} rejected the API key (HTTP {status or 401})."
@@ -132,12 +133,15 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
         wait = (
             f" Try again in {retry_after:g} s."
             if retry_after is not None
-            else (" Wait a moment and try again.")
+            else " Wait a moment and try again."
         )
         return LLMRateLimitedError(
             f"The language model provider at {where} is rate limiting requests (HTTP 429).{wait}",
             retry_after,
         )
+    # Only now the wording: a 429 may well speak of tokens without being about context.
+    if status in {None, 400, 413, 422} and _says_context_length(detail):
+        return context
     if isinstance(exc, (TimeoutError, *_TIMEOUT, *_LC_TIMEOUT)):
         if streaming:
             return LLMStreamInterruptedError(

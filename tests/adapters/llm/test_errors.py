@@ -12,6 +12,7 @@ import pytest
 from adapters.llm import ProviderInfo, redact, translate_error
 from copilot_core import (
     LLMAuthenticationError,
+    LLMContextLengthError,
     LLMError,
     LLMModelNotFoundError,
     LLMRateLimitedError,
@@ -114,3 +115,23 @@ def test_redact_masks_given_secrets_and_key_shapes() -> None:
     assert redact(f"a {SECRET} b", (SECRET,)) == "a *** b"
     assert redact("token sk-abcdef123456") == "token sk-***"
     assert redact("nothing here") == "nothing here"
+
+
+def test_a_rate_limit_that_speaks_of_tokens_stays_a_rate_limit() -> None:
+    error = translate_error(
+        StatusFailure(429, "Too many tokens per minute: context length of requests too high"),
+        PROVIDER,
+        streaming=False,
+    )
+    assert isinstance(error, LLMRateLimitedError)
+
+
+def test_context_length_wording_on_a_400_or_413() -> None:
+    for status in (400, 413):
+        error = translate_error(
+            StatusFailure(status, "prompt is too long: 210000 tokens > 200000 maximum"),
+            PROVIDER,
+            streaming=False,
+        )
+        assert isinstance(error, LLMContextLengthError), status
+        assert "qwen2.5" in str(error)
