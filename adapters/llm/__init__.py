@@ -1,0 +1,61 @@
+"""The language model adapter: any OpenAI-compatible chat model behind the core's ports.
+
+* :class:`LangchainLanguageModel`: the core's ``LanguageModel`` over a LangChain
+  chat model (streams deltas, binds tools, translates provider errors).
+* :class:`SettingsLanguageModelProvider`: the core's ``LanguageModelProvider``,
+  building each user's model from their stored :class:`LLMSettings`.
+* :class:`LLMSettingsRepository`: per-user settings in the service-wide SQLite
+  database, the API key encrypted with Fernet.
+* :class:`TiktokenTokenCounter`: the core's ``TokenCounter`` with tiktoken.
+* :func:`to_langchain` / :func:`from_langchain`: exact message conversion.
+"""
+
+from adapters.llm._errors import ProviderInfo, redact, translate_error
+from adapters.llm._messages import (
+    from_langchain,
+    message_from_langchain,
+    message_to_langchain,
+    to_langchain,
+)
+from adapters.llm._model import LangchainLanguageModel
+from adapters.llm._provider import LLMSettingsSource, SettingsLanguageModelProvider
+from adapters.llm._repository import (
+    DATABASE_FILENAME,
+    KEY_FILENAME,
+    LLMSettingsRepository,
+    load_or_create_key,
+)
+from adapters.llm._settings import (
+    DEFAULT_CONTEXT_LIMIT,
+    OPENAI_COMPATIBLE_PROVIDERS,
+    LLMSettings,
+    PublicLLMSettings,
+    build_chat_model,
+    parse_llm_settings,
+)
+from adapters.llm._tokens import TiktokenTokenCounter, offline_encoding
+
+__all__ = [
+    "DATABASE_FILENAME",
+    "DEFAULT_CONTEXT_LIMIT",
+    "KEY_FILENAME",
+    "OPENAI_COMPATIBLE_PROVIDERS",
+    "LLMSettings",
+    "LLMSettingsRepository",
+    "LLMSettingsSource",
+    "LangchainLanguageModel",
+    "ProviderInfo",
+    "PublicLLMSettings",
+    "SettingsLanguageModelProvider",
+    "TiktokenTokenCounter",
+    "build_chat_model",
+    "from_langchain",
+    "load_or_create_key",
+    "message_from_langchain",
+    "message_to_langchain",
+    "offline_encoding",
+    "parse_llm_settings",
+    "redact",
+    "to_langchain",
+    "translate_error",
+]

@@ -1,0 +1,274 @@
+"""Provider failures, as the core's LLM errors a user can act on.
+
+The OpenAI SDK (under langchain-openai) raises its own exception types, which
+langchain-openai re-raises as subclasses that are also LangChain's
+provider-neutral ``ModelError`` types; the streaming transport may raise httpx
+(or, under openai 3.x, httpx2) errors directly. :func:`translate_error` maps all of them onto
+:class:`~copilot_core.errors.LLMError` subclasses. Messages name the base URL
+and the model, never the API key: provider text is only quoted after every
+key-like string has been masked.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import importlib
+import re
+import time
+from dataclasses import dataclass
+
+from langchain_core import exceptions as lc_errors
+
+from copilot_core.errors import (
+    LLMAuthenticationError,
+    LLMContextLengthError,
+    LLMError,
+    LLMModelNotFoundError,
+    LLMRateLimitedError,
+    LLMStreamInterruptedError,
+    LLMUnavailableError,
+)
+
+__all__ = ["ProviderInfo", "redact", "translate_error"]
+
+
+def _lc_types(*names: str) -> tuple[type[BaseException], ...]:
+    """LangChain's provider-neutral error types (langchain-core 1.x; older ones lack them)."""
+    found = (getattr(lc_errors, name, None) for name in names)
+    return tuple(t for t in found if isinstance(t, type) and issubclass(t, BaseException))
+
+
+_LC_CONTEXT = _lc_types("ContextOverflowError")
+_LC_AUTH = _lc_types("ModelAuthenticationError", "ModelPermissionDeniedError")
+_LC_NOT_FOUND = _lc_types("ModelNotFoundError")
+_LC_RATE = _lc_types("ModelRateLimitError")
+_LC_TIMEOUT = _lc_types("ModelTimeoutError")
+_LC_CONNECTION = _lc_types("ModelConnectionError")
+
+
+def _transport_types(attribute: str) -> tuple[type[BaseException], ...]:
+    """``httpx.<attribute>`` and, when installed, its fork ``httpx2`` (openai 3.x uses it)."""
+    found: list[type[BaseException]] = []
+    for module_name in ("httpx", "httpx2"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        value = getattr(module, attribute, None)
+        if isinstance(value, type) and issubclass(value, BaseException):
+            found.append(value)
+    return tuple(found)
+
+
+_TRANSPORT = _transport_types("TransportError")
+_TIMEOUT = _transport_types("TimeoutException")
+
+_KEY_LIKE = re.compile(r"\b(sk|pk|rk|key|gsk|xai)[-_][A-Za-z0-9_\-*.]{4,}", re.IGNORECASE)
+_MAX_QUOTE = 300
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderInfo:
+    """What an error message may say about the provider: where it is and which model."""
+
+    base_url: str
+    model: str
+    secrets: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:  # never show the secrets
+        return f"ProviderInfo(base_url={self.base_url!r}, model={self.model!r})"
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with the given secrets and anything shaped like an API key masked."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return _KEY_LIKE.sub(lambda m: f"{m.group(1)}-***", text)
+
+
+def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bool) -> LLMError:
+    """The core error for a provider failure.
+
+    ``streaming`` says whether part of the reply had already arrived: a broken
+    connection then means the stream was cut, not that the server is unreachable.
+    """
+    if isinstance(exc, LLMError):
+        return exc
+    where = provider.base_url
+    model = provider.model
+    status = _status_code(exc)
+    detail = _provider_message(exc, provider.secrets)
+
+    context = LLMContextLengthError(
+        f"The conversation is longer than the context window of model {model!r}"
+        f"{_quote(detail)}. Start a new session, or set a smaller context_limit in "
+        "your LLM settings so that older messages are trimmed."
+    )
+    if isinstance(exc, _LC_CONTEXT):
+        return context
+    if isinstance(exc, _LC_AUTH) or status in {401, 403}:
+        return LLMAuthenticationError(
+            f"The language model server at {where} rejected the API key (HTTP {status or 401})."
+            " Check the api_key in your LLM settings."
+        )
+    if isinstance(exc, _LC_NOT_FOUND) or status == 404:
+        if _mentions_model(detail):
+            return LLMModelNotFoundError(
+                f"The language model server at {where} does not serve model {model!r}"
+                f"{_quote(detail)}. Check the model name in your LLM settings."
+            )
+        return LLMModelNotFoundError(
+            f"The language model server at {where} answered 404 Not Found for model {model!r}."
+            " Check the model name, and that base_url is the API root (it usually ends in /v1)."
+        )
+    if isinstance(exc, _LC_RATE) or status == 429:
+        retry_after = _retry_after(exc)
+        if "quota" in detail.lower():
+            return LLMRateLimitedError(
+                f"The language model provider at {where} says your quota is used up"
+                f"{_quote(detail)}. Check your plan and billing with the provider.",
+                retry_after,
+            )
+        wait = (
+            f" Try again in {retry_after:g} s."
+            if retry_after is not None
+            else " Wait a moment and try again."
+        )
+        return LLMRateLimitedError(
+            f"The language model provider at {where} is rate limiting requests (HTTP 429).{wait}",
+            retry_after,
+        )
+    # Only now the wording: a 429 may well speak of tokens without being about context.
+    if status in {None, 400, 413, 422} and _says_context_length(detail):
+        return context
+    if isinstance(exc, (TimeoutError, *_TIMEOUT, *_LC_TIMEOUT)):
+        if streaming:
+            return LLMStreamInterruptedError(
+                f"The language model server at {where} stopped sending the reply (timed out)."
+                " The partial answer was kept; try again."
+            )
+        return LLMUnavailableError(
+            f"The language model server at {where} did not answer in time. Check that it is "
+            "running and not overloaded, then try again."
+        )
+    if status is not None and status >= 500:
+        return LLMUnavailableError(
+            f"The language model server at {where} failed with HTTP {status}"
+            f"{_quote(detail)}. Try again later."
+        )
+    if isinstance(exc, (*_TRANSPORT, *_LC_CONNECTION)) or (_is_openai_connection_error(exc)):
+        if streaming:
+            return LLMStreamInterruptedError(
+                f"The language model server at {where} closed the connection in the middle of "
+                "the reply. The partial answer was kept; try again."
+            )
+        return LLMUnavailableError(
+            f"Cannot reach the language model server at {where}. Check base_url in your LLM "
+            "settings and that the server is running and reachable from the copilot."
+        )
+    if status is None and _is_openai_api_error(exc):
+        # An ``{"error": ...}`` event inside the stream: the server gave up mid-reply.
+        if streaming:
+            return LLMStreamInterruptedError(
+                f"The language model server at {where} failed in the middle of the reply"
+                f"{_quote(detail)}. The partial answer was kept; try again."
+            )
+        return LLMUnavailableError(
+            f"The language model server at {where} reported an error{_quote(detail)}. "
+            "Try again later."
+        )
+    if status is not None:
+        return LLMError(
+            f"The language model server at {where} refused the request (HTTP {status})"
+            f"{_quote(detail)}."
+        )
+    return LLMError(f"The language model at {where} failed: {type(exc).__name__}{_quote(detail)}.")
+
+
+# ------------------------------------------------------------------------- details
+def _status_code(exc: BaseException) -> int | None:
+    value = getattr(exc, "status_code", None)
+    if isinstance(value, int):
+        return value
+    response = getattr(exc, "response", None)
+    value = getattr(response, "status_code", None)
+    return value if isinstance(value, int) else None
+
+
+def _provider_message(exc: BaseException, secrets: tuple[str, ...]) -> str:
+    body = getattr(exc, "body", None)
+    message: object = None
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(message, str) or not message:
+        message = getattr(exc, "message", None) or str(exc)
+    text = " ".join(str(message).split())
+    if len(text) > _MAX_QUOTE:
+        text = text[: _MAX_QUOTE - 1] + "…"
+    return redact(text, secrets)
+
+
+def _quote(detail: str) -> str:
+    return f" (the server said: {detail})" if detail else ""
+
+
+def _says_context_length(detail: str) -> bool:
+    lowered = detail.lower()
+    return any(
+        marker in lowered
+        for marker in (
+            "context_length_exceeded",
+            "maximum context length",
+            "context window",
+            "context length",
+            "too many tokens",
+            "prompt is too long",
+        )
+    )
+
+
+def _mentions_model(detail: str) -> bool:
+    return "model" in detail.lower()
+
+
+def _is_openai_api_error(exc: BaseException) -> bool:
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai comes with langchain-openai
+        return False
+    return isinstance(exc, openai.APIError)
+
+
+def _is_openai_connection_error(exc: BaseException) -> bool:
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai comes with langchain-openai
+        return False
+    return isinstance(exc, openai.APIConnectionError)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

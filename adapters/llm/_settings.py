@@ -1,0 +1,181 @@
+"""A user's LLM settings, and the LangChain chat model they describe."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from copilot_core.errors import InvalidRequestError
+from copilot_core.session import CopilotMode
+
+__all__ = [
+    "DEFAULT_CONTEXT_LIMIT",
+    "OPENAI_COMPATIBLE_PROVIDERS",
+    "LLMSettings",
+    "PublicLLMSettings",
+    "build_chat_model",
+    "parse_llm_settings",
+]
+
+DEFAULT_CONTEXT_LIMIT = 32_000
+"""The context budget assumed when a user's settings name none."""
+
+OPENAI_COMPATIBLE_PROVIDERS: Mapping[str, str | None] = {
+    "openai": None,  # the OpenAI API itself, or any server given by base_url
+    "openai_compatible": None,  # any OpenAI-compatible server; base_url required
+    "deepseek": "https://api.deepseek.com/v1",
+    "ollama": "http://localhost:11434/v1",
+    "vllm": "http://localhost:8000/v1",
+    "lmstudio": "http://localhost:1234/v1",
+    "lemonade": "http://localhost:8000/api/v1",
+}
+"""Provider names served through the OpenAI protocol, with the base URL each defaults
+to when ``base_url`` is not set (``None``: OpenAI's own API)."""
+
+_DEFAULT_TIMEOUT = 120.0
+_DEFAULT_MAX_RETRIES = 0
+
+
+class _SettingsFields(BaseModel):
+    """The fields shared by the stored settings and their public view."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    provider: str = "openai"
+    """``openai`` (OpenAI itself, or any OpenAI-compatible server through ``base_url``),
+    or one of the named OpenAI-compatible servers of :data:`OPENAI_COMPATIBLE_PROVIDERS`
+    (``deepseek``, ``ollama``, ``vllm``, ``lmstudio``, ``lemonade``, ``openai_compatible``),
+    which only differ by their default ``base_url``."""
+    model: str = Field(min_length=1, max_length=200)
+    base_url: str | None = Field(default=None, max_length=2000)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    context_limit: int | None = Field(default=None, gt=0)
+    title_model: str | None = Field(default=None, min_length=1, max_length=200)
+    copilot_mode: CopilotMode | None = None
+
+    @field_validator("provider")
+    @classmethod
+    def _check_provider(cls, value: str) -> str:
+        name = value.strip().lower().replace("-", "_").replace(" ", "_")
+        if name not in OPENAI_COMPATIBLE_PROVIDERS:
+            known = ", ".join(OPENAI_COMPATIBLE_PROVIDERS)
+            raise ValueError(f"unknown provider {value!r}; use one of: {known}")
+        return name
+
+    @model_validator(mode="after")
+    def _check_base_url_needed(self) -> Self:
+        if self.provider == "openai_compatible" and self.base_url is None:
+            raise ValueError("provider openai_compatible needs a base_url")
+        return self
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://")
+        return value.rstrip("/")
+
+    @property
+    def effective_base_url(self) -> str | None:
+        """``base_url``, else the provider's default (``None``: OpenAI's own API)."""
+        return self.base_url or OPENAI_COMPATIBLE_PROVIDERS.get(self.provider)
+
+    @property
+    def effective_title_model(self) -> str:
+        """The model that writes session titles: ``title_model``, else ``model``."""
+        return self.title_model or self.model
+
+    @property
+    def effective_context_limit(self) -> int:
+        return self.context_limit or DEFAULT_CONTEXT_LIMIT
+
+
+class LLMSettings(_SettingsFields):
+    """Everything needed to build a user's chat model, the API key included.
+
+    The key is a :class:`~pydantic.SecretStr`: it never shows in ``repr``, logs or
+    ``model_dump()`` (unless asked for explicitly). Only the code that builds the
+    model reads it.
+    """
+
+    api_key: SecretStr | None = None
+
+    def public(self) -> PublicLLMSettings:
+        """The view an API response may show: no key, only whether one is set."""
+        data = self.model_dump(exclude={"api_key"})
+        return PublicLLMSettings(**data, api_key_set=self.has_api_key)
+
+    @property
+    def has_api_key(self) -> bool:
+        return self.api_key is not None and bool(self.api_key.get_secret_value())
+
+
+class PublicLLMSettings(_SettingsFields):
+    """A user's LLM settings as shown to them: the API key is write-only."""
+
+    api_key_set: bool = False
+
+
+def parse_llm_settings(data: Mapping[str, Any]) -> LLMSettings:
+    """Settings from a request body; :class:`~copilot_core.errors.InvalidRequestError`
+    says what is wrong (never echoing the API key)."""
+    try:
+        return LLMSettings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc']) or 'body'}: {error['msg']}"
+            for error in exc.errors(include_input=False, include_url=False)
+        )
+        raise InvalidRequestError(f"Invalid LLM settings: {problems}.") from None
+
+
+def build_chat_model(
+    settings: LLMSettings,
+    *,
+    model: str | None = None,
+    timeout: float = _DEFAULT_TIMEOUT,
+    max_retries: int = _DEFAULT_MAX_RETRIES,
+    **extra: Any,
+) -> BaseChatModel:
+    """The LangChain chat model for ``settings`` (``model`` overrides the model name,
+    for the title model).
+
+    Usage is always streamed (``stream_usage``). The client retries at most
+    ``max_retries`` times (0 by default: the user is waiting, and the agent reports
+    the failure instead). ``extra`` goes to the model's constructor (tests pass an
+    ``http_async_client``, for instance).
+    """
+    if settings.provider in OPENAI_COMPATIBLE_PROVIDERS:
+        from langchain_openai import ChatOpenAI
+
+        # Servers such as Ollama or vLLM need no key, but the client insists on one.
+        api_key = settings.api_key if settings.has_api_key else SecretStr("not-needed")
+        options: dict[str, Any] = {
+            "model": model or settings.model,
+            "api_key": api_key,
+            "base_url": settings.effective_base_url,
+            "stream_usage": True,
+            "max_retries": max_retries,
+            "timeout": timeout,
+        }
+        if settings.temperature is not None:
+            options["temperature"] = settings.temperature
+        if settings.max_tokens is not None:
+            options["max_tokens"] = settings.max_tokens
+        options.update(extra)
+        return ChatOpenAI(**options)
+    raise ValueError(f"unsupported LLM provider {settings.provider!r}")  # pragma: no cover

@@ -1,0 +1,71 @@
+"""TiktokenTokenCounter: real cl100k_base counts from the installed file, never a download."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from adapters.llm import TiktokenTokenCounter, offline_encoding
+from copilot_core import ApproximateTokenCounter, FunctionCall, Message, ToolCall
+from copilot_core.context import CachedTokenCounter
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_cl100k_base_is_available_offline_and_cached() -> None:
+    encoding = offline_encoding("cl100k_base")
+    assert encoding is not None
+    # well-known cl100k_base token ids
+    assert encoding.encode("hello world") == [15339, 1917]
+    assert offline_encoding("cl100k_base") is encoding
+
+
+def test_counts_content_with_per_message_framing() -> None:
+    counter = TiktokenTokenCounter()
+    assert counter.exact
+    assert counter.count_text("hello world") == 2
+    assert counter.count([Message.user("u", "hello world", NOW)]) == 3 + 2
+    assert counter.count([]) == 0
+
+
+def test_counts_tool_calls_and_names() -> None:
+    counter = TiktokenTokenCounter()
+    call = ToolCall(id="c", function=FunctionCall(name="get_nodes", arguments='{"a": 1}'))
+    assistant = Message.assistant("a", "", NOW, (call,))
+    tool = Message.tool("t", "c", "get_nodes", "ok", NOW)
+
+    expected_call = 3 + counter.count_text("get_nodes") + counter.count_text('{"a": 1}')
+    assert counter.count([assistant]) == 3 + expected_call
+    assert counter.count([tool]) == 3 + counter.count_text("ok") + 1 + counter.count_text(
+        "get_nodes"
+    )
+
+
+def test_special_token_text_is_counted_as_text() -> None:
+    counter = TiktokenTokenCounter()
+    assert counter.count_text("<|endoftext|>") > 1
+
+
+def test_unknown_encoding_falls_back_to_the_estimate() -> None:
+    counter = TiktokenTokenCounter("o200k_base")  # not shipped offline
+    messages = [Message.user("u", "x" * 400, NOW)]
+    assert not counter.exact
+    assert counter.count(messages) == ApproximateTokenCounter().count(messages)
+
+
+def test_for_model_picks_an_installed_encoding() -> None:
+    assert TiktokenTokenCounter.for_model("gpt-4").encoding_name == "cl100k_base"
+    # gpt-4o uses o200k_base, which is not installed: cl100k_base estimates it
+    assert TiktokenTokenCounter.for_model("gpt-4o").encoding_name == "cl100k_base"
+    assert TiktokenTokenCounter.for_model("deepseek-chat").exact
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.text(max_size=60), max_size=5))
+def test_counts_add_up_message_by_message(contents: list[str]) -> None:
+    counter = TiktokenTokenCounter()
+    messages = [Message.user(f"u{i}", text, NOW) for i, text in enumerate(contents)]
+    assert counter.count(messages) == sum(counter.count([m]) for m in messages)
+    assert CachedTokenCounter(counter).count(messages) == counter.count(messages)
