@@ -214,10 +214,10 @@ class ConsoleRunner:
     def _lock(self, target: ConsoleTarget) -> asyncio.Lock:
         return self._locks.setdefault((target.host, target.port), asyncio.Lock())
 
-    async def probe(self, host: str, port: int, timeout: float = 2.0) -> bool:
+    async def probe(self, host: str, port: int, within: float = 2.0) -> bool:
         """Whether the console accepts a TCP connection now."""
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(within):
                 _, writer = await asyncio.open_connection(host, port)
         except (TimeoutError, OSError):
             return False
@@ -350,14 +350,14 @@ class ConsoleRunner:
         return "\n".join(lines).strip("\n")
 
     async def _read_to_prompt(
-        self, connection: _TelnetConnection, prompt_re: re.Pattern[str], timeout: float
+        self, connection: _TelnetConnection, prompt_re: re.Pattern[str], limit: float
     ) -> tuple[str, str, bool]:
         """Text up to (without) the prompt, the prompt, and whether text was dropped."""
         raw = ""
         head = ""
         truncated = False
         cap = self.max_output_chars
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(limit):
             while True:
                 if _MORE.search(raw[-200:]):
                     raw = raw[:-200] + _MORE.sub("", raw[-200:])

@@ -120,9 +120,7 @@ class EmulatedDevice:
                             self._chars.put_nowait(char)
                     elif state == 1:
                         state = 2 if byte in (WILL, WONT, DO, DONT) else 3 if byte == SB else 0
-                    elif state == 2:
-                        state = 0
-                    elif state == 3 and byte == SE:
+                    elif state == 2 or (state == 3 and byte == SE):
                         state = 0
         except (ConnectionError, OSError):
             pass
@@ -211,7 +209,9 @@ class EmulatedVpcs(EmulatedDevice):
                     break
                 self.write(f"84 bytes from {words[1]} icmp_seq={seq} ttl=64 time=0.5 ms\r\n")
         elif verb == "?":
-            self.write("\x1b[1m?\x1b[0m        Print help\r\n\x1b[1mip\x1b[0m       Configure IP\r\n")
+            self.write(
+                "\x1b[1m?\x1b[0m        Print help\r\n\x1b[1mip\x1b[0m       Configure IP\r\n"
+            )
         elif verb == "save":
             self.write("Saving startup configuration to startup.vpc\r\n.  done\r\n")
         else:
@@ -258,7 +258,7 @@ class EmulatedCiscoRouter(EmulatedDevice):
     def _invalid(self) -> None:
         self.write("                   ^\r\n% Invalid input detected at '^' marker.\r\n")
 
-    async def execute(self, line: str) -> None:  # noqa: C901 - a small command table
+    async def execute(self, line: str) -> None:
         lowered = line.lower()
         words = lowered.split()
         if not words:
@@ -284,7 +284,9 @@ class EmulatedCiscoRouter(EmulatedDevice):
         elif words[0] == "ping" and len(words) >= 2:
             repeat = int(words[words.index("repeat") + 1]) if "repeat" in words else 5
             self.write("Type escape sequence to abort.\r\n")
-            self.write(f"Sending {repeat}, 100-byte ICMP Echos to {words[1]}, timeout is 2 seconds:\r\n")
+            self.write(
+                f"Sending {repeat}, 100-byte ICMP Echos to {words[1]}, timeout is 2 seconds:\r\n"
+            )
             for _ in range(repeat):
                 if await self.interruptible_sleep(self.ping_delay):
                     break
@@ -301,7 +303,9 @@ class EmulatedCiscoRouter(EmulatedDevice):
                 return
             lines = ["Building configuration...", "", "Current configuration : 1234 bytes", "!"]
             lines += self.config
-            lines += [f"interface GigabitEthernet0/{n}\r\n no ip address\r\n shutdown" for n in range(4)]
+            lines += [
+                f"interface GigabitEthernet0/{n}\r\n no ip address\r\n shutdown" for n in range(4)
+            ]
             lines += [f"! filler line {n}" for n in range(60)]
             lines += ["end"]
             await self._page("\r\n".join(lines).split("\r\n"))
@@ -312,7 +316,8 @@ class EmulatedCiscoRouter(EmulatedDevice):
             )
         elif topic == "ip" and what[1:2] and what[1].startswith("int"):
             self.write(
-                "Interface              IP-Address      OK? Method Status                Protocol\r\n"
+                "Interface              IP-Address      OK? Method Status      "
+                "          Protocol\r\n"
                 "GigabitEthernet0/0     unassigned      YES unset  administratively down down\r\n"
                 "GigabitEthernet0/1     unassigned      YES unset  administratively down down\r\n"
             )
