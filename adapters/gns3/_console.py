@@ -333,6 +333,9 @@ class ConsoleRunner:
             return outcome
         outcome.output = self._strip_echo(text, command)
         outcome.truncated = truncated
+        if len(outcome.output) > self.max_output_chars:
+            outcome.output = outcome.output[: self.max_output_chars]
+            outcome.truncated = True
         if _DEVICE_ERRORS.search(outcome.output):
             outcome.error = "the device rejected the command"
         return outcome

@@ -41,6 +41,9 @@ class EmulatedDevice:
         self.port = 0
         self.received: list[str] = []
         self.connections = 0
+        self.peak_clients = 0
+        self.busy = False
+        self.negotiations: list[tuple[int, int]] = []
         self._clients: set[asyncio.StreamWriter] = set()
         self._chars: asyncio.Queue[str] = asyncio.Queue()
         self._interrupt = asyncio.Event()
@@ -98,11 +101,13 @@ class EmulatedDevice:
             self._handlers.add(task)
         self.connections += 1
         self._clients.add(writer)
+        self.peak_clients = max(self.peak_clients, len(self._clients))
         writer.write(_GREETING)
         if self._banner_pending and self.banner:
             self._banner_pending = False
             writer.write((self.banner + self.prompt()).encode())
         state = 0
+        verb = 0
         try:
             while True:
                 data = await reader.read(4096)
@@ -119,8 +124,12 @@ class EmulatedDevice:
                         else:
                             self._chars.put_nowait(char)
                     elif state == 1:
+                        verb = byte
                         state = 2 if byte in (WILL, WONT, DO, DONT) else 3 if byte == SB else 0
-                    elif state == 2 or (state == 3 and byte == SE):
+                    elif state == 2:
+                        self.negotiations.append((verb, byte))
+                        state = 0
+                    elif state == 3 and byte == SE:
                         state = 0
         except (ConnectionError, OSError):
             pass
@@ -130,14 +139,19 @@ class EmulatedDevice:
             if task is not None:
                 self._handlers.discard(task)
 
-    async def _read_line(self) -> str:
-        line = ""
+    async def _next_key(self) -> str:
         while True:
             char = await self._chars.get()
             if self._after_cr and char in "\n\x00":
-                self._after_cr = False  # CR LF and CR NUL are one line ending
+                self._after_cr = False
                 continue
             self._after_cr = char == "\r"
+            return char
+
+    async def _read_line(self) -> str:
+        line = ""
+        while True:
+            char = await self._next_key()
             if char in "\r\n":
                 return line
             if char != "\x00":
@@ -150,7 +164,11 @@ class EmulatedDevice:
             self.write(line + "\r\n")
             if line.strip():
                 self.received.append(line)
-            await self.execute(line.strip())
+            self.busy = True
+            try:
+                await self.execute(line.strip())
+            finally:
+                self.busy = False
             self.write(self.prompt())
 
     async def execute(self, line: str) -> None:
@@ -249,7 +267,7 @@ class EmulatedCiscoRouter(EmulatedDevice):
         for index, line in enumerate(lines):
             if self.paging and index and index % self.PAGE == 0:
                 self.write(" --More-- ")
-                key = await self._chars.get()
+                key = await self._next_key()
                 self.write("\b" * 10 + " " * 10 + "\b" * 10)
                 if key in ("q", "Q"):
                     return
