@@ -19,6 +19,16 @@ __all__ = ["analyze_pcap"]
 _MAX_LISTED = 20
 
 
+class _WholeRecords(io.BytesIO):
+    """A byte stream whose reads are all-or-nothing: a cut record ends the capture."""
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        data = super().read(size)
+        if size is not None and size > 0 and 0 < len(data) < size:
+            raise dpkt.dpkt.NeedData("the capture ends inside a record")
+        return data
+
+
 def _ip(address: bytes) -> str:
     family = socket.AF_INET6 if len(address) == 16 else socket.AF_INET
     return socket.inet_ntop(family, address)
@@ -33,8 +43,8 @@ def analyze_pcap(data: bytes, *, max_packets: int = 100_000) -> dict[str, Any]:
     if len(data) < 24:
         return {"packets": 0, "note": "the capture holds no packets (not even a pcap header)"}
     try:
-        reader = dpkt.pcap.Reader(io.BytesIO(data))
-    except (ValueError, dpkt.dpkt.UnpackError) as exc:
+        reader = dpkt.pcap.Reader(_WholeRecords(data))
+    except (ValueError, dpkt.dpkt.UnpackError, dpkt.dpkt.NeedData) as exc:
         return {"packets": 0, "error": f"not a pcap capture: {exc}"}
 
     protocols: Counter[str] = Counter()
