@@ -234,7 +234,7 @@ _TOOLS: tuple[_Tool, ...] = (
     _Tool(
         ToolSpec(
             "stop_gns3_node",
-            "Stop nodes by name.",
+            "Stop nodes by name; their consoles close and unsaved configuration is lost.",
             _obj({"node_names": _NAMES}, ["node_names"]),
             mutates_topology=True,
         ),
@@ -243,7 +243,7 @@ _TOOLS: tuple[_Tool, ...] = (
     _Tool(
         ToolSpec(
             "suspend_gns3_node",
-            "Suspend (pause) nodes by name.",
+            "Suspend (pause) nodes by name; start_gns3_node resumes them.",
             _obj({"node_names": _NAMES}, ["node_names"]),
             mutates_topology=True,
         ),

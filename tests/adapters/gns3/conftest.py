@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
@@ -55,3 +56,12 @@ def make_context(
         abort=abort or AbortToken(),
         credentials=token,
     )
+
+
+async def eventually(predicate: Callable[[], bool], within: float = 3.0) -> None:
+    """Wait, polling every 10 ms, until ``predicate()`` holds; fail after ``within`` s."""
+    for _ in range(int(within / 0.01) + 1):
+        if predicate():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"condition not met within {within:g} s")

@@ -85,7 +85,8 @@ def test_summary_counts_protocols_talkers_echo_pairs_and_arp():
         "rtt_ms": 10.0,
     }
     assert echo_summary["unanswered"] == [{"from": "10.0.0.1", "to": "10.0.0.2", "id": 7, "seq": 3}]
-    assert summary["arp"]["who_has"] == 1 and summary["arp"]["is_at"] == 1
+    assert summary["arp"]["who_has"] == 1
+    assert summary["arp"]["is_at"] == 1
     assert [e["summary"] for e in summary["arp"]["events"]] == [
         "who-has 10.0.0.2 tell 10.0.0.1",
         "10.0.0.2 is-at 00:50:79:66:68:01",
@@ -105,6 +106,8 @@ def test_a_capture_cut_mid_packet_is_analysed_up_to_the_cut():
 def test_empty_and_garbage_captures():
     assert analyze_pcap(b"")["packets"] == 0
     garbage = analyze_pcap(b"this is not a pcap file at all....")
-    assert garbage["packets"] == 0 and "not a pcap" in garbage["error"]
+    assert garbage["packets"] == 0
+    assert "not a pcap" in garbage["error"]
     header_only = analyze_pcap(pcap([]))
-    assert header_only["packets"] == 0 and header_only["protocols"] == {}
+    assert header_only["packets"] == 0
+    assert header_only["protocols"] == {}

@@ -33,7 +33,8 @@ from adapters.gns3._lab import port_matches
 )
 def test_default_forbidden_commands_are_blocked(command: str):
     reason = ForbiddenCommandFilter().reason(command)
-    assert reason is not None and "forbidden" in reason
+    assert reason is not None
+    assert "forbidden" in reason
 
 
 @pytest.mark.parametrize(
@@ -82,7 +83,8 @@ def test_default_list_matches_the_shipped_file():
 )
 def test_configuration_commands_are_refused_in_teaching(command: str, kind: DeviceKind):
     reason = configuration_reason(command, kind)
-    assert reason is not None and "teaching mode" in reason
+    assert reason is not None
+    assert "teaching mode" in reason
 
 
 @pytest.mark.parametrize(

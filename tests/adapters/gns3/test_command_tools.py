@@ -17,10 +17,9 @@ import pytest
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor, SkillLibrary
 from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolResult, ToolStatus
-from tests.adapters.gns3.conftest import make_context
+from tests.adapters.gns3.conftest import eventually, make_context
 from tests.fakes.telnet_devices import (
     EmulatedCiscoRouter,
-    EmulatedDevice,
     EmulatedDeviceLab,
     EmulatedVpcs,
 )
@@ -32,8 +31,8 @@ TOKEN = "jwt-for-tests"
 
 
 def started_nodes_api(
-    lab: EmulatedDeviceLab, extra: list[dict[str, Any]] = ()
-) -> httpx.MockTransport:  # type: ignore[assignment]
+    lab: EmulatedDeviceLab, extra: list[dict[str, Any]], capture: bytes
+) -> httpx.MockTransport:
     """GNS3's answers for a project whose nodes are the emulated devices, all started."""
     nodes = []
     for index, device in enumerate(lab.devices.values()):
@@ -65,7 +64,12 @@ def started_nodes_api(
         if path == f"/v3/projects/{PROJECT}/nodes":
             return httpx.Response(200, json=nodes)
         if path == f"/v3/projects/{PROJECT}/links":
-            return httpx.Response(200, json=[])
+            ends = [
+                {"node_id": n["node_id"], "adapter_number": 0, "port_number": 0} for n in nodes[:2]
+            ]
+            return httpx.Response(200, json=[{"link_id": "L1", "nodes": ends, "capturing": True}])
+        if path == f"/v3/projects/{PROJECT}/links/L1/capture/stream":
+            return httpx.Response(200, content=capture)
         if path == "/v3/templates":
             return httpx.Response(
                 200,
@@ -90,11 +94,12 @@ async def lab() -> AsyncIterator[EmulatedDeviceLab]:
 def make_executor(
     lab: EmulatedDeviceLab,
     *,
-    extra: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    extra: list[dict[str, Any]] | None = None,
     skills: SkillLibrary | None = None,
     command_timeout: float = 1.0,
+    capture: bytes = b"",
 ) -> Gns3ToolExecutor:
-    http = httpx.AsyncClient(transport=started_nodes_api(lab, extra))
+    http = httpx.AsyncClient(transport=started_nodes_api(lab, extra or [], capture))
     client = Gns3Client("http://127.0.0.1:3080", http=http)
     return Gns3ToolExecutor(
         client,
@@ -254,8 +259,10 @@ async def test_config_commands_enter_and_leave_configuration_mode(lab: EmulatedD
         None,
         "the device rejected the command",
     ]
-    assert router.name == "Core1" and router.mode == "enable"
-    assert router.received[:2] == ["enable", "configure terminal"] and router.received[-1] == "end"
+    assert router.name == "Core1"
+    assert router.mode == "enable"
+    assert router.received[:2] == ["enable", "configure terminal"]
+    assert router.received[-1] == "end"
 
 
 async def test_bad_arguments_are_results_that_say_what_exists(lab: EmulatedDeviceLab):
@@ -311,16 +318,12 @@ async def test_abort_mid_command_returns_aborted_and_closes_the_console(lab: Emu
             abort=abort,
         )
     )
-    async with asyncio.timeout(3):
-        while not router.busy:
-            await asyncio.sleep(0.01)
+    await eventually(lambda: router.busy)
     abort.abort()
     async with asyncio.timeout(1):
         result = await task
     assert result.status is ToolStatus.ABORTED
-    async with asyncio.timeout(1):
-        while router.client_count:
-            await asyncio.sleep(0.01)
+    await eventually(lambda: router.client_count == 0, within=1.0)
 
 
 async def test_an_edited_forbidden_list_applies_after_reload(
@@ -337,3 +340,28 @@ async def test_an_edited_forbidden_list_applies_after_reload(
     blocked = by_device(await run(executor, "execute_multiple_device_commands", args))["R1"]
     assert blocked["blocked_commands"][0]["command"] == "show version"
     assert lab["R1"].received == ["show version"]
+
+
+async def test_analyze_summarises_the_links_capture_stream(lab: EmulatedDeviceLab):
+    from tests.adapters.gns3.test_capture_analysis import FRAMES, pcap
+
+    executor = make_executor(lab, capture=pcap(FRAMES))
+    result = await run(
+        executor,
+        "packet_capture",
+        {
+            "action": "analyze",
+            "node1": "PC2",
+            "port1": "e0",
+            "node2": "PC1",
+            "port2": "Ethernet0",
+            "seconds": 1,
+        },
+        TEACHING,
+    )
+    item = result.output["results"][0]
+    assert item["status"] == "success"
+    assert item["device_name"] == "PC2 e0 <-> PC1 Ethernet0"
+    assert item["output"]["packets"] == 8
+    assert item["output"]["icmp_echo"]["replied"] == 2
+    assert item["output"]["seconds"] == 1.0

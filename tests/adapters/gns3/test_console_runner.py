@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.gns3 import ConsoleRunner, ConsoleTarget, DeviceKind
+from tests.adapters.gns3.conftest import eventually
 from tests.fakes.telnet_devices import (
     EmulatedCiscoRouter,
     EmulatedDevice,
@@ -39,19 +40,14 @@ def runner(**overrides: float) -> ConsoleRunner:
     return ConsoleRunner(**settings)  # type: ignore[arg-type]
 
 
-async def eventually(predicate, within: float = 3.0) -> None:  # type: ignore[no-untyped-def]
-    async with asyncio.timeout(within):
-        while not predicate():
-            await asyncio.sleep(0.01)
-
-
 async def test_vpcs_output_has_no_echo_prompt_or_ansi(lab: EmulatedDeviceLab):
     transcript = await runner().run(target(lab["PC1"]), ["show ip", "?", "foo"])
     assert transcript.error is None
     show, help_, bad = transcript.outcomes
     assert show.output.splitlines()[0] == "NAME        : PC1[1]"
     assert "IP/MASK     : 0.0.0.0/0" in show.output
-    assert "show ip" not in show.output and "PC1>" not in show.output
+    assert "show ip" not in show.output
+    assert "PC1>" not in show.output
     assert help_.output == "?        Print help\nip       Configure IP"
     assert bad.output == 'Bad command: "foo". Use ? for help.'
     assert bad.error == "the device rejected the command"
@@ -97,7 +93,8 @@ async def test_cisco_more_paging_is_answered(lab: EmulatedDeviceLab):
     transcript = await runner().run(target(lab["R1"]), ["enable", "show running-config"])
     output = transcript.outcomes[1].output
     assert transcript.outcomes[1].ok
-    assert "--More--" not in output and "\x08" not in output
+    assert "--More--" not in output
+    assert "\x08" not in output
     lines = output.splitlines()
     assert lines[0] == "Building configuration..."
     assert lines[-1] == "end"
@@ -109,7 +106,8 @@ async def test_cisco_user_mode_error_is_flagged(lab: EmulatedDeviceLab):
     rejected, version = transcript.outcomes
     assert "% Invalid input detected" in rejected.output
     assert rejected.error == "the device rejected the command"
-    assert version.ok and "IOSv" in version.output
+    assert version.ok
+    assert "IOSv" in version.output
 
 
 async def test_config_mode_is_entered_and_left(lab: EmulatedDeviceLab):
@@ -141,8 +139,10 @@ async def test_a_command_that_never_returns_times_out_and_the_console_recovers(
         target(lab["R1"]), ["ping 192.0.2.1 repeat 100000", "show version"]
     )
     hung, after = transcript.outcomes
-    assert hung.timed_out and "interrupted" in (hung.error or "")
-    assert after.ok and "IOSv" in after.output
+    assert hung.timed_out
+    assert "interrupted" in (hung.error or "")
+    assert after.ok
+    assert "IOSv" in after.output
 
 
 async def test_a_dropped_connection_fails_the_rest(lab: EmulatedDeviceLab):
@@ -172,7 +172,8 @@ async def test_output_over_the_cap_is_truncated(lab: EmulatedDeviceLab):
     assert big.truncated
     assert len(big.output) <= 300
     assert big.output.startswith("Building configuration")
-    assert after.ok and not after.truncated
+    assert after.ok
+    assert not after.truncated
 
 
 async def test_devices_are_handled_concurrently(lab: EmulatedDeviceLab):
@@ -218,15 +219,18 @@ async def test_unreachable_console_is_reported():
     transcript = await runner().run(
         ConsoleTarget("R9", "127.0.0.1", 9, DeviceKind.CISCO_IOS), ["show version"]
     )
-    assert (
-        transcript.error is not None and "cannot connect to the console of R9" in transcript.error
-    )
+    assert transcript.error is not None
+    assert "cannot connect to the console of R9" in transcript.error
 
 
 async def test_a_console_without_prompt_is_reported():
+    release = asyncio.Event()
+    writers: list[asyncio.StreamWriter] = []
+
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.read(100)
-        await asyncio.sleep(5)
+        writers.append(writer)
+        await release.wait()
+        writer.transport.abort()
 
     server = await asyncio.start_server(silent, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
@@ -235,6 +239,10 @@ async def test_a_console_without_prompt_is_reported():
             ConsoleTarget("Booting", "127.0.0.1", port, DeviceKind.CISCO_IOS), ["show version"]
         )
     finally:
+        release.set()
+        await eventually(lambda: all(w.transport.is_closing() for w in writers))
         server.close()
+        await server.wait_closed()
     assert transcript.outcomes == []
-    assert transcript.error is not None and "no cisco_ios prompt" in transcript.error
+    assert transcript.error is not None
+    assert "no cisco_ios prompt" in transcript.error

@@ -17,9 +17,11 @@ def test_shipped_skills_cover_vpcs_cisco_and_linux():
     assert library.problems == []
     assert library.device_types() == ["cisco_ios", "linux", "vpcs"]
     vpcs = library.get("VPCS", "basics")
-    assert vpcs is not None and "ip 192.168.1.10/24 192.168.1.1" in vpcs.content
+    assert vpcs is not None
+    assert "ip 192.168.1.10/24 192.168.1.1" in vpcs.content
     cisco = library.get("cisco_ios", "configuration")
-    assert cisco is not None and "no shutdown" in cisco.content
+    assert cisco is not None
+    assert "no shutdown" in cisco.content
     assert {s.topic for s in library.list("vpcs")} == {"basics", "troubleshooting"}
 
 
@@ -53,9 +55,12 @@ async def test_device_skills_tool(mode: CopilotMode):
     listed = await call({"action": "list", "device_type": "cisco_ios"})
     assert [s["topic"] for s in listed.output["skills"]] == ["basics", "configuration"]
     got = await call({"action": "get", "device_type": "linux", "topic": "basics"})
-    assert got.output["title"].startswith("Linux") and "ip route" in got.output["content"]
+    assert got.output["title"].startswith("Linux")
+    assert "ip route" in got.output["content"]
     missing = await call({"action": "get", "device_type": "linux", "topic": "bgp"})
-    assert missing.status is ToolStatus.ERROR and "vpcs/basics" in missing.output["error"]
+    assert missing.status is ToolStatus.ERROR
+    assert "vpcs/basics" in missing.output["error"]
     bad = await call({"action": "explain"})
-    assert bad.status is ToolStatus.ERROR and bad.output["expected"] == {"action": "list"}
+    assert bad.status is ToolStatus.ERROR
+    assert bad.output["expected"] == {"action": "list"}
     await executor.client.aclose()

@@ -93,7 +93,8 @@ async def test_templates_tool_lists_names(
 ):
     result = await run(executor, project_id, admin_token, "get_gns3_templates", {})
     names = [t["name"] for t in result.output["templates"]]
-    assert "VPCS" in names and names == sorted(names)
+    assert "VPCS" in names
+    assert names == sorted(names)
 
 
 async def test_create_node_with_unknown_template_lists_the_templates(
@@ -109,7 +110,8 @@ async def test_create_node_with_unknown_template_lists_the_templates(
     failed, created = result.output["results"]
     assert result.output["status"] == "partial_success"
     assert failed["status"] == "failed"
-    assert "Unknown template 'Juniper vMX'" in failed["error"] and "VPCS" in failed["error"]
+    assert "Unknown template 'Juniper vMX'" in failed["error"]
+    assert "VPCS" in failed["error"]
     assert created == {
         "device_name": "PC1",
         "status": "success",
@@ -281,7 +283,7 @@ async def test_packet_capture_reports_gns3s_errors(
         project_id,
         admin_token,
         "packet_capture",
-        {"action": "stop", **{**ends, "node1": "Alice", "node2": "Alice"}},
+        {"action": "stop", **ends, "node1": "Alice", "node2": "Alice"},
     )
     assert (
         "existing links: Alice Ethernet0 <-> Bob Ethernet0" in nolink.output["results"][0]["error"]
@@ -321,7 +323,8 @@ async def test_second_user_sees_nothing_of_the_first_users_project(
         assert result.status is ToolStatus.ERROR
         text = json.dumps(result.output)
         assert "Permission denied" in text
-        assert "Alice" not in text and "Bob" not in text
+        assert "Alice" not in text
+        assert "Bob" not in text
     with pytest.raises(PermissionDeniedError):
         await Gns3TopologySource(gns3_client).read(make_context(project_id, eve))
     names = {n["name"] for n in await gns3_client.nodes(admin_token, project_id)}
