@@ -23,7 +23,7 @@ from adapters.gns3._command_policy import DeviceKind, configuration_reason
 from adapters.gns3._console import ConsoleRunner, ConsoleTarget, ConsoleTranscript
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._skills import SkillLibrary
-from copilot_core.errors import CopilotError
+from copilot_core.errors import AuthenticationError, CopilotError
 from copilot_core.session import CopilotMode
 from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec, ToolStatus
 
@@ -411,7 +411,7 @@ class Gns3ToolExecutor:
         by_id = {str(t.get("template_id")): t for t in templates}
         template_names = sorted(str(t.get("name")) for t in templates)
         results = []
-        for index, request in enumerate(requests):
+        for request in requests:
             wanted_name = request.get("name")
             label = str(wanted_name or request.get("template_name") or request.get("template_id"))
             template = by_id.get(str(request.get("template_id") or ""))
@@ -477,7 +477,6 @@ class Gns3ToolExecutor:
                     error=error,
                 )
             )
-            del index
         return _batch(results)
 
     async def _rename_nodes(self, args: JSON, context: ToolContext, token: str) -> ToolResult:
@@ -936,6 +935,6 @@ class Gns3TopologySource:
 
     async def read(self, context: ToolContext) -> dict[str, Any]:
         if not context.credentials:
-            raise CopilotError("No GNS3 credentials came with this request.")
+            raise AuthenticationError("No GNS3 credentials came with this request.")
         lab = await LabSnapshot.read(self.client, context.credentials, context.project_id)
         return lab.summary()

@@ -33,7 +33,7 @@ def ensure_gns3_server_installed(venv: Path = _DEFAULT_VENV) -> Path:
     if exe.exists():
         return exe
     venv.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["python3", "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     subprocess.run(
         [
             str(venv / "bin" / "python"),

@@ -365,3 +365,73 @@ async def test_analyze_summarises_the_links_capture_stream(lab: EmulatedDeviceLa
     assert item["output"]["packets"] == 8
     assert item["output"]["icmp_echo"]["replied"] == 2
     assert item["output"]["seconds"] == 1.0
+
+
+def booting_node_api(console_port: int, polls_until_started: int) -> httpx.MockTransport:
+    """One VPCS that reports "started" only after a few polls following its start."""
+    state = {"started": False, "polls": 0}
+
+    def node() -> dict[str, Any]:
+        status = "stopped"
+        if state["started"]:
+            state["polls"] += 1
+            if state["polls"] > polls_until_started:
+                status = "started"
+        return {
+            "name": "PC1",
+            "node_id": "n1",
+            "node_type": "vpcs",
+            "status": status,
+            "console": console_port,
+            "console_host": "127.0.0.1",
+            "console_type": "telnet",
+            "ports": [],
+        }
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path == f"/v3/projects/{PROJECT}":
+            return httpx.Response(200, json={"project_id": PROJECT, "status": "opened"})
+        if path == f"/v3/projects/{PROJECT}/nodes":
+            return httpx.Response(200, json=[{**node(), "status": "stopped"}])
+        if path == f"/v3/projects/{PROJECT}/nodes/n1/start":
+            assert json.loads(request.content) == {}  # GNS3 needs a JSON body
+            state["started"] = True
+            return httpx.Response(200, json=node())
+        if path == f"/v3/projects/{PROJECT}/nodes/n1":
+            return httpx.Response(200, json=node())
+        if path in (f"/v3/projects/{PROJECT}/links", "/v3/templates"):
+            return httpx.Response(200, json=[])
+        return httpx.Response(404, json={"message": f"unexpected {path}"})
+
+    return httpx.MockTransport(handle)
+
+
+async def start_executor(transport: httpx.MockTransport, start_timeout: float) -> Gns3ToolExecutor:
+    from adapters.gns3 import Gns3ToolSettings
+
+    client = Gns3Client("http://127.0.0.1:3080", http=httpx.AsyncClient(transport=transport))
+    return Gns3ToolExecutor(
+        client, settings=Gns3ToolSettings(start_timeout=start_timeout, poll_interval=0.05)
+    )
+
+
+async def test_start_returns_once_started_and_the_console_accepts(lab: EmulatedDeviceLab):
+    executor = await start_executor(booting_node_api(lab["PC1"].port, 3), start_timeout=5)
+    result = await run(executor, "start_gns3_node", {"node_names": ["PC1"]})
+    assert result.output["results"] == [
+        {
+            "device_name": "PC1",
+            "status": "success",
+            "output": {"status": "started", "console": f"telnet://127.0.0.1:{lab['PC1'].port}"},
+        }
+    ]
+    assert lab["PC1"].connections == 1  # the console was probed
+
+
+async def test_start_is_bounded_when_the_console_never_answers():
+    executor = await start_executor(booting_node_api(9, 0), start_timeout=0.3)
+    result = await run(executor, "start_gns3_node", {"node_names": ["PC1"]})
+    item = result.output["results"][0]
+    assert result.status is ToolStatus.ERROR
+    assert item["error"] == "PC1 did not become ready within 0.3 s (status 'started')."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from typing import Any
 
 import pytest
@@ -339,3 +340,24 @@ async def test_missing_credentials_and_wrong_mode(executor: Gns3ToolExecutor, pr
     )
     assert teaching.status is ToolStatus.ERROR
     assert "not available in teaching_assistant mode" in teaching.output["error"]
+
+
+async def test_ethernet_switch_needs_dynamips(
+    executor: Gns3ToolExecutor, admin_token: str, project_id: str
+):
+    result = await run(
+        executor,
+        project_id,
+        admin_token,
+        "create_gns3_node",
+        {"nodes": [{"template_name": "Ethernet switch", "name": "SW1"}]},
+    )
+    item = result.output["results"][0]
+    if shutil.which("dynamips") is None:
+        # GNS3's own reason comes through when dynamips is not installed.
+        assert item["status"] == "failed"
+        assert "Dynamips" in item["error"]
+    else:
+        assert item["status"] == "success"
+        assert item["output"]["status"] == "started"
+        assert "Ethernet0" in item["output"]["ports"]
