@@ -16,7 +16,8 @@ from copilot_core import (
 )
 from tests.fakes.gns3_server import RealGns3Server
 
-pytestmark = pytest.mark.gns3
+# The first test also pays for installing gns3-server into its venv (once, ~25–45 s).
+pytestmark = [pytest.mark.gns3, pytest.mark.timeout(300)]
 
 
 async def test_current_user_with_the_callers_token(gns3_client: Gns3Client, admin_token: str):

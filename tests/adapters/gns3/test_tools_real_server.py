@@ -20,7 +20,8 @@ from copilot_core import (
 from tests.adapters.gns3.conftest import make_context
 from tests.fakes.gns3_server import RealGns3Server
 
-pytestmark = pytest.mark.gns3
+# The first test also pays for installing gns3-server into its venv (once, ~25–45 s).
+pytestmark = [pytest.mark.gns3, pytest.mark.timeout(300)]
 
 TEACHING = CopilotMode.TEACHING_ASSISTANT
 AUTOMATION = CopilotMode.LAB_AUTOMATION_ASSISTANT
@@ -361,3 +362,14 @@ async def test_ethernet_switch_needs_dynamips(
         assert item["status"] == "success"
         assert item["output"]["status"] == "started"
         assert "Ethernet0" in item["output"]["ports"]
+
+
+async def test_a_rejected_token_never_appears_in_the_result(
+    executor: Gns3ToolExecutor, project_id: str
+):
+    token = "eyJhbGciOiJIUzI1NiJ9.forged-token-value.signature"
+    result = await run(executor, project_id, token, "gns3_topology_reader", {})
+    assert result.status is ToolStatus.ERROR
+    assert "Could not validate credentials" in result.output["error"]
+    assert token not in json.dumps(result.output)
+    assert "forged-token-value" not in repr(make_context(project_id, token))
