@@ -12,7 +12,7 @@ core errors carrying GNS3's own message:
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx
@@ -356,7 +356,7 @@ class Gns3Client:
 
     async def capture_stream(
         self, token: str, project_id: str, link_id: str, *, max_bytes: int = 8 << 20
-    ) -> AsyncIterator[bytes]:
+    ) -> AsyncGenerator[bytes, None]:
         """The live pcap of a capturing link, chunk by chunk, at most ``max_bytes``.
 
         The caller bounds the time (cancel or close the iterator).
@@ -384,7 +384,7 @@ class Gns3Client:
             ) from exc
 
     # ------------------------------------------------------------- notifications
-    async def notifications(self, token: str, project_id: str) -> AsyncIterator[JSON]:
+    async def notifications(self, token: str, project_id: str) -> AsyncGenerator[JSON, None]:
         """The project's notification stream (``node.created``, ``link.updated``, ``ping``…).
 
         Endless: the caller bounds it (cancel or close the iterator).

@@ -761,7 +761,7 @@ class Gns3ToolExecutor:
         except TimeoutError:
             pass
         finally:
-            await stream.aclose()  # type: ignore[attr-defined]
+            await stream.aclose()
         return b"".join(chunks)
 
     # ---------------------------------------------------------------- skills
