@@ -1,0 +1,42 @@
+"""The GNS3 adapter: REST client, console runner, tools, skills and capture analysis.
+
+* :class:`Gns3Client` — the GNS3 v3 REST API on httpx, with the caller's token per call.
+* :class:`Gns3ToolExecutor` — the core's ``ToolExecutor``: the copilot's lab tools.
+* :class:`Gns3TopologySource` — the core's ``TopologySource``.
+* :class:`ConsoleRunner` — commands over telnet consoles.
+* :class:`SkillLibrary` — device skills and the forbidden-command list, reloadable.
+* :func:`analyze_pcap` — a packet capture summarised for a model.
+"""
+
+from adapters.gns3._capture import analyze_pcap
+from adapters.gns3._client import Gns3Client
+from adapters.gns3._command_policy import (
+    DEFAULT_FORBIDDEN_COMMANDS,
+    DeviceKind,
+    ForbiddenCommandFilter,
+    configuration_reason,
+    device_kind_of,
+)
+from adapters.gns3._console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
+from adapters.gns3._skills import BUILTIN_SKILLS_DIR, Skill, SkillLibrary
+from adapters.gns3._tools import Gns3ToolExecutor, Gns3ToolSettings, Gns3TopologySource
+
+__all__ = [
+    "BUILTIN_SKILLS_DIR",
+    "DEFAULT_FORBIDDEN_COMMANDS",
+    "CommandOutcome",
+    "ConsoleRunner",
+    "ConsoleTarget",
+    "ConsoleTranscript",
+    "DeviceKind",
+    "ForbiddenCommandFilter",
+    "Gns3Client",
+    "Gns3ToolExecutor",
+    "Gns3ToolSettings",
+    "Gns3TopologySource",
+    "Skill",
+    "SkillLibrary",
+    "analyze_pcap",
+    "configuration_reason",
+    "device_kind_of",
+]

@@ -1,0 +1,416 @@
+"""``Gns3Client``: the GNS3 v3 REST API over httpx, on behalf of the caller.
+
+The caller's JWT is passed to every call and never stored. GNS3's errors become
+core errors carrying GNS3's own message:
+
+* 401 → :class:`~copilot_core.errors.AuthenticationError`
+* 403 → :class:`~copilot_core.errors.PermissionDeniedError`
+* 404 on a project → :class:`~copilot_core.errors.ProjectNotFoundError`
+* anything else ≥ 400, and an unreachable server → :class:`~copilot_core.errors.Gns3Error`
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import httpx
+
+from copilot_core.errors import (
+    AuthenticationError,
+    Gns3Error,
+    PermissionDeniedError,
+    ProjectNotFoundError,
+    ProjectNotOpenedError,
+)
+
+__all__ = ["Gns3Client"]
+
+JSON = dict[str, Any]
+
+
+def _gns3_message(response: httpx.Response) -> str:
+    """GNS3's own words from an error response (``message`` or pydantic's ``detail``)."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text.strip()[:500] or response.reason_phrase
+    if isinstance(body, dict):
+        if isinstance(body.get("message"), str):
+            return str(body["message"])
+        detail = body.get("detail")
+        if isinstance(detail, str):
+            return detail
+        if isinstance(detail, list):
+            parts = []
+            for item in detail[:5]:
+                if isinstance(item, dict):
+                    where = ".".join(str(x) for x in item.get("loc", []) if x != "body")
+                    parts.append(f"{where}: {item.get('msg', '')}".strip(": "))
+            if parts:
+                return "; ".join(parts)
+    return str(body)[:500]
+
+
+class Gns3Client:
+    """A thin async client of the GNS3 v3 API; every call takes the caller's token.
+
+    ``base_url`` is the server's root (``http://127.0.0.1:3080``); ``/v3`` is added.
+    Pass ``http`` to share a connection pool (its lifetime is then yours);
+    otherwise :meth:`aclose` closes the client's own.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        http: httpx.AsyncClient | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._api = f"{self.base_url}/v3"
+        self._own = http is None
+        self._http = http or httpx.AsyncClient(timeout=timeout)
+        self._timeout = timeout
+
+    async def aclose(self) -> None:
+        if self._own:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> Gns3Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ plumbing
+    @staticmethod
+    def _headers(token: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        token: str | None,
+        *,
+        json_body: Any = None,
+        what: str,
+        project_id: str | None = None,
+    ) -> Any:
+        try:
+            response = await self._http.request(
+                method,
+                f"{self._api}{path}",
+                headers=self._headers(token),
+                json=json_body,
+                timeout=self._timeout,
+            )
+        except httpx.TimeoutException as exc:
+            raise Gns3Error(f"GNS3 did not answer in time while trying to {what}.") from exc
+        except httpx.TransportError as exc:
+            raise Gns3Error(
+                f"GNS3 at {self.base_url} cannot be reached ({type(exc).__name__}) "
+                f"while trying to {what}."
+            ) from exc
+        self._raise_for_status(response, what, project_id)
+        if response.status_code == 204 or not response.content:
+            return None
+        return response.json()
+
+    @staticmethod
+    def _raise_for_status(response: httpx.Response, what: str, project_id: str | None) -> None:
+        status = response.status_code
+        if status < 400:
+            return
+        message = _gns3_message(response)
+        if status == 401:
+            raise AuthenticationError(f"GNS3 rejected the credentials: {message}")
+        if status == 403:
+            raise PermissionDeniedError(f"GNS3 refused to {what}: {message}")
+        if status == 404 and project_id is not None and "Project ID" in message:
+            raise ProjectNotFoundError(project_id)
+        raise Gns3Error(f"GNS3 could not {what}: {message}", status)
+
+    # ---------------------------------------------------------------------- auth
+    async def authenticate(self, username: str, password: str) -> str:
+        """Log in and return an access token (for tools and tests; never stored)."""
+        body = await self._request(
+            "POST",
+            "/access/users/authenticate",
+            None,
+            json_body={"username": username, "password": password},
+            what="authenticate",
+        )
+        return str(body["access_token"])
+
+    async def current_user(self, token: str) -> JSON:
+        """``/access/users/me``: username, user_id, is_superadmin, ..."""
+        return dict(await self._request("GET", "/access/users/me", token, what="read the user"))
+
+    async def version(self) -> JSON:
+        return dict(await self._request("GET", "/version", None, what="read its version"))
+
+    # ------------------------------------------------------------------ projects
+    async def project(self, token: str, project_id: str) -> JSON:
+        return dict(
+            await self._request(
+                "GET",
+                f"/projects/{project_id}",
+                token,
+                what="read the project",
+                project_id=project_id,
+            )
+        )
+
+    async def opened_project(self, token: str, project_id: str) -> JSON:
+        """The project, or :class:`ProjectNotOpenedError` when it is closed."""
+        project = await self.project(token, project_id)
+        if project.get("status") != "opened":
+            raise ProjectNotOpenedError(project_id)
+        return project
+
+    async def projects(self, token: str) -> list[JSON]:
+        return list(await self._request("GET", "/projects", token, what="list projects"))
+
+    async def create_project(self, token: str, name: str) -> JSON:
+        return dict(
+            await self._request(
+                "POST", "/projects", token, json_body={"name": name}, what="create the project"
+            )
+        )
+
+    async def close_project(self, token: str, project_id: str) -> None:
+        await self._request(
+            "POST",
+            f"/projects/{project_id}/close",
+            token,
+            what="close the project",
+            project_id=project_id,
+        )
+
+    async def open_project(self, token: str, project_id: str) -> JSON:
+        return dict(
+            await self._request(
+                "POST",
+                f"/projects/{project_id}/open",
+                token,
+                what="open the project",
+                project_id=project_id,
+            )
+        )
+
+    async def delete_project(self, token: str, project_id: str) -> None:
+        await self._request(
+            "DELETE",
+            f"/projects/{project_id}",
+            token,
+            what="delete the project",
+            project_id=project_id,
+        )
+
+    # ----------------------------------------------------------------- templates
+    async def templates(self, token: str) -> list[JSON]:
+        return list(await self._request("GET", "/templates", token, what="list templates"))
+
+    # --------------------------------------------------------------------- nodes
+    async def nodes(self, token: str, project_id: str) -> list[JSON]:
+        return list(
+            await self._request(
+                "GET",
+                f"/projects/{project_id}/nodes",
+                token,
+                what="list the nodes",
+                project_id=project_id,
+            )
+        )
+
+    async def node(self, token: str, project_id: str, node_id: str) -> JSON:
+        return dict(
+            await self._request(
+                "GET",
+                f"/projects/{project_id}/nodes/{node_id}",
+                token,
+                what="read the node",
+                project_id=project_id,
+            )
+        )
+
+    async def create_node_from_template(
+        self, token: str, project_id: str, template_id: str, *, x: int = 0, y: int = 0
+    ) -> JSON:
+        """Create a node; GNS3 names it from the template (rename it afterwards)."""
+        return dict(
+            await self._request(
+                "POST",
+                f"/projects/{project_id}/templates/{template_id}",
+                token,
+                json_body={"x": x, "y": y, "compute_id": "local"},
+                what="create the node",
+                project_id=project_id,
+            )
+        )
+
+    async def update_node(self, token: str, project_id: str, node_id: str, **fields: Any) -> JSON:
+        return dict(
+            await self._request(
+                "PUT",
+                f"/projects/{project_id}/nodes/{node_id}",
+                token,
+                json_body=fields,
+                what="update the node",
+                project_id=project_id,
+            )
+        )
+
+    async def delete_node(self, token: str, project_id: str, node_id: str) -> None:
+        await self._request(
+            "DELETE",
+            f"/projects/{project_id}/nodes/{node_id}",
+            token,
+            what="delete the node",
+            project_id=project_id,
+        )
+
+    async def node_action(self, token: str, project_id: str, node_id: str, action: str) -> None:
+        """``start``, ``stop``, ``suspend`` or ``reload`` one node (GNS3 needs a ``{}`` body)."""
+        if action not in {"start", "stop", "suspend", "reload"}:
+            raise ValueError(f"unknown node action {action!r}")
+        await self._request(
+            "POST",
+            f"/projects/{project_id}/nodes/{node_id}/{action}",
+            token,
+            json_body={},
+            what=f"{action} the node",
+            project_id=project_id,
+        )
+
+    # --------------------------------------------------------------------- links
+    async def links(self, token: str, project_id: str) -> list[JSON]:
+        return list(
+            await self._request(
+                "GET",
+                f"/projects/{project_id}/links",
+                token,
+                what="list the links",
+                project_id=project_id,
+            )
+        )
+
+    async def create_link(
+        self, token: str, project_id: str, ends: list[tuple[str, int, int]]
+    ) -> JSON:
+        """Link ``(node_id, adapter_number, port_number)`` ends."""
+        body = {
+            "nodes": [
+                {"node_id": node_id, "adapter_number": adapter, "port_number": port}
+                for node_id, adapter, port in ends
+            ]
+        }
+        return dict(
+            await self._request(
+                "POST",
+                f"/projects/{project_id}/links",
+                token,
+                json_body=body,
+                what="create the link",
+                project_id=project_id,
+            )
+        )
+
+    async def delete_link(self, token: str, project_id: str, link_id: str) -> None:
+        await self._request(
+            "DELETE",
+            f"/projects/{project_id}/links/{link_id}",
+            token,
+            what="delete the link",
+            project_id=project_id,
+        )
+
+    # ------------------------------------------------------------------- capture
+    async def start_capture(
+        self, token: str, project_id: str, link_id: str, file_name: str
+    ) -> JSON:
+        return dict(
+            await self._request(
+                "POST",
+                f"/projects/{project_id}/links/{link_id}/capture/start",
+                token,
+                json_body={"capture_file_name": file_name, "data_link_type": "DLT_EN10MB"},
+                what="start the packet capture",
+                project_id=project_id,
+            )
+            or {}
+        )
+
+    async def stop_capture(self, token: str, project_id: str, link_id: str) -> None:
+        await self._request(
+            "POST",
+            f"/projects/{project_id}/links/{link_id}/capture/stop",
+            token,
+            json_body={},
+            what="stop the packet capture",
+            project_id=project_id,
+        )
+
+    async def capture_stream(
+        self, token: str, project_id: str, link_id: str, *, max_bytes: int = 8 << 20
+    ) -> AsyncGenerator[bytes, None]:
+        """The live pcap of a capturing link, chunk by chunk, at most ``max_bytes``.
+
+        The caller bounds the time (cancel or close the iterator).
+        """
+        url = f"{self._api}/projects/{project_id}/links/{link_id}/capture/stream"
+        try:
+            async with self._http.stream(
+                "GET",
+                url,
+                headers=self._headers(token),
+                timeout=httpx.Timeout(self._timeout, read=None),
+            ) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    self._raise_for_status(response, "stream the packet capture", project_id)
+                seen = 0
+                async for chunk in response.aiter_bytes():
+                    seen += len(chunk)
+                    yield chunk
+                    if seen >= max_bytes:
+                        return
+        except httpx.TransportError as exc:
+            raise Gns3Error(
+                f"The packet capture stream from GNS3 failed ({type(exc).__name__})."
+            ) from exc
+
+    # ------------------------------------------------------------- notifications
+    async def notifications(self, token: str, project_id: str) -> AsyncGenerator[JSON, None]:
+        """The project's notification stream (``node.created``, ``link.updated``, ``ping``…).
+
+        Endless: the caller bounds it (cancel or close the iterator).
+        """
+        url = f"{self._api}/projects/{project_id}/notifications"
+        try:
+            async with self._http.stream(
+                "GET",
+                url,
+                headers=self._headers(token),
+                timeout=httpx.Timeout(self._timeout, read=None),
+            ) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    self._raise_for_status(response, "follow the notifications", project_id)
+                async for line in response.aiter_lines():
+                    line = line.strip()
+                    if not line:
+                        continue
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(event, dict):
+                        yield event
+        except httpx.TransportError as exc:
+            raise Gns3Error(
+                f"The notification stream from GNS3 failed ({type(exc).__name__})."
+            ) from exc

@@ -1,0 +1,204 @@
+"""A real gns3-server 3.0.6 for tests: installed into its own venv, run on 127.0.0.1.
+
+Usable as a plain context manager (``with RealGns3Server() as server: ...``) or
+through the session-scoped ``gns3_server`` fixture of ``tests/adapters/gns3``.
+The server gets a private temporary directory for every path it writes, a free
+TCP port and console/UDP port ranges of its own, and is stopped with SIGTERM.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+__all__ = ["GNS3_SERVER_VERSION", "RealGns3Server", "ensure_gns3_server_installed"]
+
+GNS3_SERVER_VERSION = "3.0.6"
+_REPO = Path(__file__).resolve().parents[2]
+_DEFAULT_VENV = _REPO / ".cache" / "gns3-server-venv"
+
+
+def ensure_gns3_server_installed(venv: Path = _DEFAULT_VENV) -> Path:
+    """Return the ``gns3server`` executable, installing it into ``venv`` if missing."""
+    exe = venv / "bin" / "gns3server"
+    if exe.exists():
+        return exe
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            f"gns3-server=={GNS3_SERVER_VERSION}",
+        ],
+        check=True,
+        timeout=600,
+    )
+    if not exe.exists():  # pragma: no cover - a broken install
+        raise RuntimeError(f"gns3-server installed but {exe} is missing")
+    return exe
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RealGns3Server:
+    """One gns3-server process with admin/admin; ``url`` is its base URL (no ``/v3``)."""
+
+    admin_username = "admin"
+    admin_password = "admin"
+
+    def __init__(
+        self,
+        *,
+        console_ports: tuple[int, int] = (25000, 25499),
+        udp_ports: tuple[int, int] = (26000, 26499),
+        startup_timeout: float = 60.0,
+    ) -> None:
+        self.console_ports = console_ports
+        self.udp_ports = udp_ports
+        self.startup_timeout = startup_timeout
+        self.port = 0
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self.log_path: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _write_config(self, root: Path) -> Path:
+        for sub in ("images", "projects", "appliances", "symbols", "configs", "resources"):
+            (root / sub).mkdir()
+        (root / "secrets").mkdir(mode=0o700)
+        config = root / "gns3_server.conf"
+        config.write_text(
+            "\n".join(
+                [
+                    "[Server]",
+                    "host = 127.0.0.1",
+                    f"port = {self.port}",
+                    f"images_path = {root / 'images'}",
+                    f"projects_path = {root / 'projects'}",
+                    f"appliances_path = {root / 'appliances'}",
+                    f"symbols_path = {root / 'symbols'}",
+                    f"configs_path = {root / 'configs'}",
+                    f"resources_path = {root / 'resources'}",
+                    f"secrets_dir = {root / 'secrets'}",
+                    "report_errors = False",
+                    f"console_start_port_range = {self.console_ports[0]}",
+                    f"console_end_port_range = {self.console_ports[1]}",
+                    f"udp_start_port_range = {self.udp_ports[0]}",
+                    f"udp_end_port_range = {self.udp_ports[1]}",
+                    "compute_username = compute",
+                    "compute_password = compute-test-password",
+                    "",
+                    "[Controller]",
+                    f"default_admin_username = {self.admin_username}",
+                    f"default_admin_password = {self.admin_password}",
+                    "",
+                ]
+            )
+        )
+        return config
+
+    def start(self) -> RealGns3Server:
+        exe = ensure_gns3_server_installed()
+        self._tmp = tempfile.TemporaryDirectory(prefix="gns3-server-")
+        root = Path(self._tmp.name)
+        self.port = _free_port()
+        config = self._write_config(root)
+        self.log_path = root / "gns3_server.log"
+        env = {**os.environ, "HOME": str(root)}
+        self._process = subprocess.Popen(
+            [str(exe), "--config", str(config), "--logfile", str(self.log_path), "--local"],
+            cwd=root,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"gns3-server exited early; see {self.log_path}")
+            try:
+                if httpx.get(f"{self.url}/v3/version", timeout=1.0).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"gns3-server did not answer within {self.startup_timeout:g} s")
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def token(self, username: str | None = None, password: str | None = None) -> str:
+        """Authenticate (admin by default) and return the access token."""
+        response = httpx.post(
+            f"{self.url}/v3/access/users/authenticate",
+            json={
+                "username": username or self.admin_username,
+                "password": password or self.admin_password,
+            },
+            timeout=10.0,
+        )
+        response.raise_for_status()
+        return str(response.json()["access_token"])
+
+    def create_user(self, username: str, password: str) -> str:
+        """Create a plain user as admin and return a token for them."""
+        response = httpx.post(
+            f"{self.url}/v3/access/users",
+            json={"username": username, "password": password},
+            headers={"Authorization": f"Bearer {self.token()}"},
+            timeout=10.0,
+        )
+        response.raise_for_status()
+        return self.token(username, password)
+
+    def __enter__(self) -> RealGns3Server:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover - manual use: python -m tests.fakes.gns3_server
+    with RealGns3Server() as server:
+        print(server.url, flush=True)
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            sys.exit(0)
