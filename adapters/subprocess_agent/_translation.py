@@ -240,8 +240,8 @@ class EventTranslator:
         elif outcome == "aborted":
             result, status = {"status": "aborted"}, "aborted"
         else:
-            result = {"status": "error", "error": "the agent stopped before the tool finished"}
-            status = "error"
+            why = "stopped before the tool finished" if outcome == "error" else "reported no result"
+            result, status = {"status": "error", "error": f"the agent {why}"}, "error"
         output = render_tool_output(result)
         now = self._clock.now()
         call = ToolCall(id=tool.id, function=FunctionCall(name=tool.name, arguments=tool.arguments))

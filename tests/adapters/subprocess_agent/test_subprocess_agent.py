@@ -479,3 +479,75 @@ async def test_a_turn_through_chat_service_is_saved_and_reloads() -> None:
     ]
     session = await service.get_session(PROJECT, session_id, "alice")
     assert session.message_count == 8
+
+
+# ---------------------------------------------------------------- tool bookkeeping
+async def replay(tmp_path: Path, *events: dict[str, Any]) -> list[AgentEvent]:
+    script = tmp_path / "events.jsonl"
+    script.write_text("".join(json.dumps(event) + "\n" for event in events))
+    return await collect(agent("replay.py", mode=str(script)))
+
+
+async def test_tool_end_before_tool_result_and_tools_without_arguments(tmp_path: Path) -> None:
+    events = await replay(
+        tmp_path,
+        {"type": "chunk", "content": "Let me check. "},
+        {"type": "tool_start", "tool": "ping"},
+        {"type": "tool_args", "tool": "ping", "args": "not an object"},
+        {"type": "tool_end", "success": False},
+        {"type": "tool_result", "title": "Ping", "summary": "100% loss", "success": False},
+        {"type": "tool_start", "tool": "traceroute"},  # no args, no end: closed by the next
+        {"type": "tool_start", "tool": "show_ip_route"},
+        {"type": "tool_result", "summary": "routes"},  # no end: closed at the end of the run
+        {"type": "chunk", "content": "Done."},
+    )
+    ends = [e for e in events if isinstance(e, ToolEndEvent)]
+    assert [(e.tool_name, e.status) for e in ends] == [
+        ("ping", "error"),
+        ("traceroute", "error"),
+        ("show_ip_route", "success"),
+    ]
+    assert json.loads(ends[0].tool_output)["summary"] == "100% loss"
+    assert json.loads(ends[1].tool_output)["error"] == "the agent reported no result"
+    messages = saved(events)
+    assert Conversation(messages).is_complete
+    calls = [m for m in messages if m.tool_calls]
+    assert calls[0].content == "Let me check. "
+    assert calls[0].tool_calls is not None
+    assert json.loads(calls[0].tool_calls[0].function.arguments) == {"input": "not an object"}
+    assert calls[1].tool_calls is not None
+    assert calls[1].tool_calls[0].function.arguments == "{}"
+    assert messages[-1].content == "Done." and messages[-1].role is Role.ASSISTANT
+    starts = [e.tool_call_id for e in events if isinstance(e, ToolStartEvent)]
+    assert starts == [e.tool_call_id for e in ends] and len(set(starts)) == 3
+
+
+async def test_closing_the_stream_early_stops_the_program() -> None:
+    backend = agent("hanger.py", kill_grace=0.5)
+    events: list[AgentEvent] = []
+    stream = backend.run("q", [], run_config())
+    async for event in stream:
+        events.append(event)
+        if isinstance(event, ToolStartEvent):
+            break
+    await stream.aclose()  # type: ignore[attr-defined]
+    await no_process_left(pids_of(events)["pid"])
+
+
+async def test_cancelling_the_turn_stops_the_program() -> None:
+    backend = agent("hanger.py", kill_grace=0.5)
+    events: list[AgentEvent] = []
+    running = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in backend.run("q", [], run_config()):
+            events.append(event)
+            if isinstance(event, ToolStartEvent):
+                running.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(running.wait(), 30)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await no_process_left(pids_of(events)["pid"])
