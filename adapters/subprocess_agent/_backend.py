@@ -10,7 +10,13 @@ from typing import Any, Literal
 
 from adapters.subprocess_agent._config import AgentConfig
 from adapters.subprocess_agent._invocation import agent_environment, command_line, recent_history
-from adapters.subprocess_agent._process import AgentProcess, LineReader, Oversized, StderrTail
+from adapters.subprocess_agent._process import (
+    AgentProcess,
+    LineReader,
+    More,
+    Oversized,
+    StderrTail,
+)
 from adapters.subprocess_agent._translation import EventTranslator
 from copilot_core import (
     AbortEvent,
@@ -102,21 +108,32 @@ class SubprocessAgentBackend:
         try:
             # ---- read events until EOF, abort, time limit or flood
             while True:
-                pending = pending or asyncio.ensure_future(reader.next())
-                done, _ = await asyncio.wait(
-                    {pending, abort_wait},
-                    timeout=max(deadline - loop.time(), 0.0),
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
                 if abort.is_aborted():
                     ending = "aborted"
                     break
-                if pending not in done:
-                    ending = "timeout"
-                    break
-                item, pending = pending.result(), None
+                item = reader.take()
+                if isinstance(item, More):
+                    # Only here do we wait: for the next chunk, the abort or the deadline.
+                    pending = pending or asyncio.ensure_future(reader.fill())
+                    done, _ = await asyncio.wait(
+                        {pending, abort_wait},
+                        timeout=max(deadline - loop.time(), 0.0),
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                    if abort.is_aborted():
+                        ending = "aborted"
+                        break
+                    if pending not in done:
+                        ending = "timeout"
+                        break
+                    pending.result()  # re-raises what the read raised, if anything
+                    pending = None
+                    continue
                 if item is None:
                     ending = "flood" if reader.exceeded else "exited"
+                    break
+                if loop.time() > deadline:
+                    ending = "timeout"
                     break
                 if isinstance(item, Oversized):
                     events = translator.warning(f"skipped a line longer than {item.limit} bytes")

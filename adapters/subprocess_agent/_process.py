@@ -14,9 +14,18 @@ import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["AgentProcess", "LineReader", "Oversized", "StderrTail"]
+__all__ = ["MORE", "AgentProcess", "LineReader", "More", "Oversized", "StderrTail"]
 
 CHUNK_BYTES = 64 * 1024
+
+
+class More:
+    """The buffer holds no complete line: read more."""
+
+    __slots__ = ()
+
+
+MORE = More()
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +58,10 @@ class LineReader:
     def buffered_bytes(self) -> int:
         return len(self._buffer)
 
-    async def next(self) -> bytes | Oversized | None:
-        """The next line without its newline, an :class:`Oversized` marker, or None at EOF
-        (or past the budget)."""
+    def take(self) -> bytes | Oversized | More | None:
+        """The next line (without its newline) or :class:`Oversized` marker from what is
+        buffered; :data:`MORE` when :meth:`fill` must read first; None at EOF (or past
+        the budget)."""
         while True:
             if self.exceeded:
                 self._buffer.clear()
@@ -77,19 +87,29 @@ class LineReader:
                 return Oversized(self._limit)
             else:
                 self._scanned = len(self._buffer)
-            if self._eof:
-                if self._buffer and not self._discarding:
-                    last = bytes(self._buffer)
-                    self._buffer.clear()
-                    return last
-                return None
-            chunk = await self._stream.read(CHUNK_BYTES)
-            if not chunk:
-                self._eof = True
-            else:
-                self.total_bytes += len(chunk)
-                self._buffer += chunk
-                self.exceeded = self.total_bytes > self._budget
+            if not self._eof:
+                return MORE
+            if self._buffer and not self._discarding:
+                last = bytes(self._buffer)
+                self._buffer.clear()
+                return last
+            return None
+
+    async def fill(self) -> None:
+        """Read one chunk (safe to cancel: nothing is lost)."""
+        chunk = await self._stream.read(CHUNK_BYTES)
+        if not chunk:
+            self._eof = True
+            return
+        self.total_bytes += len(chunk)
+        self._buffer += chunk
+        self.exceeded = self.total_bytes > self._budget
+
+    async def next(self) -> bytes | Oversized | None:
+        """Like :meth:`take`, reading as needed."""
+        while isinstance(item := self.take(), More):
+            await self.fill()
+        return item
 
 
 class StderrTail:
