@@ -40,6 +40,8 @@ Outcome = Literal["ok", "aborted", "error"]
 #: Warnings about bad lines are capped per run, so garbage cannot flood the stream.
 MAX_WARNINGS = 20
 _PREVIEW_CHARS = 80
+#: Keys a status event's extra fields cannot take: the wire event's own.
+_RESERVED_STATUS_KEYS = frozenset({"type", "status", "message", "session_id", "id", "seq"})
 
 
 @dataclass(slots=True)
@@ -141,7 +143,7 @@ class EventTranslator:
         return [ThinkingEvent(_text(data.get("content")))]
 
     def _on_status(self, data: dict[str, Any]) -> list[AgentEvent]:
-        extra = {k: v for k, v in data.items() if k not in {"type", "status", "message"}}
+        extra = {k: v for k, v in data.items() if k not in _RESERVED_STATUS_KEYS}
         return [StatusEvent(_text(data.get("status")) or "info", _text(data.get("message")), extra)]
 
     def _on_step(self, data: dict[str, Any]) -> list[AgentEvent]:

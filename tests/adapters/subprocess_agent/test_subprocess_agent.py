@@ -500,7 +500,10 @@ async def test_tool_end_before_tool_result_and_tools_without_arguments(tmp_path:
         {"type": "tool_start", "tool": "show_ip_route"},
         {"type": "tool_result", "summary": "routes"},  # no end: closed at the end of the run
         {"type": "chunk", "content": "Done."},
+        {"type": "status", "status": "info", "session_id": "someone-else", "nodes": 3},
     )
+    status = next(e for e in events if isinstance(e, StatusEvent))
+    assert status.extra == {"nodes": 3}  # cannot overwrite the wire event's session_id
     ends = [e for e in events if isinstance(e, ToolEndEvent)]
     assert [(e.tool_name, e.status) for e in ends] == [
         ("ping", "error"),
