@@ -17,13 +17,16 @@ from adapters.subprocess_agent._invocation import (
     command_line,
     recent_history,
 )
+from adapters.subprocess_agent._translation import EventTranslator, Outcome
 
 __all__ = [
     "DEFAULT_ARGUMENTS",
     "TRUNCATION_SUFFIX",
     "AgentCapabilityFlags",
     "AgentConfig",
+    "EventTranslator",
     "HistoryLimits",
+    "Outcome",
     "SubprocessAgentBackend",
     "agent_environment",
     "build_agent_backends",
