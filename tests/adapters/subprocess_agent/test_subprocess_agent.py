@@ -554,3 +554,34 @@ async def test_cancelling_the_turn_stops_the_program() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     await no_process_left(pids_of(events)["pid"])
+
+
+async def test_aborting_through_chat_service_saves_a_valid_aborted_turn() -> None:
+    store = InMemoryCheckpointStore()
+    service = ChatService(
+        store,
+        {"lab": agent("hanger.py", kill_grace=0.5)},
+        models=None,
+        clock=SteppingClock(),
+        ids=SequentialIds("svc"),
+        settings=ChatSettings(default_agent="lab"),
+    )
+    turn = await service.start_turn(
+        TurnRequest(project_id=PROJECT, user_id="alice", message="ping R2", agent_id="lab")
+    )
+    wire: list[dict[str, Any]] = []
+    async with asyncio.timeout(30):
+        async for event in turn.subscribe():
+            wire.append(event.to_wire())
+            if event.type == "content":
+                assert await service.abort(PROJECT, turn.session_id, "alice")
+    types = [e["type"] for e in wire]
+    assert types[-2:] == ["abort", "done"]
+    _, page = await service.history(PROJECT, turn.session_id, "alice")
+    assert [m.role for m in page.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
+    assert json.loads(page.messages[2].content) == {"status": "aborted"}
+    assert page.messages[3].content == "partial answer"
+    assert page.messages[3].metadata["aborted"] is True
+    assert wire[-1]["message_id"] == page.messages[3].id
+    pids = next(e for e in wire if e["type"] == "status")
+    await no_process_left(pids["pid"])
