@@ -113,6 +113,16 @@ def live_in_group(pgid: int) -> list[int]:
     return found
 
 
+def running(pid: int) -> bool:
+    """Whether a process still runs (a zombie that is our own child counts: unreaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return fields[0] != "Z" or int(fields[1]) == os.getpid()
+
+
 def pids_of(events: list[AgentEvent]) -> dict[str, Any]:
     return next(e.extra for e in events if isinstance(e, StatusEvent) and "pid" in e.extra)
 
@@ -225,8 +235,9 @@ async def test_the_time_limit_stops_a_hanging_agent_and_its_children() -> None:
     messages = saved(events)
     assert messages[-1].content == "partial answer" and messages[-1].metadata["error"] is True
     assert Conversation(messages).is_complete
+    assert pids["pgid"] == pids["pid"]  # its own process group
     await no_process_left(pids["pid"])
-    assert pids["child"] not in live_in_group(pids["pid"])
+    assert not running(pids["pid"]) and not running(pids["child"])
 
 
 @pytest.mark.parametrize("mode", ["", "ignore-term"])
@@ -253,6 +264,7 @@ async def test_abort_ends_a_hanging_agent_like_any_aborted_turn(mode: str) -> No
     assert Conversation(messages).is_complete
     pids = pids_of(events)
     await no_process_left(pids["pid"])
+    assert not running(pids["pid"]) and not running(pids["child"])
     assert took < 30  # a bound for the log, not a speed claim: SIGKILL came after the grace
 
 
@@ -381,6 +393,8 @@ async def test_the_program_gets_a_cleaned_environment(monkeypatch: pytest.Monkey
     monkeypatch.setenv("NOT_ALLOWED", "nope")
     backend = agent("env_probe.py", env_allow=["LAB_COLOUR"], env={"AGENT_LEVEL": "2"})
     events = await collect(backend, config=run_config(credentials="jwt-of-alice"))
+    stdin = next(e for e in events if isinstance(e, StatusEvent) and e.message == "stdin")
+    assert stdin.extra["devnull"] is True  # stdin is closed: /dev/null
     env = json.loads(next(e.content for e in events if isinstance(e, AnswerEvent)))
     assert "sk-parent-secret" not in json.dumps(env)
     assert "fernet-parent-secret" not in json.dumps(env)

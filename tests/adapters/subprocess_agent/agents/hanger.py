@@ -14,7 +14,7 @@ if args.mode == "ignore-term":
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
 
 
-emit("status", status="info", message="pids", pid=os.getpid(), child=child.pid)
+emit("status", status="info", message="pids", pid=os.getpid(), pgid=os.getpgid(0), child=child.pid)
 emit("tool_start", tool="ping")
 emit("tool_args", tool="ping", args={"target": "10.0.0.1"})
 emit("chunk", content="partial answer")
