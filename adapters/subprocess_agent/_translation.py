@@ -269,6 +269,8 @@ class EventTranslator:
                 flags["error"] = True
             message = Message.assistant(self._ids.new_id(), content, self._clock.now(), **flags)
             out.append(StepCompleted((message,)))
+        elif outcome == "ok":
+            out += self.warning("ended without an answer")
         return out
 
 

@@ -599,3 +599,10 @@ async def test_aborting_through_chat_service_saves_a_valid_aborted_turn() -> Non
     assert wire[-1]["message_id"] == page.messages[3].id
     pids = next(e for e in wire if e["type"] == "status")
     await no_process_left(pids["pid"])
+
+
+async def test_an_agent_that_ends_without_an_answer_is_reported(tmp_path: Path) -> None:
+    events = await replay(tmp_path, {"type": "thinking", "content": "hmm"})
+    assert isinstance(events[-1], StatusEvent)
+    assert events[-1].status == "warning" and "ended without an answer" in events[-1].message
+    assert saved(events) == []
