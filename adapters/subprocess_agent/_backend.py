@@ -67,6 +67,9 @@ class SubprocessAgentBackend:
     def agent_id(self) -> str:
         return self.config.id
 
+    def __repr__(self) -> str:
+        return f"SubprocessAgentBackend(id={self.config.id!r}, command={self.config.command!r})"
+
     # -------------------------------------------------------------- AgentBackend
     def capabilities(self) -> AgentCapabilities:
         return self.config.agent_capabilities()
