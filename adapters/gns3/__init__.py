@@ -8,6 +8,7 @@
 * :func:`analyze_pcap` — a packet capture summarised for a model.
 """
 
+from adapters.gns3._access import Gns3Authenticator, Gns3ProjectGate
 from adapters.gns3._capture import analyze_pcap
 from adapters.gns3._client import Gns3Client
 from adapters.gns3._command_policy import (
@@ -30,7 +31,9 @@ __all__ = [
     "ConsoleTranscript",
     "DeviceKind",
     "ForbiddenCommandFilter",
+    "Gns3Authenticator",
     "Gns3Client",
+    "Gns3ProjectGate",
     "Gns3ToolExecutor",
     "Gns3ToolSettings",
     "Gns3TopologySource",

@@ -1,0 +1,65 @@
+"""Who is calling and whether their project is open: the core's ``Authenticator``
+and ``ProjectGate`` over GNS3's own API, with the caller's token."""
+
+from __future__ import annotations
+
+import uuid
+
+from adapters.gns3._client import Gns3Client
+from copilot_core.errors import (
+    AuthenticationError,
+    PermissionDeniedError,
+    ProjectNotFoundError,
+)
+from copilot_core.ports import Principal
+
+__all__ = ["Gns3Authenticator", "Gns3ProjectGate"]
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+class Gns3Authenticator:
+    """A token is valid when GNS3's ``/access/users/me`` accepts it."""
+
+    def __init__(self, client: Gns3Client) -> None:
+        self._client = client
+
+    async def authenticate(self, token: str) -> Principal:
+        if not token.strip():
+            raise AuthenticationError("An empty bearer token is not a GNS3 token.")
+        user = await self._client.current_user(token)
+        user_id = user.get("user_id")
+        if not user_id:
+            raise AuthenticationError("GNS3 answered /access/users/me without a user id.")
+        if user.get("is_active") is False:
+            raise AuthenticationError(f"The GNS3 account {user.get('username')!r} is disabled.")
+        return Principal(
+            user_id=str(user_id),
+            username=str(user.get("username") or user_id),
+            is_superadmin=bool(user.get("is_superadmin")),
+        )
+
+
+class Gns3ProjectGate:
+    """A project is usable when the caller can read it in GNS3 and it is opened.
+
+    A project the caller may not see is reported exactly like one that does not
+    exist, so that ids of other users' projects cannot be probed.
+    """
+
+    def __init__(self, client: Gns3Client) -> None:
+        self._client = client
+
+    async def require_open(self, project_id: str, credentials: str) -> None:
+        if not _is_uuid(project_id):  # GNS3 ids are UUIDs; nothing else reaches a URL
+            raise ProjectNotFoundError(project_id)
+        try:
+            await self._client.opened_project(credentials, project_id)
+        except PermissionDeniedError:
+            raise ProjectNotFoundError(project_id) from None
