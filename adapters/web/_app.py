@@ -72,6 +72,7 @@ def create_web_app(
             path="/schema",
         ),
         debug=settings.debug,
+        logging_config=None,  # the composition root configures logging
     )
 
 
