@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ from copilot_core.testing import (
     SequentialIds,
     StaticModelProvider,
     SteppingClock,
+    text_reply,
 )
 
 ALICE = "token-alice"
@@ -44,6 +46,43 @@ CLOSED = "project-closed"
 
 def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+@dataclass(frozen=True)
+class RawEvent:
+    """One SSE event exactly as sent: its ``id:`` line (if any) and its JSON data."""
+
+    id: str | None
+    data: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.data["type"])
+
+
+async def raw_events(response: httpx.Response) -> AsyncIterator[RawEvent]:
+    """Parse an SSE body line by line (httpx-sse carries ids over; this does not)."""
+    event_id: str | None = None
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                yield RawEvent(event_id, json.loads("\n".join(data)))
+            event_id, data = None, []
+        elif line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip())
+
+
+async def collect_until_done(response: httpx.Response, limit: int = 10_000) -> list[RawEvent]:
+    """Every event up to and including ``done`` (bounded)."""
+    events: list[RawEvent] = []
+    async for event in raw_events(response):
+        events.append(event)
+        if event.type == "done" or len(events) >= limit:
+            break
+    return events
 
 
 @dataclass
@@ -89,7 +128,10 @@ async def run_service(
     model = ScriptedLanguageModel(delay=delay)
     tools = FakeToolExecutor()
     agent = BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)
-    models = StaticModelProvider(ModelSelection(model) if configured else None)
+    title_model = ScriptedLanguageModel(default=text_reply("Lab help"))
+    models = StaticModelProvider(
+        ModelSelection(model, title_model=title_model) if configured else None
+    )
     chat = ChatService(
         store,
         {"copilot": agent},
