@@ -121,6 +121,7 @@ async def run_service(
     delay: float = 0.0,
     readiness: dict[str, Any] | None = None,
     configured: bool = True,
+    retention: float = 60.0,
 ) -> AsyncIterator[Service]:
     clock = SteppingClock()
     ids = SequentialIds()
@@ -138,7 +139,7 @@ async def run_service(
         models=models,
         clock=clock,
         ids=ids,
-        settings=ChatSettings(max_message_chars=1000),
+        settings=ChatSettings(max_message_chars=1000, finished_turn_retention=retention),
     )
     authenticator = StaticAuthenticator(
         {
