@@ -122,6 +122,7 @@ async def run_service(
     readiness: dict[str, Any] | None = None,
     configured: bool = True,
     retention: float = 60.0,
+    readiness_timeout: float = 3.0,
 ) -> AsyncIterator[Service]:
     clock = SteppingClock()
     ids = SequentialIds()
@@ -165,7 +166,11 @@ async def run_service(
             reload_skills=reload_skills,
             readiness=readiness or {},
         ),
-        settings=WebSettings(heartbeat_interval=heartbeat, abort_on_disconnect=abort_on_disconnect),
+        settings=WebSettings(
+            heartbeat_interval=heartbeat,
+            abort_on_disconnect=abort_on_disconnect,
+            readiness_timeout=readiness_timeout,
+        ),
     )
     config = uvicorn.Config(
         app, host="127.0.0.1", port=0, log_config=None, lifespan="on", timeout_graceful_shutdown=2
