@@ -29,6 +29,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         initialised = container.init_resources()
         if initialised is not None:
             await initialised

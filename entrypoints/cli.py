@@ -20,12 +20,12 @@ from copilot_core.service import ChatService
 from entrypoints.app import CHAT_SERVICE_STATE, create_app
 from entrypoints.settings import Settings
 
-__all__ = ["main"]
+__all__ = ["CopilotServer", "main"]
 
 log = structlog.get_logger("entrypoints")
 
 
-class _CopilotServer(uvicorn.Server):
+class CopilotServer(uvicorn.Server):
     """uvicorn, plus: the first SIGTERM/SIGINT aborts running turns so that they save
     and their streams end, letting the graceful shutdown finish within the grace time."""
 
@@ -81,7 +81,7 @@ def _serve(args: argparse.Namespace) -> int:
         lifespan="on",
         timeout_graceful_shutdown=int(settings.shutdown_grace) + 5,
     )
-    server = _CopilotServer(config, app, settings.shutdown_grace)
+    server = CopilotServer(config, app, settings.shutdown_grace)
     server.run()
     return 0 if server.started else 1
 

@@ -23,7 +23,8 @@ async def test_capabilities_and_agents_describe_the_builtin_agent(service: Servi
         agents = await client.get("/v3/copilot/agents")
     assert capabilities.status_code == 200
     caps = capabilities.json()
-    assert caps["backend"] == "python" and caps["streaming"] is True
+    assert caps["backend"] == "python"
+    assert caps["streaming"] is True
     assert {"rag", "mcp", "file_tools", "shell_tools"} <= caps.keys()
     assert [a["id"] for a in caps["agents"]] == ["copilot"]
     body = agents.json()
@@ -37,7 +38,9 @@ async def test_llm_config_round_trip_never_returns_the_key(service: Service) -> 
         empty = await client.get("/v3/copilot/llm-config")
         stored = await client.put("/v3/copilot/llm-config", json=SETTINGS)
         read = await client.get("/v3/copilot/llm-config")
-        other = await client.get("/v3/copilot/llm-config", headers={"Authorization": f"Bearer {BOB}"})
+        other = await client.get(
+            "/v3/copilot/llm-config", headers={"Authorization": f"Bearer {BOB}"}
+        )
     assert empty.status_code == 404
     assert "PUT /v3/copilot/llm-config" in empty.json()["detail"]
     assert stored.status_code == 200
@@ -45,7 +48,8 @@ async def test_llm_config_round_trip_never_returns_the_key(service: Service) -> 
         body = response.json()
         assert "api_key" not in body
         assert body["api_key_set"] is True
-        assert body["model"] == "gpt-4o-mini" and body["copilot_mode"] == "lab_automation_assistant"
+        assert body["model"] == "gpt-4o-mini"
+        assert body["copilot_mode"] == "lab_automation_assistant"
         assert "sk-very-secret-value" not in response.text
     assert service.llm_config.keys["u-alice"] == "sk-very-secret-value"
     assert other.status_code == 404
@@ -55,7 +59,11 @@ async def test_llm_config_without_a_key_keeps_none_set(service: Service) -> None
     async with service.client() as client:
         stored = await client.put(
             "/v3/copilot/llm-config",
-            json={"provider": "ollama", "model": "llama3.1", "base_url": "http://127.0.0.1:11434/v1"},
+            json={
+                "provider": "ollama",
+                "model": "llama3.1",
+                "base_url": "http://127.0.0.1:11434/v1",
+            },
         )
     assert stored.status_code == 200
     assert stored.json()["api_key_set"] is False

@@ -89,7 +89,8 @@ async def test_done_arrives_after_the_turn_is_saved_and_names_the_answer(service
                 session = await service.store.get_session(OPEN, session_id)
                 assert page.messages[-1].id == event.data["message_id"]
                 assert page.messages[-1].content == "Saved answer"
-                assert session is not None and session.message_count == 2
+                assert session is not None
+                assert session.message_count == 2
                 break
         else:
             raise AssertionError("no done event")
@@ -114,7 +115,8 @@ async def test_stream_false_returns_one_json_object(service: Service) -> None:
         "total_tokens": 15,
     }
     stored = await service.store.get_session(OPEN, body["session_id"])
-    assert stored is not None and stored.user_id == "u-alice"
+    assert stored is not None
+    assert stored.user_id == "u-alice"
 
 
 async def test_second_turn_continues_the_session(service: Service) -> None:
@@ -170,20 +172,20 @@ async def test_heartbeat_is_sent_during_a_quiet_turn_without_an_id() -> None:
 
 async def test_second_stream_on_a_busy_session_gets_409(service: Service) -> None:
     service.model.add([*text_reply("start")[:1], Hang()])
-    async with service.client() as client:
-        async with client.stream(
-            "POST", service.chat_url() + "/stream", json={"message": "long"}
-        ) as first:
-            session_id = first.headers["x-session-id"]
-            busy = await client.post(
-                service.chat_url() + "/stream",
-                json={"message": "again", "session_id": session_id},
-            )
-            assert busy.status_code == 409
-            assert "already has a turn running" in busy.json()["detail"]
-            aborted = await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
-            assert aborted.json() == {"status": "ok", "session_id": session_id, "aborted": True}
-            events = await collect_until_done(first)
+    async with (
+        service.client() as client,
+        client.stream("POST", service.chat_url() + "/stream", json={"message": "long"}) as first,
+    ):
+        session_id = first.headers["x-session-id"]
+        busy = await client.post(
+            service.chat_url() + "/stream",
+            json={"message": "again", "session_id": session_id},
+        )
+        assert busy.status_code == 409
+        assert "already has a turn running" in busy.json()["detail"]
+        aborted = await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
+        assert aborted.json() == {"status": "ok", "session_id": session_id, "aborted": True}
+        events = await collect_until_done(first)
     assert [e.type for e in events][-2:] == ["abort", "done"]
     page = await service.store.history(OPEN, session_id)
     assert [m.content for m in page.messages if m.role.value == "user"] == ["long"]
@@ -209,7 +211,8 @@ async def test_abort_mid_stream_ends_the_stream_and_keeps_the_partial_answer(
                     break
         not_running = await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
     types = [e.type for e in events]
-    assert "abort" in types and types[-1] == "done"
+    assert "abort" in types
+    assert types[-1] == "done"
     end = next(e for e in events if e.type == "tool_end")
     assert json.loads(end.data["tool_output"]) == {"status": "aborted"}
     page = await service.store.history(OPEN, session_id)
@@ -221,14 +224,14 @@ async def test_abort_mid_stream_ends_the_stream_and_keeps_the_partial_answer(
 async def test_client_disconnect_does_not_abort_the_turn(service: Service) -> None:
     service.model.delay = 0.02
     service.model.add(text_reply("a fairly long answer that keeps streaming", chunk=2))
-    async with service.client() as client:
-        async with client.stream(
-            "POST", service.chat_url() + "/stream", json={"message": "go"}
-        ) as r:
-            session_id = r.headers["x-session-id"]
-            async for event in raw_events(r):
-                assert event.type == "content"
-                break  # hang up after the first event
+    async with (
+        service.client() as client,
+        client.stream("POST", service.chat_url() + "/stream", json={"message": "go"}) as r,
+    ):
+        session_id = r.headers["x-session-id"]
+        async for event in raw_events(r):
+            assert event.type == "content"
+            break  # hang up after the first event
     turn = service.chat.attach(OPEN, session_id, "u-alice")
     assert turn is not None
     result = await asyncio.wait_for(turn.wait(), 10)
@@ -241,13 +244,13 @@ async def test_client_disconnect_does_not_abort_the_turn(service: Service) -> No
 async def test_client_disconnect_aborts_when_configured() -> None:
     async with run_service(abort_on_disconnect=True) as service:
         service.model.add([*text_reply("partial")[:1], Hang()])
-        async with service.client() as client:
-            async with client.stream(
-                "POST", service.chat_url() + "/stream", json={"message": "go"}
-            ) as r:
-                session_id = r.headers["x-session-id"]
-                async for _ in raw_events(r):
-                    break
+        async with (
+            service.client() as client,
+            client.stream("POST", service.chat_url() + "/stream", json={"message": "go"}) as r,
+        ):
+            session_id = r.headers["x-session-id"]
+            async for _ in raw_events(r):
+                break
         turn = service.chat.attach(OPEN, session_id, "u-alice")
         assert turn is not None
         result = await asyncio.wait_for(turn.wait(), 10)
@@ -276,7 +279,8 @@ async def test_llm_failure_mid_stream_is_an_error_event_and_the_turn_is_saved(
         session_id = r.headers["x-session-id"]
         events = await collect_until_done(r)
     types = [e.type for e in events]
-    assert "error" in types and types[-1] == "done"
+    assert "error" in types
+    assert types[-1] == "done"
     page = await service.store.history(OPEN, session_id)
     assert page.messages[0].content == "q"
 

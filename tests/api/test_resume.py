@@ -73,16 +73,17 @@ async def test_reattach_without_last_event_id_replays_the_whole_turn(service: Se
 
 async def test_two_clients_follow_the_same_turn_and_abort_ends_both(service: Service) -> None:
     service.model.add([*text_reply("x")[:1], Hang()])
-    async with service.client() as client, service.client() as other:
-        async with client.stream(
-            "POST", service.chat_url() + "/stream", json={"message": "go"}
-        ) as first:
-            session_id = first.headers["x-session-id"]
-            async with other.stream(
-                "GET", service.chat_url() + f"/sessions/{session_id}/stream"
-            ) as second:
-                await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
-                a, b = await asyncio.gather(collect_until_done(first), collect_until_done(second))
+    async with (
+        service.client() as client,
+        service.client() as other,
+        client.stream("POST", service.chat_url() + "/stream", json={"message": "go"}) as first,
+    ):
+        session_id = first.headers["x-session-id"]
+        async with other.stream(
+            "GET", service.chat_url() + f"/sessions/{session_id}/stream"
+        ) as second:
+            await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
+            a, b = await asyncio.gather(collect_until_done(first), collect_until_done(second))
     assert [e.type for e in a][-2:] == ["abort", "done"]
     assert [e.id for e in a] == [e.id for e in b]
 
@@ -129,35 +130,36 @@ async def test_reattach_after_the_retention_period_is_204() -> None:
 
 async def test_reattach_to_another_users_session_is_404(service: Service) -> None:
     service.model.add([*text_reply("x")[:1], Hang()])
-    async with service.client() as client, service.client(token=None) as bob:
-        async with client.stream(
-            "POST", service.chat_url() + "/stream", json={"message": "go"}
-        ) as first:
-            session_id = first.headers["x-session-id"]
-            response = await bob.get(
-                service.chat_url() + f"/sessions/{session_id}/stream", headers=auth("token-bob")
-            )
-            missing = await bob.get(
-                service.chat_url() + "/sessions/nope/stream", headers=auth("token-bob")
-            )
-            await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
-            await collect_until_done(first)
+    async with (
+        service.client() as client,
+        service.client(token=None) as bob,
+        client.stream("POST", service.chat_url() + "/stream", json={"message": "go"}) as first,
+    ):
+        session_id = first.headers["x-session-id"]
+        response = await bob.get(
+            service.chat_url() + f"/sessions/{session_id}/stream", headers=auth("token-bob")
+        )
+        missing = await bob.get(
+            service.chat_url() + "/sessions/nope/stream", headers=auth("token-bob")
+        )
+        await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
+        await collect_until_done(first)
     assert response.status_code == 404
     assert missing.status_code == 404
 
 
 async def test_malformed_last_event_id_is_400(service: Service) -> None:
     service.model.add([*text_reply("x")[:1], Hang()])
-    async with service.client() as client:
-        async with client.stream(
-            "POST", service.chat_url() + "/stream", json={"message": "go"}
-        ) as first:
-            session_id = first.headers["x-session-id"]
-            response = await client.get(
-                service.chat_url() + f"/sessions/{session_id}/stream",
-                headers={"Last-Event-ID": "garbage"},
-            )
-            await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
-            await collect_until_done(first)
+    async with (
+        service.client() as client,
+        client.stream("POST", service.chat_url() + "/stream", json={"message": "go"}) as first,
+    ):
+        session_id = first.headers["x-session-id"]
+        response = await client.get(
+            service.chat_url() + f"/sessions/{session_id}/stream",
+            headers={"Last-Event-ID": "garbage"},
+        )
+        await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
+        await collect_until_done(first)
     assert response.status_code == 400
     assert "Last-Event-ID" in response.json()["detail"]

@@ -24,14 +24,16 @@ async def test_list_sessions_pinned_first_then_newest(service: Service) -> None:
     third = await _new_session(service, "third")
     async with service.client() as client:
         pinned = await client.put(service.chat_url() + f"/sessions/{first}/pin")
-        assert pinned.status_code == 200 and pinned.json()["pinned"] is True
+        assert pinned.status_code == 200
+        assert pinned.json()["pinned"] is True
         listed = await client.get(service.chat_url() + "/sessions")
         paged = await client.get(service.chat_url() + "/sessions", params={"limit": 1, "offset": 1})
     assert listed.status_code == 200
     assert [s["thread_id"] for s in listed.json()] == [first, third, second]
     row = listed.json()[0]
     assert row["title"] == "Lab help"
-    assert row["message_count"] == 2 and row["total_tokens"] == 15
+    assert row["message_count"] == 2
+    assert row["total_tokens"] == 15
     assert [s["thread_id"] for s in paged.json()] == [third]
 
 
@@ -42,7 +44,8 @@ async def test_unpin_moves_the_session_back(service: Service) -> None:
         await client.put(service.chat_url() + f"/sessions/{first}/pin")
         unpinned = await client.delete(service.chat_url() + f"/sessions/{first}/pin")
         listed = await client.get(service.chat_url() + "/sessions")
-    assert unpinned.status_code == 200 and unpinned.json()["pinned"] is False
+    assert unpinned.status_code == 200
+    assert unpinned.json()["pinned"] is False
     assert [s["thread_id"] for s in listed.json()] == [second, first]
 
 
@@ -71,7 +74,8 @@ async def test_history_is_openai_shaped_and_pages_with_a_cursor(service: Service
         ("assistant", "answer to two"),
     ]
     assert body["messages"][0]["metadata"]["created_at"]
-    assert body["llm_calls"] == 2 and body["message_count"] == 4
+    assert body["llm_calls"] == 2
+    assert body["message_count"] == 4
     assert body["next_cursor"] is None
     assert [m["content"] for m in newest.json()["messages"]] == ["two", "answer to two"]
     assert [m["content"] for m in older.json()["messages"]] == ["one", "answer to one"]
@@ -84,19 +88,23 @@ async def test_rename_trims_and_validates_the_title(service: Service) -> None:
         renamed = await client.patch(
             service.chat_url() + f"/sessions/{session_id}", json={"title": "  OSPF   lab "}
         )
-        empty = await client.patch(service.chat_url() + f"/sessions/{session_id}", json={"title": ""})
+        empty = await client.patch(
+            service.chat_url() + f"/sessions/{session_id}", json={"title": ""}
+        )
         blank = await client.patch(
             service.chat_url() + f"/sessions/{session_id}", json={"title": "   "}
         )
         long = await client.patch(
             service.chat_url() + f"/sessions/{session_id}", json={"title": "x" * 256}
         )
-    assert renamed.status_code == 200 and renamed.json()["title"] == "OSPF lab"
+    assert renamed.status_code == 200
+    assert renamed.json()["title"] == "OSPF lab"
     for response in (empty, blank, long):
         assert response.status_code == 400
         assert "title" in response.json()["detail"]
     stored = await service.store.get_session(OPEN, session_id)
-    assert stored is not None and stored.title == "OSPF lab"
+    assert stored is not None
+    assert stored.title == "OSPF lab"
 
 
 async def test_delete_removes_the_session_and_its_messages(service: Service) -> None:
@@ -105,7 +113,8 @@ async def test_delete_removes_the_session_and_its_messages(service: Service) -> 
         deleted = await client.delete(service.chat_url() + f"/sessions/{session_id}")
         again = await client.delete(service.chat_url() + f"/sessions/{session_id}")
         history = await client.get(service.chat_url() + f"/sessions/{session_id}/history")
-    assert deleted.status_code == 204 and deleted.content == b""
+    assert deleted.status_code == 204
+    assert deleted.content == b""
     assert again.status_code == 404
     assert history.status_code == 404
     assert await service.store.get_session(OPEN, session_id) is None
@@ -139,7 +148,9 @@ async def test_another_users_session_is_a_404_like_a_missing_one(
     assert theirs.json()["detail"] == f"Session {session_id!r} was not found in this project."
     assert bob_list.json() == []
     stored = await service.store.get_session(OPEN, session_id)
-    assert stored is not None and stored.title == "Lab help" and not stored.pinned
+    assert stored is not None
+    assert stored.title == "Lab help"
+    assert not stored.pinned
 
 
 async def test_continuing_another_users_session_is_404_and_stores_nothing(

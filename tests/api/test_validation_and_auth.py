@@ -114,5 +114,7 @@ async def test_unknown_routes_and_methods_answer_with_detail(service: Service) -
     async with service.client() as client:
         missing = await client.get("/v3/copilot/nothing-here")
         wrong = await client.put(service.chat_url() + "/stream", json={})
-    assert missing.status_code == 404 and "detail" in missing.json()
-    assert wrong.status_code == 405 and "detail" in wrong.json()
+    assert missing.status_code == 404
+    assert "detail" in missing.json()
+    assert wrong.status_code == 405
+    assert "detail" in wrong.json()
