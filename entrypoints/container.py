@@ -102,7 +102,7 @@ async def web_dependencies(container: Container) -> WebDependencies:
     store = await resolve(container.store())
     gns3: httpx.AsyncClient = await resolve(container.gns3_http())
 
-    async def store_ready() -> None:
+    async def store_ready() -> None:  # PLACEHOLDER: the SQLite store's own health check
         await store.list_sessions("readiness-probe", "readiness-probe", limit=1)
 
     async def gns3_ready() -> None:
