@@ -17,7 +17,7 @@ from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._errors import exception_handlers
 from adapters.web._health import healthz, readyz
 from adapters.web._logging import request_context_middleware
-from adapters.web._state import dependencies, init_state
+from adapters.web._state import authenticated, dependencies, init_state
 
 __all__ = ["API_PREFIX", "create_web_app"]
 
@@ -44,6 +44,7 @@ def create_web_app(
         path=API_PREFIX,
         route_handlers=[ChatController, AccountController],
         security=[{"BearerToken": []}],
+        guards=[authenticated],
     )
     return Litestar(
         route_handlers=[api, healthz, readyz],

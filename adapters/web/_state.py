@@ -11,19 +11,23 @@ from typing import Any
 
 import structlog
 from litestar import Litestar, Request
+from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import ServiceUnavailableException
+from litestar.handlers import BaseRouteHandler
 
 from adapters.web._auth import CachingAuthenticator, Caller, bearer_token
 from adapters.web._contracts import WebDependencies, WebSettings
+from copilot_core.errors import AuthenticationError
 from copilot_core.service import ChatService
 
-__all__ = ["dependencies", "install_dependencies"]
+__all__ = ["authenticated", "dependencies", "install_dependencies"]
 
 _DEPS = "copilot_dependencies"
 _AUTH = "copilot_authenticator"
 _SETTINGS = "copilot_web_settings"
+_CALLER = "copilot_caller"
 
 
 def install_dependencies(app: Litestar, deps: WebDependencies) -> None:
@@ -60,14 +64,24 @@ def provide_web_settings(state: State) -> WebSettings:
     return settings
 
 
-async def provide_caller(request: Request[Any, Any, State]) -> Caller:
-    """Authenticate the ``Authorization: Bearer`` token (401 otherwise)."""
-    _deps(request.app.state)
-    token = bearer_token(request.headers.get("authorization"))
-    authenticator: CachingAuthenticator = request.app.state[_AUTH]
+async def authenticated(
+    connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
+) -> None:
+    """Guard of every ``/v3/copilot`` route: authenticate the ``Authorization: Bearer``
+    token (401 otherwise) before the body is even read."""
+    _deps(connection.app.state)
+    token = bearer_token(connection.headers.get("authorization"))
+    authenticator: CachingAuthenticator = connection.app.state[_AUTH]
     principal = await authenticator.authenticate(token)
     structlog.contextvars.bind_contextvars(user_id=principal.user_id)
-    return Caller(principal, token)
+    connection.state[_CALLER] = Caller(principal, token)
+
+
+def provide_caller(request: Request[Any, Any, State]) -> Caller:
+    caller = request.state.get(_CALLER)
+    if not isinstance(caller, Caller):  # a route outside the guarded router
+        raise AuthenticationError("Missing credentials.")
+    return caller
 
 
 def dependencies() -> dict[str, Provide]:
@@ -75,7 +89,7 @@ def dependencies() -> dict[str, Provide]:
         "deps": Provide(provide_deps, sync_to_thread=False),
         "chat": Provide(provide_chat, sync_to_thread=False),
         "web_settings": Provide(provide_web_settings, sync_to_thread=False),
-        "caller": Provide(provide_caller),
+        "caller": Provide(provide_caller, sync_to_thread=False),
     }
 
 

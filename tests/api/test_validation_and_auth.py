@@ -118,3 +118,9 @@ async def test_unknown_routes_and_methods_answer_with_detail(service: Service) -
     assert "detail" in missing.json()
     assert wrong.status_code == 405
     assert "detail" in wrong.json()
+
+
+async def test_authentication_comes_before_body_validation(service: Service) -> None:
+    async with service.client(token=None) as client:
+        response = await client.post(service.chat_url() + "/stream", json={"message": ""})
+    assert response.status_code == 401
