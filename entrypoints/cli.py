@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import concurrent.futures
 import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
@@ -69,7 +70,7 @@ def _serve(args: argparse.Namespace) -> int:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
         )
-        print(f"gns3-copilot: invalid settings: {problems}")
+        print(f"gns3-copilot: invalid settings: {problems}", file=sys.stderr)
         return 2
     app = create_app(settings)
     config = uvicorn.Config(

@@ -213,3 +213,16 @@ def test_gns3_copilot_serve_starts_answers_and_stops_on_sigterm(
     assert request["status"] == 401
     assert request["request_id"]
     assert "tok-SECRET-123" not in err + out
+
+
+def test_serve_refuses_invalid_settings_with_a_clear_message(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from entrypoints.cli import main
+
+    monkeypatch.setenv("COPILOT_PORT", "eighty")
+    assert main(["serve"]) == 2
+    assert "port" in capsys.readouterr().err
+    monkeypatch.delenv("COPILOT_PORT")
+    assert main(["serve", "--gns3-url", "gns3.local"]) == 2
+    assert "gns3_url" in capsys.readouterr().err
