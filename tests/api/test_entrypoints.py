@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import socket
@@ -115,20 +116,23 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
 
     container.store.override(providers.Resource(fake_store))
     container.authenticator.override(
-        providers.Object(StaticAuthenticator({"tok": Principal("u1", "user")}))
+        providers.Object(StaticAuthenticator({"tok-SECRET-xyz": Principal("u1", "user")}))
     )
     container.projects.override(providers.Object(StaticProjectGate(opened={"p1"})))
     container.models.override(
         providers.Object(StaticModelProvider(ModelSelection(model, title_model=title)))
     )
     app = create_app(settings, container)
+    lines = _LogLines()
+    lines.setFormatter(logging.getLogger().handlers[0].formatter)
+    logging.getLogger().addHandler(lines)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
     server = CopilotServer(config, app, grace=5)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     async for base_url in _serve(server):
         assert (tmp_path / "data").is_dir()
         async with httpx.AsyncClient(
-            base_url=base_url, headers={"Authorization": "Bearer tok"}, timeout=10
+            base_url=base_url, headers={"Authorization": "Bearer tok-SECRET-xyz"}, timeout=10
         ) as client:
             url = "/v3/copilot/projects/p1/chat/stream"
             quick = await client.post(url, json={"message": "hi", "stream": False})
@@ -146,6 +150,24 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
         page = await store.history("p1", session_id)
         assert [m.content for m in page.messages] == ["slow", "partial answer"[:16]]
         assert page.messages[-1].role.value == "assistant"
+    logging.getLogger().removeHandler(lines)
+    records = [json.loads(line) for line in lines.lines]
+    started = [r for r in records if r["event"] == "turn_started" and r["stream"] is True]
+    assert started
+    assert started[0]["user_id"] == "u1"
+    assert started[0]["project_id"] == "p1"
+    assert started[0]["session_id"] == session_id
+    assert started[0]["request_id"]
+    assert not any("tok-SECRET-xyz" in line for line in lines.lines)
+
+
+class _LogLines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
 
 
 def test_gns3_copilot_serve_starts_answers_and_stops_on_sigterm(
