@@ -116,4 +116,5 @@ async def web_dependencies(container: Container) -> WebDependencies:
         llm_config=await resolve(container.llm_config()),
         reload_skills=await resolve(container.reload_skills()),
         readiness={"store": store_ready, "gns3": gns3_ready},
+        models=await resolve(container.models()),
     )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -13,9 +16,13 @@ from litestar.params import JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_501_NOT_IMPLEMENTED
 
 from adapters.web._auth import Caller
-from adapters.web._contracts import WebDependencies
+from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._schemas import LLMConfigBody
-from copilot_core.errors import NotFoundError, PermissionDeniedError
+from copilot_core.deltas import TextDelta
+from copilot_core.errors import LLMUnavailableError, NotFoundError, PermissionDeniedError
+from copilot_core.messages import Message
+from copilot_core.ports import CallOptions, LanguageModel, ModelOverrides
+from copilot_core.streams import closing
 
 __all__ = ["AccountController"]
 
@@ -41,6 +48,31 @@ def _agents(deps: NamedDependency[WebDependencies]) -> list[dict[str, Any]]:
         }
         for info, backend in deps.chat.agents()
     ]
+
+
+_PING = (
+    Message.system("llm-test-system", "Answer with the single word: pong."),
+    Message.user("llm-test-user", "ping", datetime(2000, 1, 1, tzinfo=UTC)),
+)
+
+
+async def _ping(model: LanguageModel, limit: float) -> str:
+    parts: list[str] = []
+
+    async def collect() -> None:
+        async with closing(model.stream(_PING, (), CallOptions(max_tokens=8))) as deltas:
+            async for delta in deltas:
+                if isinstance(delta, TextDelta):
+                    parts.append(delta.text)
+
+    try:
+        async with asyncio.timeout(limit):
+            await collect()
+    except TimeoutError:
+        raise LLMUnavailableError(
+            f"The model did not answer within {limit:g} seconds; check base_url and model."
+        ) from None
+    return "".join(parts)
 
 
 class AccountController(Controller):
@@ -91,6 +123,31 @@ class AccountController(Controller):
         view = await deps.llm_config.put(caller.user_id, data.to_settings())
         log.info("llm_config_stored", provider=data.provider, api_key_sent=data.api_key is not None)
         return _public(view)
+
+    @post("/llm-config/test", operation_id="testLlmConfig", status_code=HTTP_200_OK)
+    async def test_llm_config(
+        self,
+        caller: NamedDependency[Caller],
+        deps: NamedDependency[WebDependencies],
+        web_settings: NamedDependency[WebSettings],
+    ) -> dict[str, Any]:
+        """Check the caller's stored LLM settings with one tiny request to the model.
+
+        200 ``{"status": "ok", "latency_ms", "reply"}`` when the model answers; 400 when
+        nothing is configured; 502 (401-like provider errors included) with the
+        provider's reason otherwise. Nothing is stored and no session is touched.
+        """
+        if deps.models is None:
+            raise HTTPException(
+                status_code=HTTP_501_NOT_IMPLEMENTED,
+                detail="Testing LLM settings is not available in this deployment.",
+            )
+        selection = await deps.models.for_user(caller.user_id, ModelOverrides(max_tokens=8))
+        started = time.perf_counter()
+        reply = await _ping(selection.model, web_settings.llm_test_timeout)
+        latency = round((time.perf_counter() - started) * 1000, 1)
+        log.info("llm_config_tested", latency_ms=latency)
+        return {"status": "ok", "latency_ms": latency, "reply": reply[:200]}
 
     @delete("/llm-config", operation_id="deleteLlmConfig")
     async def delete_llm_config(

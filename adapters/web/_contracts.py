@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from copilot_core.ports import Authenticator, ProjectGate
+from copilot_core.ports import Authenticator, LanguageModelProvider, ProjectGate
 from copilot_core.service import ChatService
 
 __all__ = [
@@ -70,6 +70,8 @@ class WebSettings:
     auth_cache_size: int = 1024
     #: Seconds each readiness check may take.
     readiness_timeout: float = 3.0
+    #: Seconds ``POST /llm-config/test`` waits for the model's first reply.
+    llm_test_timeout: float = 20.0
     #: Upper bound of the ``message`` field (the chat service may set a lower one).
     max_message_chars: int = 32_000
     title: str = "gns3-copilot"
@@ -87,3 +89,5 @@ class WebDependencies:
     llm_config: LLMConfigRepository
     reload_skills: SkillsReloader | None = None
     readiness: Mapping[str, ReadinessCheck] = field(default_factory=dict)
+    #: Builds a user's model from their stored settings (for "test connection").
+    models: LanguageModelProvider | None = None

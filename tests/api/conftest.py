@@ -165,11 +165,13 @@ async def run_service(
             llm_config=llm_config,
             reload_skills=reload_skills,
             readiness=readiness or {},
+            models=models,
         ),
         settings=WebSettings(
             heartbeat_interval=heartbeat,
             abort_on_disconnect=abort_on_disconnect,
             readiness_timeout=readiness_timeout,
+            llm_test_timeout=0.5,
         ),
     )
     config = uvicorn.Config(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.api.conftest import ADMIN, BOB, Service
+from copilot_core.errors import LLMAuthenticationError
+from copilot_core.testing import Hang, text_reply
+from tests.api.conftest import ADMIN, BOB, Service, run_service
 
 SETTINGS = {
     "provider": "openai",
@@ -105,3 +107,40 @@ async def test_reload_skills_is_for_superadmins_only(service: Service) -> None:
     assert done.status_code == 200
     assert done.json() == {"status": "ok", "skills": 3}
     assert service.reloads == [1]
+
+
+async def test_llm_config_test_asks_the_model_once(service: Service) -> None:
+    service.model.add(text_reply("pong"))
+    async with service.client() as client:
+        response = await client.post("/v3/copilot/llm-config/test")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["reply"] == "pong"
+    assert body["latency_ms"] >= 0
+    assert service.model.calls[0].options.max_tokens == 8
+    assert await service.store.list_sessions("project-open", "u-alice") == []
+
+
+async def test_llm_config_test_reports_the_providers_reason(service: Service) -> None:
+    service.model.add([LLMAuthenticationError("The provider rejected the API key.")])
+    async with service.client() as client:
+        rejected = await client.post("/v3/copilot/llm-config/test")
+    assert rejected.status_code == 502
+    assert rejected.json()["detail"] == "The provider rejected the API key."
+
+
+async def test_llm_config_test_is_bounded_in_time(service: Service) -> None:
+    service.model.add([Hang()])
+    async with service.client() as client:
+        silent = await client.post("/v3/copilot/llm-config/test")
+    assert silent.status_code == 502
+    assert "did not answer within" in silent.json()["detail"]
+    assert service.model.closed_early == 1
+
+
+async def test_llm_config_test_without_settings_is_400() -> None:
+    async with run_service(configured=False) as service, service.client() as client:
+        response = await client.post("/v3/copilot/llm-config/test")
+    assert response.status_code == 400
+    assert "PUT /v3/copilot/llm-config" in response.json()["detail"]

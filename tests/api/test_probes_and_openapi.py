@@ -23,6 +23,7 @@ ROUTES = {
     ("get", "/v3/copilot/llm-config"),
     ("put", "/v3/copilot/llm-config"),
     ("delete", "/v3/copilot/llm-config"),
+    ("post", "/v3/copilot/llm-config/test"),
     ("get", "/healthz"),
     ("get", "/readyz"),
 }
