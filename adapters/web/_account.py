@@ -17,6 +17,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_501_NOT_IMPLEMENTED
 
 from adapters.web._auth import Caller
 from adapters.web._contracts import WebDependencies, WebSettings
+from adapters.web._openapi import errors
 from adapters.web._schemas import LLMConfigBody
 from copilot_core.deltas import TextDelta
 from copilot_core.errors import LLMUnavailableError, NotFoundError, PermissionDeniedError
@@ -79,7 +80,7 @@ class AccountController(Controller):
     path = "/"
     tags = ["copilot"]  # noqa: RUF012 - Litestar's declared attribute
 
-    @get("/capabilities", operation_id="getCapabilities")
+    @get("/capabilities", operation_id="getCapabilities", responses=errors(401))
     async def capabilities(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
     ) -> dict[str, Any]:
@@ -91,14 +92,14 @@ class AccountController(Controller):
         ]
         return body
 
-    @get("/agents", operation_id="listAgents")
+    @get("/agents", operation_id="listAgents", responses=errors(401))
     async def agents(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
     ) -> dict[str, Any]:
         """The agents a turn may use (``agent_id`` in the stream body)."""
         return {"default": deps.chat.settings.default_agent, "agents": _agents(deps)}
 
-    @get("/llm-config", operation_id="getLlmConfig")
+    @get("/llm-config", operation_id="getLlmConfig", responses=errors(401, 404))
     async def get_llm_config(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
     ) -> dict[str, Any]:
@@ -111,7 +112,12 @@ class AccountController(Controller):
             )
         return _public(view)
 
-    @put("/llm-config", operation_id="putLlmConfig", status_code=HTTP_200_OK)
+    @put(
+        "/llm-config",
+        operation_id="putLlmConfig",
+        status_code=HTTP_200_OK,
+        responses=errors(400, 401),
+    )
     async def put_llm_config(
         self,
         data: JSONBody[LLMConfigBody],
@@ -124,7 +130,12 @@ class AccountController(Controller):
         log.info("llm_config_stored", provider=data.provider, api_key_sent=data.api_key is not None)
         return _public(view)
 
-    @post("/llm-config/test", operation_id="testLlmConfig", status_code=HTTP_200_OK)
+    @post(
+        "/llm-config/test",
+        operation_id="testLlmConfig",
+        status_code=HTTP_200_OK,
+        responses=errors(400, 401, 429, 501, 502),
+    )
     async def test_llm_config(
         self,
         caller: NamedDependency[Caller],
@@ -149,14 +160,19 @@ class AccountController(Controller):
         log.info("llm_config_tested", latency_ms=latency)
         return {"status": "ok", "latency_ms": latency, "reply": reply[:200]}
 
-    @delete("/llm-config", operation_id="deleteLlmConfig")
+    @delete("/llm-config", operation_id="deleteLlmConfig", responses=errors(401))
     async def delete_llm_config(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
     ) -> None:
         """Forget the caller's LLM settings (204 whether or not there were any)."""
         await deps.llm_config.delete(caller.user_id)
 
-    @post("/reload/skills", operation_id="reloadSkills", status_code=HTTP_200_OK)
+    @post(
+        "/reload/skills",
+        operation_id="reloadSkills",
+        status_code=HTTP_200_OK,
+        responses=errors(401, 403, 501),
+    )
     async def reload_skills(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
     ) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from adapters.web._auth import Caller
 from adapters.web._contracts import WebDependencies, WebSettings
+from adapters.web._openapi import errors, sse_response_spec
 from adapters.web._schemas import ChatRequest, RenameRequest
 from adapters.web._sse import parse_last_event_id, sse_response
 from copilot_core.service import TurnRequest
@@ -68,7 +69,14 @@ class ChatController(Controller):
         "/stream",
         operation_id="streamChat",
         status_code=HTTP_200_OK,
-        responses={},
+        responses={
+            200: sse_response_spec(
+                "Server-Sent Events of the turn (see docs/sse-protocol.md); with "
+                '"stream": false, one JSON object {session_id, message_id, content, '
+                "messages, stats}."
+            ),
+            **errors(400, 401, 404, 409, 429, 502, 503),
+        },
     )
     async def stream_chat(
         self,
@@ -112,7 +120,14 @@ class ChatController(Controller):
             abort_on_disconnect=web_settings.abort_on_disconnect,
         )
 
-    @get("/sessions/{session_id:str}/stream", operation_id="resumeChatStream")
+    @get(
+        "/sessions/{session_id:str}/stream",
+        operation_id="resumeChatStream",
+        responses={
+            200: sse_response_spec("The missed events of the running turn, then live ones."),
+            **errors(400, 401, 404, 409),
+        },
+    )
     async def resume_stream(
         self,
         project_id: FromPath[str],
@@ -145,7 +160,7 @@ class ChatController(Controller):
             abort_on_disconnect=web_settings.abort_on_disconnect,
         )
 
-    @get("/sessions", operation_id="listChatSessions")
+    @get("/sessions", operation_id="listChatSessions", responses=errors(400, 401, 404, 409))
     async def list_sessions(
         self,
         project_id: FromPath[str],
@@ -162,7 +177,11 @@ class ChatController(Controller):
         )
         return [_session_body(session) for session in sessions]
 
-    @get("/sessions/{session_id:str}/history", operation_id="getChatHistory")
+    @get(
+        "/sessions/{session_id:str}/history",
+        operation_id="getChatHistory",
+        responses=errors(400, 401, 404, 409),
+    )
     async def history(
         self,
         project_id: FromPath[str],
@@ -198,7 +217,11 @@ class ChatController(Controller):
             "total_tokens": session.total_tokens,
         }
 
-    @patch("/sessions/{session_id:str}", operation_id="renameChatSession")
+    @patch(
+        "/sessions/{session_id:str}",
+        operation_id="renameChatSession",
+        responses=errors(400, 401, 404, 409),
+    )
     async def rename(
         self,
         project_id: FromPath[str],
@@ -213,7 +236,11 @@ class ChatController(Controller):
         session = await deps.chat.rename(project_id, session_id, caller.user_id, data.title)
         return _session_body(session)
 
-    @delete("/sessions/{session_id:str}", operation_id="deleteChatSession")
+    @delete(
+        "/sessions/{session_id:str}",
+        operation_id="deleteChatSession",
+        responses=errors(401, 404, 409),
+    )
     async def delete_session(
         self,
         project_id: FromPath[str],
@@ -226,7 +253,12 @@ class ChatController(Controller):
         _bind(project_id, session_id)
         await deps.chat.delete(project_id, session_id, caller.user_id)
 
-    @post("/sessions/{session_id:str}/abort", operation_id="abortChatTurn", status_code=HTTP_200_OK)
+    @post(
+        "/sessions/{session_id:str}/abort",
+        operation_id="abortChatTurn",
+        status_code=HTTP_200_OK,
+        responses=errors(401, 404, 409),
+    )
     async def abort(
         self,
         project_id: FromPath[str],
@@ -241,7 +273,11 @@ class ChatController(Controller):
         aborted = await deps.chat.abort(project_id, session_id, caller.user_id)
         return {"status": "ok", "session_id": session_id, "aborted": aborted}
 
-    @put("/sessions/{session_id:str}/pin", operation_id="pinChatSession")
+    @put(
+        "/sessions/{session_id:str}/pin",
+        operation_id="pinChatSession",
+        responses=errors(401, 404, 409),
+    )
     async def pin(
         self,
         project_id: FromPath[str],
@@ -257,7 +293,10 @@ class ChatController(Controller):
         )
 
     @delete(
-        "/sessions/{session_id:str}/pin", operation_id="unpinChatSession", status_code=HTTP_200_OK
+        "/sessions/{session_id:str}/pin",
+        operation_id="unpinChatSession",
+        status_code=HTTP_200_OK,
+        responses=errors(401, 404, 409),
     )
     async def unpin(
         self,

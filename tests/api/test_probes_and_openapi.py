@@ -101,3 +101,11 @@ async def test_openapi_documents_every_route_with_an_operation_id(service: Servi
     assert "BearerToken" in schema["components"]["securitySchemes"]
     stream_body = schema["paths"]["/v3/copilot/projects/{project_id}/chat/stream"]["post"]
     assert "requestBody" in stream_body
+    assert "text/event-stream" in stream_body["responses"]["200"]["content"]
+    for path, operations in schema["paths"].items():
+        if not path.startswith("/v3/copilot"):
+            continue
+        for method, operation in operations.items():
+            error = operation["responses"]["401"]["content"]["application/json"]["schema"]
+            assert error == {"$ref": "#/components/schemas/ErrorBody"}, (method, path)
+    assert schema["components"]["schemas"]["ErrorBody"]["required"] == ["detail"]
