@@ -54,7 +54,6 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             abort_on_disconnect=settings.abort_on_disconnect,
             auth_cache_ttl=settings.auth_cache_ttl,
             readiness_timeout=settings.readiness_timeout,
-            max_message_chars=settings.max_message_chars,
         ),
         lifespan=[lifespan],
     )

@@ -31,9 +31,7 @@ def _bind(project_id: str, session_id: str | None = None) -> None:
         structlog.contextvars.bind_contextvars(session_id=session_id)
 
 
-async def _open_project(
-    deps: NamedDependency[WebDependencies], caller: NamedDependency[Caller], project_id: str
-) -> None:
+async def _open_project(deps: WebDependencies, caller: Caller, project_id: str) -> None:
     _bind(project_id)
     await deps.projects.require_open(project_id, caller.token)
 

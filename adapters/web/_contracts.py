@@ -72,8 +72,6 @@ class WebSettings:
     readiness_timeout: float = 3.0
     #: Seconds ``POST /llm-config/test`` waits for the model's first reply.
     llm_test_timeout: float = 20.0
-    #: Upper bound of the ``message`` field (the chat service may set a lower one).
-    max_message_chars: int = 32_000
     title: str = "gns3-copilot"
     version: str = "0.1.0"
     debug: bool = False

@@ -20,7 +20,6 @@ from litestar.handlers import BaseRouteHandler
 from adapters.web._auth import CachingAuthenticator, Caller, bearer_token
 from adapters.web._contracts import WebDependencies, WebSettings
 from copilot_core.errors import AuthenticationError
-from copilot_core.service import ChatService
 
 __all__ = ["authenticated", "dependencies", "install_dependencies"]
 
@@ -55,10 +54,6 @@ def provide_deps(state: State) -> WebDependencies:
     return _deps(state)
 
 
-def provide_chat(state: State) -> ChatService:
-    return _deps(state).chat
-
-
 def provide_web_settings(state: State) -> WebSettings:
     settings: WebSettings = state[_SETTINGS]
     return settings
@@ -87,7 +82,6 @@ def provide_caller(request: Request[Any, Any, State]) -> Caller:
 def dependencies() -> dict[str, Provide]:
     return {
         "deps": Provide(provide_deps, sync_to_thread=False),
-        "chat": Provide(provide_chat, sync_to_thread=False),
         "web_settings": Provide(provide_web_settings, sync_to_thread=False),
         "caller": Provide(provide_caller, sync_to_thread=False),
     }
