@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             abort_on_disconnect=settings.abort_on_disconnect,
             auth_cache_ttl=settings.auth_cache_ttl,
             readiness_timeout=settings.readiness_timeout,
+            cors_origins=settings.cors_origins,
         ),
         lifespan=[lifespan],
     )

@@ -57,5 +57,9 @@ class Settings(BaseSettings):
         default=60.0, ge=0, description="Seconds a finished turn can still be re-attached."
     )
     readiness_timeout: float = Field(default=3.0, gt=0)
+    cors_origins: tuple[str, ...] = Field(
+        default=(),
+        description='Browser origins allowed cross-site (JSON list, e.g. ["https://ui.lab"]).',
+    )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "console"] = "json"

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 
 from litestar import Litestar, Router
+from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
@@ -72,8 +73,20 @@ def create_web_app(
             use_handler_docstrings=True,
             path="/schema",
         ),
+        cors_config=_cors(settings),
         debug=settings.debug,
         logging_config=None,  # the composition root configures logging
+    )
+
+
+def _cors(settings: WebSettings) -> CORSConfig | None:
+    if not settings.cors_origins:
+        return None
+    return CORSConfig(
+        allow_origins=list(settings.cors_origins),
+        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+        allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "X-Request-ID"],
+        expose_headers=["X-Session-Id", "X-Turn-Id", "X-Request-ID", "Retry-After"],
     )
 
 

@@ -72,6 +72,8 @@ class WebSettings:
     readiness_timeout: float = 3.0
     #: Seconds ``POST /llm-config/test`` waits for the model's first reply.
     llm_test_timeout: float = 20.0
+    #: Browser origins allowed to call the API from another site (CORS); empty: none.
+    cors_origins: tuple[str, ...] = ()
     title: str = "gns3-copilot"
     version: str = "0.1.0"
     debug: bool = False

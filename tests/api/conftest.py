@@ -123,6 +123,7 @@ async def run_service(
     configured: bool = True,
     retention: float = 60.0,
     readiness_timeout: float = 3.0,
+    cors_origins: tuple[str, ...] = (),
 ) -> AsyncIterator[Service]:
     clock = SteppingClock()
     ids = SequentialIds()
@@ -172,6 +173,7 @@ async def run_service(
             abort_on_disconnect=abort_on_disconnect,
             readiness_timeout=readiness_timeout,
             llm_test_timeout=0.5,
+            cors_origins=cors_origins,
         ),
     )
     config = uvicorn.Config(

@@ -44,7 +44,9 @@ def test_settings_come_from_copilot_environment_variables(
     monkeypatch.setenv("COPILOT_SECRET_KEY", "fernet-key-value")
     monkeypatch.setenv("COPILOT_HEARTBEAT_INTERVAL", "5")
     monkeypatch.setenv("COPILOT_ABORT_ON_DISCONNECT", "true")
+    monkeypatch.setenv("COPILOT_CORS_ORIGINS", '["https://ui.lab"]')
     settings = Settings()
+    assert settings.cors_origins == ("https://ui.lab",)
     assert (settings.host, settings.port, settings.gns3_url) == (
         "0.0.0.0",
         9999,

@@ -109,3 +109,31 @@ async def test_openapi_documents_every_route_with_an_operation_id(service: Servi
             error = operation["responses"]["401"]["content"]["application/json"]["schema"]
             assert error == {"$ref": "#/components/schemas/ErrorBody"}, (method, path)
     assert schema["components"]["schemas"]["ErrorBody"]["required"] == ["detail"]
+
+
+async def test_cors_is_off_by_default_and_allows_configured_origins(service: Service) -> None:
+    preflight = {
+        "Origin": "https://ui.lab",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type",
+    }
+    async with service.client(token=None) as client:
+        closed = await client.options(service.chat_url() + "/stream", headers=preflight)
+    assert "access-control-allow-origin" not in closed.headers
+
+    async with (
+        run_service(cors_origins=("https://ui.lab",)) as open_service,
+        open_service.client() as client,
+    ):
+        allowed = await client.options(open_service.chat_url() + "/stream", headers=preflight)
+        other = await client.options(
+            open_service.chat_url() + "/stream", headers={**preflight, "Origin": "https://evil"}
+        )
+        simple = await client.get(
+            open_service.chat_url() + "/sessions", headers={"Origin": "https://ui.lab"}
+        )
+    assert allowed.status_code == 204
+    assert allowed.headers["access-control-allow-origin"] == "https://ui.lab"
+    assert "authorization" in allowed.headers["access-control-allow-headers"].lower()
+    assert other.headers.get("access-control-allow-origin") != "https://evil"
+    assert "x-session-id" in simple.headers["access-control-expose-headers"].lower()
