@@ -9,6 +9,7 @@ import httpx
 from httpx_sse import aconnect_sse
 
 from copilot_core.testing import Hang, text_reply, tool_reply
+from copilot_core.tools import ToolContext
 from tests.api.conftest import (
     ALICE,
     OPEN,
@@ -312,3 +313,23 @@ async def test_new_stream_request_survives_a_reused_client(service: Service) -> 
             ) as r:
                 events = await collect_until_done(r)
                 assert events[-1].type == "done"
+
+
+async def test_tools_run_with_the_callers_token_and_ids(service: Service) -> None:
+    seen: list[tuple[str | None, str, str, str]] = []
+
+    def record(args: dict[str, object], ctx: ToolContext) -> str:
+        seen.append((ctx.credentials, ctx.user_id, ctx.project_id, ctx.mode.value))
+        return "ok"
+
+    service.tools.add("gns3_topology_reader", record)
+    service.model.add(tool_reply(("gns3_topology_reader", {})), text_reply("done"))
+    async with service.client() as client:
+        response = await client.post(
+            service.chat_url() + "/stream",
+            json={"message": "go", "stream": False, "copilot_mode": "lab_automation_assistant"},
+        )
+    assert response.status_code == 200
+    assert seen == [(ALICE, "u-alice", OPEN, "lab_automation_assistant")]
+    stored = await service.store.history(OPEN, response.json()["session_id"])
+    assert ALICE not in repr(stored.messages)
