@@ -7,14 +7,14 @@ from typing import Annotated, Any
 import structlog
 from litestar import Controller, Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
+from litestar.params import FromQuery, HeaderParameter, JSONBody, PathParameter, QueryParameter
 from litestar.response import ServerSentEvent
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from adapters.web._auth import Caller
 from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._openapi import errors, sse_response_spec
-from adapters.web._schemas import ChatRequest, RenameRequest
+from adapters.web._schemas import ID_PATTERN, ChatRequest, RenameRequest
 from adapters.web._sse import parse_last_event_id, sse_response
 from copilot_core.service import TurnRequest
 from copilot_core.session import CopilotMode, Session
@@ -23,6 +23,11 @@ from copilot_core.turns import TurnResult
 __all__ = ["ChatController"]
 
 log = structlog.get_logger("adapters.web")
+
+ProjectId = Annotated[
+    str, PathParameter(pattern=ID_PATTERN, description="The GNS3 project's id (a UUID).")
+]
+SessionId = Annotated[str, PathParameter(pattern=ID_PATTERN, description="The session's id.")]
 
 
 def _bind(project_id: str, session_id: str | None = None) -> None:
@@ -78,7 +83,7 @@ class ChatController(Controller):
     )
     async def stream_chat(
         self,
-        project_id: FromPath[str],
+        project_id: ProjectId,
         data: JSONBody[ChatRequest],
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
@@ -128,8 +133,8 @@ class ChatController(Controller):
     )
     async def resume_stream(
         self,
-        project_id: FromPath[str],
-        session_id: FromPath[str],
+        project_id: ProjectId,
+        session_id: SessionId,
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
         web_settings: NamedDependency[WebSettings],
@@ -161,7 +166,7 @@ class ChatController(Controller):
     @get("/sessions", operation_id="listChatSessions", responses=errors(400, 401, 404, 409))
     async def list_sessions(
         self,
-        project_id: FromPath[str],
+        project_id: ProjectId,
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
@@ -182,8 +187,8 @@ class ChatController(Controller):
     )
     async def history(
         self,
-        project_id: FromPath[str],
-        session_id: FromPath[str],
+        project_id: ProjectId,
+        session_id: SessionId,
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
@@ -222,8 +227,8 @@ class ChatController(Controller):
     )
     async def rename(
         self,
-        project_id: FromPath[str],
-        session_id: FromPath[str],
+        project_id: ProjectId,
+        session_id: SessionId,
         data: JSONBody[RenameRequest],
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
@@ -241,8 +246,8 @@ class ChatController(Controller):
     )
     async def delete_session(
         self,
-        project_id: FromPath[str],
-        session_id: FromPath[str],
+        project_id: ProjectId,
+        session_id: SessionId,
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
     ) -> None:
@@ -259,8 +264,8 @@ class ChatController(Controller):
     )
     async def abort(
         self,
-        project_id: FromPath[str],
-        session_id: FromPath[str],
+        project_id: ProjectId,
+        session_id: SessionId,
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
     ) -> dict[str, Any]:
@@ -278,8 +283,8 @@ class ChatController(Controller):
     )
     async def pin(
         self,
-        project_id: FromPath[str],
-        session_id: FromPath[str],
+        project_id: ProjectId,
+        session_id: SessionId,
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
     ) -> dict[str, Any]:
@@ -298,8 +303,8 @@ class ChatController(Controller):
     )
     async def unpin(
         self,
-        project_id: FromPath[str],
-        session_id: FromPath[str],
+        project_id: ProjectId,
+        session_id: SessionId,
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
     ) -> dict[str, Any]:

@@ -8,7 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from copilot_core.session import CopilotMode
 
-__all__ = ["ChatRequest", "LLMConfigBody", "RenameRequest"]
+__all__ = ["ID_PATTERN", "ChatRequest", "LLMConfigBody", "RenameRequest"]
+
+#: Ids in paths and bodies: letters, digits, ``_`` and ``-`` (UUIDs), at most 128.
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
 
 #: The schema's bound on ``message``; the chat service may enforce a lower one.
 MAX_MESSAGE_CHARS = 32_000
@@ -21,7 +24,7 @@ class ChatRequest(BaseModel):
 
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, description="The user's text.")
     session_id: str | None = Field(
-        default=None, min_length=1, max_length=128, description="Continue this session."
+        default=None, pattern=ID_PATTERN, description="Continue this session."
     )
     stream: bool = Field(default=True, description="SSE when true, one JSON reply when false.")
     temperature: float | None = Field(
@@ -29,7 +32,7 @@ class ChatRequest(BaseModel):
     )
     max_tokens: int | None = Field(default=None, gt=0, le=1_000_000)
     mode: Literal["text"] = Field(default="text", description="Interaction mode; only 'text'.")
-    agent_id: str | None = Field(default=None, min_length=1, max_length=128)
+    agent_id: str | None = Field(default=None, pattern=ID_PATTERN)
     copilot_mode: CopilotMode | None = Field(
         default=None, description="teaching_assistant or lab_automation_assistant."
     )
