@@ -333,3 +333,28 @@ async def test_tools_run_with_the_callers_token_and_ids(service: Service) -> Non
     assert seen == [(ALICE, "u-alice", OPEN, "lab_automation_assistant")]
     stored = await service.store.history(OPEN, response.json()["session_id"])
     assert ALICE not in repr(stored.messages)
+
+
+async def test_gns3_failure_in_a_tool_is_reported_and_the_turn_saved(service: Service) -> None:
+    from copilot_core.errors import Gns3Error
+
+    def broken(args: dict[str, object], ctx: ToolContext) -> None:
+        raise Gns3Error("GNS3 answered 500: node not found", 500)
+
+    service.tools.add("create_gns3_node", broken)
+    service.model.add(
+        tool_reply(("create_gns3_node", {"name": "R3"}), ids=["call_N"]),
+        text_reply("The node could not be created."),
+    )
+    async with (
+        service.client() as client,
+        client.stream("POST", service.chat_url() + "/stream", json={"message": "add R3"}) as r,
+    ):
+        session_id = r.headers["x-session-id"]
+        events = await collect_until_done(r)
+    end = next(e for e in events if e.type == "tool_end")
+    assert end.data["status"] == "error"
+    assert "node not found" in end.data["tool_output"]
+    assert events[-1].type == "done"
+    page = await service.store.history(OPEN, session_id)
+    assert [m.role.value for m in page.messages] == ["user", "assistant", "tool", "assistant"]
