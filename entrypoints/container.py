@@ -52,20 +52,16 @@ class Container(containers.DeclarativeContainer):
     )
 
     # ---------------------------------------------------------------- adapters
-    store = providers.Resource(in_memory_store)  # PLACEHOLDER: SqliteCheckpointStore (data dir)
-    authenticator = providers.Singleton(UnwiredAuthenticator)  # PLACEHOLDER: GNS3 /users/me
-    projects = providers.Singleton(UnwiredProjectGate)  # PLACEHOLDER: GNS3 project gate
-    tools = providers.Singleton(FakeToolExecutor)  # PLACEHOLDER: Gns3ToolExecutor
-    topology: providers.Object[TopologySource | None] = providers.Object(
-        None
-    )  # PLACEHOLDER: Gns3TopologySource
-    models = providers.Singleton(
-        StaticModelProvider, None
-    )  # PLACEHOLDER: SettingsLanguageModelProvider
-    llm_config = providers.Singleton(InMemoryLLMConfigRepository)  # PLACEHOLDER: LLM settings repo
-    reload_skills: providers.Object[SkillsReloader | None] = providers.Object(
-        None
-    )  # PLACEHOLDER: the skills reloader (async callable)
+    # Each "# PLACEHOLDER" line stands in for an adapter wired in separately; replace the
+    # line, keep the name (docs/configuration.md lists the real adapter of each).
+    store = providers.Resource(in_memory_store)  # PLACEHOLDER
+    authenticator = providers.Singleton(UnwiredAuthenticator)  # PLACEHOLDER
+    projects = providers.Singleton(UnwiredProjectGate)  # PLACEHOLDER
+    tools = providers.Singleton(FakeToolExecutor)  # PLACEHOLDER
+    topology: providers.Object[TopologySource | None] = providers.Object(None)  # PLACEHOLDER
+    models = providers.Singleton(StaticModelProvider, None)  # PLACEHOLDER
+    llm_config = providers.Singleton(InMemoryLLMConfigRepository)  # PLACEHOLDER
+    reload_skills: providers.Object[SkillsReloader | None] = providers.Object(None)  # PLACEHOLDER
 
     # -------------------------------------------------------------------- core
     agent = providers.Singleton(BuiltinAgent, tools, topology, clock=clock, ids=ids)
