@@ -1,26 +1,108 @@
-"""The ``gns3-copilot`` command."""
+"""The ``gns3-copilot`` command: ``gns3-copilot serve`` runs the HTTP service."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import concurrent.futures
+import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
 
-__all__ = ["main"]
+import structlog
+import uvicorn
+from litestar import Litestar
+from pydantic import ValidationError
+
+from copilot_core.service import ChatService
+from entrypoints.app import CHAT_SERVICE_STATE, create_app
+from entrypoints.settings import Settings
+
+__all__ = ["CopilotServer", "main"]
+
+log = structlog.get_logger("entrypoints")
+
+
+class CopilotServer(uvicorn.Server):
+    """uvicorn, plus: the first SIGTERM/SIGINT aborts running turns so that they save
+    and their streams end, letting the graceful shutdown finish within the grace time."""
+
+    def __init__(self, config: uvicorn.Config, app: Litestar, grace: float) -> None:
+        super().__init__(config)
+        self._app = app
+        self._grace = grace
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: concurrent.futures.Future[None] | None = None
+
+    async def serve(self, sockets: Any = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().serve(sockets)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        if sig == signal.SIGTERM:
+            # A clean stop on SIGTERM exits 0 instead of re-raising the signal.
+            captured = getattr(self, "_captured_signals", None)
+            if isinstance(captured, list) and sig in captured:
+                captured.remove(sig)
+        chat = self._app.state.get(CHAT_SERVICE_STATE)
+        if self._stopping is None and self._loop is not None and isinstance(chat, ChatService):
+            log.info("shutdown_requested", signal=signal.Signals(sig).name)
+            self._stopping = asyncio.run_coroutine_threadsafe(
+                chat.shutdown(self._grace), self._loop
+            )
+
+
+def _serve(args: argparse.Namespace) -> int:
+    overrides = {
+        "host": args.host,
+        "port": args.port,
+        "gns3_url": args.gns3_url,
+        "data_dir": args.data_dir,
+        "log_level": args.log_level,
+    }
+    try:
+        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
+        )
+        print(f"gns3-copilot: invalid settings: {problems}", file=sys.stderr)
+        return 2
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=int(settings.shutdown_grace) + 5,
+    )
+    server = CopilotServer(config, app, settings.shutdown_grace)
+    server.run()
+    return 0 if server.started else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="gns3-copilot", description="An AI copilot for GNS3 labs."
+        prog="gns3-copilot", description="An AI copilot for GNS3 network labs."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("serve", help="run the HTTP service (not available yet: see README)")
+    serve = commands.add_parser(
+        "serve",
+        help="run the HTTP service",
+        description="Run the HTTP service. Every flag is also a COPILOT_* environment variable.",
+    )
+    serve.add_argument("--host", help="interface to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="TCP port (default 8080)")
+    serve.add_argument("--gns3-url", help="GNS3 server URL (default http://127.0.0.1:3080)")
+    serve.add_argument("--data-dir", type=Path, help="per-user data directory")
+    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
     if args.command == "serve":
-        print(
-            "gns3-copilot serve: the HTTP service is not built yet; the core library "
-            "(copilot_core) is usable on its own.",
-            file=sys.stderr,
-        )
-        return 2
-    return 0
+        return _serve(args)
+    return 2  # pragma: no cover - argparse requires a command

@@ -1,0 +1,94 @@
+"""The Litestar application: routes, OpenAPI, error mapping and dependencies in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+
+from litestar import Litestar, Router
+from litestar.config.cors import CORSConfig
+from litestar.datastructures import State
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import ASGIApp
+
+from adapters.web._account import AccountController
+from adapters.web._chat import ChatController
+from adapters.web._contracts import WebDependencies, WebSettings
+from adapters.web._errors import exception_handlers
+from adapters.web._health import healthz, readyz
+from adapters.web._logging import request_context_middleware
+from adapters.web._state import authenticated, dependencies, init_state
+
+__all__ = ["API_PREFIX", "create_web_app"]
+
+API_PREFIX = "/v3/copilot"
+
+Lifespan = Callable[[Litestar], AbstractAsyncContextManager[None]]
+
+
+def create_web_app(
+    deps: WebDependencies | None = None,
+    *,
+    settings: WebSettings | None = None,
+    lifespan: Sequence[Lifespan] = (),
+    middleware: Sequence[Callable[[ASGIApp], ASGIApp]] = (),
+) -> Litestar:
+    """Build the HTTP service around already-built collaborators.
+
+    Pass ``deps`` now, or install them later (typically from a ``lifespan`` once
+    async resources are open) with :func:`install_dependencies`; until then every
+    route but ``/healthz`` answers 503.
+    """
+    settings = settings or WebSettings()
+    api = Router(
+        path=API_PREFIX,
+        route_handlers=[ChatController, AccountController],
+        security=[{"BearerToken": []}],
+        guards=[authenticated],
+    )
+    return Litestar(
+        route_handlers=[api, healthz, readyz],
+        dependencies=dependencies(),
+        exception_handlers=exception_handlers,
+        middleware=[request_context_middleware, *middleware],
+        lifespan=list(lifespan),
+        state=_state(settings, deps),
+        openapi_config=OpenAPIConfig(
+            title=settings.title,
+            version=settings.version,
+            description=(
+                "gns3-copilot: chat with an LLM agent about a GNS3 lab. Every /v3/copilot route "
+                "needs 'Authorization: Bearer <GNS3 token>'."
+            ),
+            components=Components(
+                security_schemes={
+                    "BearerToken": SecurityScheme(
+                        type="http",
+                        scheme="bearer",
+                        description="The caller's GNS3 access token (JWT).",
+                    )
+                }
+            ),
+            use_handler_docstrings=True,
+            path="/schema",
+        ),
+        cors_config=_cors(settings),
+        debug=settings.debug,
+        logging_config=None,  # the composition root configures logging
+    )
+
+
+def _cors(settings: WebSettings) -> CORSConfig | None:
+    if not settings.cors_origins:
+        return None
+    return CORSConfig(
+        allow_origins=list(settings.cors_origins),
+        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+        allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "X-Request-ID"],
+        expose_headers=["X-Session-Id", "X-Turn-Id", "X-Request-ID", "Retry-After"],
+    )
+
+
+def _state(settings: WebSettings, deps: WebDependencies | None) -> State:
+    return State(init_state(settings, deps))

@@ -1,0 +1,93 @@
+"""What the web adapter needs besides the core: its own small ports and its settings.
+
+The core has ports for the chat itself; the HTTP service also serves the caller's
+LLM settings, reloads skills and reports readiness. Those collaborators are
+described here as :class:`typing.Protocol`s so that ``adapters.web`` never imports
+another adapter: the composition root (``entrypoints``) hands concrete objects in
+through :class:`WebDependencies`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from copilot_core.ports import Authenticator, LanguageModelProvider, ProjectGate
+from copilot_core.service import ChatService
+
+__all__ = [
+    "LLMConfigRepository",
+    "ReadinessCheck",
+    "SkillsReloader",
+    "WebDependencies",
+    "WebSettings",
+]
+
+
+class LLMConfigRepository(Protocol):
+    """A user's LLM settings, with the API key write-only (stored encrypted).
+
+    ``get_public`` and ``put`` return the *public* view: every setting except the
+    key, plus ``api_key_set: bool``. The web adapter strips any ``api_key`` it
+    finds in that view anyway.
+    """
+
+    async def get_public(self, user_id: str) -> Mapping[str, Any] | None:
+        """The user's settings without the key, or ``None`` when there are none."""
+        ...
+
+    async def put(self, user_id: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Replace the user's settings with ``settings`` (validated by the web adapter).
+
+        ``settings`` holds only the fields the client sent. ``api_key`` is a plain
+        ``str`` here and nowhere else; when it is absent the stored key is kept.
+        """
+        ...
+
+    async def delete(self, user_id: str) -> bool:
+        """Forget the user's settings; ``False`` when there were none."""
+        ...
+
+
+#: Reloads skills, prompts and forbidden commands; returns a JSON-able summary.
+SkillsReloader = Callable[[], Awaitable[Mapping[str, Any]]]
+
+#: One readiness probe (the store is open, GNS3 answers…): raises when not ready.
+ReadinessCheck = Callable[[], Awaitable[object]]
+
+
+@dataclass(frozen=True, slots=True)
+class WebSettings:
+    """How the HTTP service behaves (filled from the service's settings)."""
+
+    #: Seconds without an event before a ``heartbeat`` is sent; ``None`` disables.
+    heartbeat_interval: float | None = 15.0
+    #: Abort a turn when its streaming client disconnects (default: let it finish).
+    abort_on_disconnect: bool = False
+    #: Seconds a validated token is remembered (keyed by its SHA-256); 0 disables.
+    auth_cache_ttl: float = 30.0
+    auth_cache_size: int = 1024
+    #: Seconds each readiness check may take.
+    readiness_timeout: float = 3.0
+    #: Seconds ``POST /llm-config/test`` waits for the model's first reply.
+    llm_test_timeout: float = 20.0
+    #: Browser origins allowed to call the API from another site (CORS); empty: none.
+    cors_origins: tuple[str, ...] = ()
+    title: str = "gns3-copilot"
+    version: str = "0.1.0"
+    debug: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WebDependencies:
+    """The already-built collaborators the routes use."""
+
+    chat: ChatService
+    authenticator: Authenticator
+    projects: ProjectGate
+    llm_config: LLMConfigRepository
+    reload_skills: SkillsReloader | None = None
+    readiness: Mapping[str, ReadinessCheck] = field(default_factory=dict)
+    #: Builds a user's model from their stored settings (for "test connection").
+    models: LanguageModelProvider | None = None

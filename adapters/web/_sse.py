@@ -1,0 +1,99 @@
+"""Turn events as Server-Sent Events (DESIGN §4).
+
+Every numbered event is sent as ``id: <turn_id>:<seq>`` plus one ``data:`` line
+of JSON; heartbeats carry no id (they are not replayed). A client that lost its
+connection sends the last id back as ``Last-Event-ID`` and gets what follows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import structlog
+from litestar.response import ServerSentEvent, ServerSentEventMessage
+
+from copilot_core.errors import InvalidRequestError
+from copilot_core.events import TurnEvent
+from copilot_core.streams import closing
+from copilot_core.turns import RunningTurn
+
+__all__ = ["event_id", "parse_last_event_id", "sse_response", "turn_messages"]
+
+log = structlog.get_logger("adapters.web")
+
+SSE_HEADERS = {
+    "Cache-Control": "no-cache, no-transform",
+    "X-Accel-Buffering": "no",
+}
+
+
+def event_id(turn: RunningTurn, event: TurnEvent) -> str | None:
+    return f"{turn.turn_id}:{event.seq}" if event.seq > 0 else None
+
+
+def encode(turn: RunningTurn, event: TurnEvent) -> ServerSentEventMessage:
+    data = json.dumps(event.to_wire(), ensure_ascii=False, separators=(",", ":"))
+    return ServerSentEventMessage(data=data, id=event_id(turn, event))
+
+
+def parse_last_event_id(value: str | None, turn: RunningTurn) -> int:
+    """The sequence number to resume after: 0 for no id or another turn's id."""
+    if value is None or not value.strip():
+        return 0
+    turn_id, sep, seq = value.strip().rpartition(":")
+    if not sep or not turn_id or not seq.isdigit():
+        raise InvalidRequestError(
+            "Last-Event-ID must look like '<turn_id>:<seq>', as sent in the stream's 'id:' lines."
+        )
+    if turn_id != turn.turn_id:
+        return 0  # an older turn: everything of this one is new to the client
+    return min(int(seq), turn.last_seq)
+
+
+async def turn_messages(
+    turn: RunningTurn,
+    *,
+    after: int = 0,
+    heartbeat: float | None = None,
+    abort_on_disconnect: bool = False,
+) -> AsyncIterator[ServerSentEventMessage]:
+    """The turn's events after ``after``, live until the turn ends.
+
+    If the client goes away first (the response task is cancelled) the turn keeps
+    running, unless ``abort_on_disconnect``.
+    """
+    ended = False
+    try:
+        async with closing(turn.subscribe(after=after, heartbeat=heartbeat)) as events:
+            async for event in events:
+                yield encode(turn, event)
+        ended = True
+    finally:
+        if not ended and not turn.finished:
+            log.info(
+                "client_disconnected",
+                turn_id=turn.turn_id,
+                session_id=turn.session_id,
+                aborting=abort_on_disconnect,
+            )
+            if abort_on_disconnect:
+                turn.abort.abort("the client disconnected")
+
+
+def sse_response(
+    turn: RunningTurn,
+    *,
+    after: int = 0,
+    heartbeat: float | None = None,
+    abort_on_disconnect: bool = False,
+) -> ServerSentEvent:
+    headers = dict(SSE_HEADERS)
+    headers["X-Session-Id"] = turn.session_id
+    headers["X-Turn-Id"] = turn.turn_id
+    return ServerSentEvent(
+        turn_messages(
+            turn, after=after, heartbeat=heartbeat, abort_on_disconnect=abort_on_disconnect
+        ),
+        headers=headers,
+    )

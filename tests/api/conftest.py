@@ -1,0 +1,214 @@
+"""The HTTP service on a real uvicorn server on 127.0.0.1, around the core's fakes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from adapters.web import WebDependencies, WebSettings, create_web_app
+from adapters.web.testing import (
+    InMemoryLLMConfigRepository,
+    StaticAuthenticator,
+    StaticProjectGate,
+)
+from copilot_core import (
+    BuiltinAgent,
+    ChatService,
+    ChatSettings,
+    ModelSelection,
+    Principal,
+)
+from copilot_core.testing import (
+    FakeToolExecutor,
+    FakeTopologySource,
+    InMemoryCheckpointStore,
+    ScriptedLanguageModel,
+    SequentialIds,
+    StaticModelProvider,
+    SteppingClock,
+    text_reply,
+)
+
+ALICE = "token-alice"
+BOB = "token-bob"
+ADMIN = "token-admin"
+OPEN = "project-open"
+CLOSED = "project-closed"
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@dataclass(frozen=True)
+class RawEvent:
+    """One SSE event exactly as sent: its ``id:`` line (if any) and its JSON data."""
+
+    id: str | None
+    data: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.data["type"])
+
+
+async def raw_events(response: httpx.Response) -> AsyncIterator[RawEvent]:
+    """Parse an SSE body line by line (httpx-sse carries ids over; this does not)."""
+    event_id: str | None = None
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                yield RawEvent(event_id, json.loads("\n".join(data)))
+            event_id, data = None, []
+        elif line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip())
+
+
+async def collect_until_done(response: httpx.Response, limit: int = 10_000) -> list[RawEvent]:
+    """Every event up to and including ``done`` (bounded)."""
+    events: list[RawEvent] = []
+    async for event in raw_events(response):
+        events.append(event)
+        if event.type == "done" or len(events) >= limit:
+            break
+    return events
+
+
+@dataclass
+class Service:
+    """One running service and the fakes behind it."""
+
+    base_url: str
+    chat: ChatService
+    store: InMemoryCheckpointStore
+    model: ScriptedLanguageModel
+    tools: FakeToolExecutor
+    models: StaticModelProvider
+    authenticator: StaticAuthenticator
+    gate: StaticProjectGate
+    llm_config: InMemoryLLMConfigRepository
+    reloads: list[int] = field(default_factory=list)
+
+    def client(self, token: str | None = ALICE, **kwargs: Any) -> httpx.AsyncClient:
+        headers = auth(token) if token else {}
+        return httpx.AsyncClient(
+            base_url=self.base_url, headers=headers, timeout=httpx.Timeout(10.0), **kwargs
+        )
+
+    def chat_url(self, project: str = OPEN) -> str:
+        return f"/v3/copilot/projects/{project}/chat"
+
+
+ServiceFactory = Callable[..., "contextlib.AbstractAsyncContextManager[Service]"]
+
+
+@contextlib.asynccontextmanager
+async def run_service(
+    *,
+    heartbeat: float | None = 15.0,
+    abort_on_disconnect: bool = False,
+    delay: float = 0.0,
+    readiness: dict[str, Any] | None = None,
+    configured: bool = True,
+    retention: float = 60.0,
+    readiness_timeout: float = 3.0,
+    cors_origins: tuple[str, ...] = (),
+) -> AsyncIterator[Service]:
+    clock = SteppingClock()
+    ids = SequentialIds()
+    store = InMemoryCheckpointStore()
+    model = ScriptedLanguageModel(delay=delay)
+    tools = FakeToolExecutor()
+    agent = BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)
+    title_model = ScriptedLanguageModel(default=text_reply("Lab help"))
+    models = StaticModelProvider(
+        ModelSelection(model, title_model=title_model) if configured else None
+    )
+    chat = ChatService(
+        store,
+        {"copilot": agent},
+        models=models,
+        clock=clock,
+        ids=ids,
+        settings=ChatSettings(max_message_chars=1000, finished_turn_retention=retention),
+    )
+    authenticator = StaticAuthenticator(
+        {
+            ALICE: Principal("u-alice", "alice"),
+            BOB: Principal("u-bob", "bob"),
+            ADMIN: Principal("u-admin", "admin", is_superadmin=True),
+        }
+    )
+    gate = StaticProjectGate(opened={OPEN}, closed={CLOSED})
+    llm_config = InMemoryLLMConfigRepository()
+    reloads: list[int] = []
+
+    async def reload_skills() -> dict[str, Any]:
+        reloads.append(1)
+        return {"skills": 3}
+
+    app = create_web_app(
+        WebDependencies(
+            chat=chat,
+            authenticator=authenticator,
+            projects=gate,
+            llm_config=llm_config,
+            reload_skills=reload_skills,
+            readiness=readiness or {},
+            models=models,
+        ),
+        settings=WebSettings(
+            heartbeat_interval=heartbeat,
+            abort_on_disconnect=abort_on_disconnect,
+            readiness_timeout=readiness_timeout,
+            llm_test_timeout=0.5,
+            cors_origins=cors_origins,
+        ),
+    )
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_config=None, lifespan="on", timeout_graceful_shutdown=2
+    )
+    server = uvicorn.Server(config)
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    task = asyncio.create_task(server.serve())
+    for _ in range(500):
+        if server.started:
+            break
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield Service(
+            f"http://127.0.0.1:{port}",
+            chat,
+            store,
+            model,
+            tools,
+            models,
+            authenticator,
+            gate,
+            llm_config,
+            reloads,
+        )
+    finally:
+        await chat.shutdown(grace=2)
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+@pytest.fixture
+async def service() -> AsyncIterator[Service]:
+    async with run_service() as running:
+        yield running

@@ -1,0 +1,146 @@
+"""Capabilities, agents, the caller's LLM settings and the skills reload."""
+
+from __future__ import annotations
+
+from copilot_core.errors import LLMAuthenticationError
+from copilot_core.testing import Hang, text_reply
+from tests.api.conftest import ADMIN, BOB, Service, run_service
+
+SETTINGS = {
+    "provider": "openai",
+    "model": "gpt-4o-mini",
+    "base_url": "http://127.0.0.1:9/v1",
+    "api_key": "sk-very-secret-value",
+    "temperature": 0.3,
+    "max_tokens": 2048,
+    "context_limit": 64000,
+    "title_model": "gpt-4o-mini",
+    "copilot_mode": "lab_automation_assistant",
+}
+
+
+async def test_capabilities_and_agents_describe_the_builtin_agent(service: Service) -> None:
+    async with service.client() as client:
+        capabilities = await client.get("/v3/copilot/capabilities")
+        agents = await client.get("/v3/copilot/agents")
+    assert capabilities.status_code == 200
+    caps = capabilities.json()
+    assert caps["backend"] == "python"
+    assert caps["streaming"] is True
+    assert {"rag", "mcp", "file_tools", "shell_tools"} <= caps.keys()
+    assert [a["id"] for a in caps["agents"]] == ["copilot"]
+    body = agents.json()
+    assert body["default"] == "copilot"
+    assert body["agents"][0]["name"] == "GNS3 Copilot"
+    assert body["agents"][0]["uses_llm_settings"] is True
+
+
+async def test_llm_config_round_trip_never_returns_the_key(service: Service) -> None:
+    async with service.client() as client:
+        empty = await client.get("/v3/copilot/llm-config")
+        stored = await client.put("/v3/copilot/llm-config", json=SETTINGS)
+        read = await client.get("/v3/copilot/llm-config")
+        other = await client.get(
+            "/v3/copilot/llm-config", headers={"Authorization": f"Bearer {BOB}"}
+        )
+    assert empty.status_code == 404
+    assert "PUT /v3/copilot/llm-config" in empty.json()["detail"]
+    assert stored.status_code == 200
+    for response in (stored, read):
+        body = response.json()
+        assert "api_key" not in body
+        assert body["api_key_set"] is True
+        assert body["model"] == "gpt-4o-mini"
+        assert body["copilot_mode"] == "lab_automation_assistant"
+        assert "sk-very-secret-value" not in response.text
+    assert service.llm_config.keys["u-alice"] == "sk-very-secret-value"
+    assert other.status_code == 404
+
+
+async def test_llm_config_without_a_key_keeps_none_set(service: Service) -> None:
+    async with service.client() as client:
+        stored = await client.put(
+            "/v3/copilot/llm-config",
+            json={
+                "provider": "ollama",
+                "model": "llama3.1",
+                "base_url": "http://127.0.0.1:11434/v1",
+            },
+        )
+    assert stored.status_code == 200
+    assert stored.json()["api_key_set"] is False
+    assert "api_key" not in service.llm_config.settings["u-alice"]
+
+
+async def test_bad_llm_config_is_400_and_changes_nothing(service: Service) -> None:
+    async with service.client() as client:
+        for body in [
+            {"model": "m"},
+            {"provider": "openai", "model": ""},
+            {"provider": "openai", "model": "m", "temperature": 9},
+            {"provider": "openai", "model": "m", "base_url": "ftp://x"},
+            {"provider": "openai", "model": "m", "colour": "blue"},
+        ]:
+            response = await client.put("/v3/copilot/llm-config", json=body)
+            assert response.status_code == 400, body
+            assert response.json()["detail"].startswith("Invalid request")
+    assert service.llm_config.settings == {}
+
+
+async def test_delete_llm_config(service: Service) -> None:
+    async with service.client() as client:
+        await client.put("/v3/copilot/llm-config", json=SETTINGS)
+        deleted = await client.delete("/v3/copilot/llm-config")
+        again = await client.delete("/v3/copilot/llm-config")
+        read = await client.get("/v3/copilot/llm-config")
+    assert deleted.status_code == again.status_code == 204
+    assert read.status_code == 404
+    assert service.llm_config.keys == {}
+
+
+async def test_reload_skills_is_for_superadmins_only(service: Service) -> None:
+    async with service.client() as client, service.client(token=ADMIN) as admin:
+        refused = await client.post("/v3/copilot/reload/skills")
+        done = await admin.post("/v3/copilot/reload/skills")
+    assert refused.status_code == 403
+    assert "superadmin" in refused.json()["detail"]
+    assert done.status_code == 200
+    assert done.json() == {"status": "ok", "skills": 3}
+    assert service.reloads == [1]
+
+
+async def test_llm_config_test_asks_the_model_once(service: Service) -> None:
+    service.model.add(text_reply("pong"))
+    async with service.client() as client:
+        response = await client.post("/v3/copilot/llm-config/test")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["reply"] == "pong"
+    assert body["latency_ms"] >= 0
+    assert service.model.calls[0].options.max_tokens == 8
+    assert await service.store.list_sessions("project-open", "u-alice") == []
+
+
+async def test_llm_config_test_reports_the_providers_reason(service: Service) -> None:
+    service.model.add([LLMAuthenticationError("The provider rejected the API key.")])
+    async with service.client() as client:
+        rejected = await client.post("/v3/copilot/llm-config/test")
+    assert rejected.status_code == 502
+    assert rejected.json()["detail"] == "The provider rejected the API key."
+
+
+async def test_llm_config_test_is_bounded_in_time(service: Service) -> None:
+    service.model.add([Hang()])
+    async with service.client() as client:
+        silent = await client.post("/v3/copilot/llm-config/test")
+    assert silent.status_code == 502
+    assert "did not answer within" in silent.json()["detail"]
+    assert service.model.closed_early == 1
+
+
+async def test_llm_config_test_without_settings_is_400() -> None:
+    async with run_service(configured=False) as service, service.client() as client:
+        response = await client.post("/v3/copilot/llm-config/test")
+    assert response.status_code == 400
+    assert "PUT /v3/copilot/llm-config" in response.json()["detail"]

@@ -1,0 +1,252 @@
+"""The composition root: settings, the container with fakes, shutdown, and the real CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from dependency_injector import providers
+
+from adapters.web.testing import StaticAuthenticator, StaticProjectGate
+from copilot_core import ModelSelection, Principal
+from copilot_core.testing import (
+    Hang,
+    InMemoryCheckpointStore,
+    ScriptedLanguageModel,
+    StaticModelProvider,
+    text_reply,
+)
+from entrypoints import Settings, build_container, create_app
+from entrypoints.cli import CopilotServer
+from tests.api.conftest import raw_events
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_settings_come_from_copilot_environment_variables(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("COPILOT_HOST", "0.0.0.0")
+    monkeypatch.setenv("COPILOT_PORT", "9999")
+    monkeypatch.setenv("COPILOT_GNS3_URL", "http://10.0.0.5:3080")
+    monkeypatch.setenv("COPILOT_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("COPILOT_SECRET_KEY", "fernet-key-value")
+    monkeypatch.setenv("COPILOT_HEARTBEAT_INTERVAL", "5")
+    monkeypatch.setenv("COPILOT_ABORT_ON_DISCONNECT", "true")
+    monkeypatch.setenv("COPILOT_CORS_ORIGINS", '["https://ui.lab"]')
+    settings = Settings()
+    assert settings.cors_origins == ("https://ui.lab",)
+    assert (settings.host, settings.port, settings.gns3_url) == (
+        "0.0.0.0",
+        9999,
+        "http://10.0.0.5:3080",
+    )
+    assert settings.data_dir == tmp_path
+    assert settings.heartbeat_interval == 5
+    assert settings.abort_on_disconnect is True
+    assert settings.secret_key is not None
+    assert settings.secret_key.get_secret_value() == "fernet-key-value"
+    assert "fernet-key-value" not in repr(settings)
+    # Flags win over the environment.
+    assert Settings(port=1234).port == 1234
+
+
+def test_settings_defaults_and_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("COPILOT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_DATA_HOME", "/srv/data")
+    settings = Settings()
+    assert (settings.host, settings.port) == ("127.0.0.1", 8080)
+    assert settings.gns3_url == "http://127.0.0.1:3080"
+    assert settings.data_dir == Path("/srv/data/gns3-copilot")
+    assert settings.heartbeat_interval == 15.0
+    assert settings.abort_on_disconnect is False
+    monkeypatch.setenv("COPILOT_GNS3_URL", "not a url")
+    with pytest.raises(ValueError, match="gns3_url"):
+        Settings()
+
+
+@pytest.fixture
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _serve(server: CopilotServer) -> AsyncIterator[str]:
+    task = asyncio.create_task(server.serve())
+    for _ in range(500):
+        if server.started or task.done():
+            break
+        await asyncio.sleep(0.01)
+    if task.done():
+        task.result()
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 15)
+
+
+async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    import uvicorn
+
+    settings = Settings(data_dir=tmp_path / "data", port=0, shutdown_grace=5)
+    container = build_container(settings)
+    store = InMemoryCheckpointStore()
+    model = ScriptedLanguageModel()
+    model.add(text_reply("quick answer"), [*text_reply("partial answer", chunk=8)[:2], Hang()])
+    title = ScriptedLanguageModel(default=text_reply("Title"))
+
+    async def fake_store() -> AsyncIterator[InMemoryCheckpointStore]:
+        yield store
+
+    container.store.override(providers.Resource(fake_store))
+    container.authenticator.override(
+        providers.Object(StaticAuthenticator({"tok-SECRET-xyz": Principal("u1", "user")}))
+    )
+    container.projects.override(providers.Object(StaticProjectGate(opened={"p1"})))
+    container.models.override(
+        providers.Object(StaticModelProvider(ModelSelection(model, title_model=title)))
+    )
+    app = create_app(settings, container)
+    lines = _LogLines()
+    lines.setFormatter(logging.getLogger().handlers[0].formatter)
+    logging.getLogger().addHandler(lines)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
+    server = CopilotServer(config, app, grace=5)
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    async for base_url in _serve(server):
+        assert (tmp_path / "data").is_dir()
+        async with httpx.AsyncClient(
+            base_url=base_url, headers={"Authorization": "Bearer tok-SECRET-xyz"}, timeout=10
+        ) as client:
+            url = "/v3/copilot/projects/p1/chat/stream"
+            quick = await client.post(url, json={"message": "hi", "stream": False})
+            assert quick.json()["content"] == "quick answer"
+            async with client.stream("POST", url, json={"message": "slow"}) as r:
+                session_id = r.headers["x-session-id"]
+                events = []
+                async for event in raw_events(r):
+                    events.append(event)
+                    if len(events) == 1:
+                        server.handle_exit(signal.SIGTERM, None)  # as the signal would
+                    if event.type == "done":
+                        break
+        assert [e.type for e in events][-2:] == ["abort", "done"]
+        page = await store.history("p1", session_id)
+        assert [m.content for m in page.messages] == ["slow", "partial answer"[:16]]
+        assert page.messages[-1].role.value == "assistant"
+    logging.getLogger().removeHandler(lines)
+    records = [json.loads(line) for line in lines.lines]
+    started = [r for r in records if r["event"] == "turn_started" and r["stream"] is True]
+    assert started
+    assert started[0]["user_id"] == "u1"
+    assert started[0]["project_id"] == "p1"
+    assert started[0]["session_id"] == session_id
+    assert started[0]["request_id"]
+    assert not any("tok-SECRET-xyz" in line for line in lines.lines)
+
+
+class _LogLines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+
+def test_gns3_copilot_serve_starts_answers_and_stops_on_sigterm(
+    tmp_path: Path, free_port: int
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COPILOT_")}
+    data_dir = tmp_path / "data"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "entrypoints",
+            "serve",
+            "--port",
+            str(free_port),
+            "--data-dir",
+            str(data_dir),
+            "--gns3-url",
+            "http://127.0.0.1:9",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{free_port}"
+        deadline = time.monotonic() + 30
+        health = None
+        while time.monotonic() < deadline:
+            try:
+                health = httpx.get(base + "/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                if process.poll() is not None:
+                    break
+                time.sleep(0.1)
+        assert health is not None, "the service did not start"
+        assert health.status_code == 200
+        assert health.json() == {"status": "ok"}
+        ready = httpx.get(base + "/readyz", timeout=10)
+        assert ready.status_code == 503  # nothing listens on the GNS3 URL
+        assert ready.json()["checks"]["gns3"].startswith("failed")
+        refused = httpx.get(
+            base + "/v3/copilot/agents",
+            headers={"Authorization": "Bearer tok-SECRET-123"},
+            timeout=5,
+        )
+        assert refused.status_code == 401
+        assert data_dir.is_dir()
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err
+    lines = [json.loads(line) for line in err.splitlines() if line.strip()]
+    assert lines, "no log lines"
+    events = [line["event"] for line in lines]
+    assert "service_started" in events
+    assert "service_stopped" in events
+    request = next(line for line in lines if line.get("path") == "/v3/copilot/agents")
+    assert request["status"] == 401
+    assert request["request_id"]
+    assert "tok-SECRET-123" not in err + out
+
+
+def test_serve_refuses_invalid_settings_with_a_clear_message(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from entrypoints.cli import main
+
+    monkeypatch.setenv("COPILOT_PORT", "eighty")
+    assert main(["serve"]) == 2
+    assert "port" in capsys.readouterr().err
+    monkeypatch.delenv("COPILOT_PORT")
+    assert main(["serve", "--gns3-url", "gns3.local"]) == 2
+    assert "gns3_url" in capsys.readouterr().err

@@ -1,0 +1,142 @@
+"""Bad input (4xx, nothing stored), authentication (401) and the project gate (404/409)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from copilot_core.testing import text_reply
+from tests.api.conftest import ALICE, CLOSED, OPEN, Service
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        ({}, 400, ["message"]),
+        ({"message": ""}, 400, ["message"]),
+        ({"message": "   "}, 400, ["message", "blank"]),
+        ({"message": "x" * 32_001}, 400, ["message"]),
+        ({"message": "x" * 1_001}, 400, ["limit is 1000"]),  # the chat service's own bound
+        ({"message": "hi", "temperature": 2.5}, 400, ["temperature"]),
+        ({"message": "hi", "temperature": -0.1}, 400, ["temperature"]),
+        ({"message": "hi", "mode": "voice"}, 400, ["mode"]),
+        ({"message": "hi", "copilot_mode": "god_mode"}, 400, ["copilot_mode"]),
+        ({"message": "hi", "agent_id": "nobody"}, 404, ["Unknown agent 'nobody'", "copilot"]),
+        ({"message": "hi", "session_id": "nope"}, 404, ["'nope' was not found"]),
+        ({"message": "hi", "surprise": 1}, 400, ["surprise"]),
+        ({"message": 42}, 400, ["message"]),
+        ({"message": "hi", "stream": "maybe"}, 400, ["stream"]),
+    ],
+)
+async def test_bad_stream_bodies_get_a_clear_4xx_and_store_nothing(
+    service: Service, body: dict[str, Any], status: int, words: list[str]
+) -> None:
+    async with service.client() as client:
+        response = await client.post(service.chat_url() + "/stream", json=body)
+    assert response.status_code == status, response.text
+    detail = response.json()["detail"]
+    for word in words:
+        assert word in detail
+    assert await service.store.list_sessions(OPEN, "u-alice") == []
+    assert service.model.calls == []
+
+
+async def test_invalid_json_is_400(service: Service) -> None:
+    async with service.client() as client:
+        response = await client.post(
+            service.chat_url() + "/stream",
+            content=b"{not json",
+            headers={"Content-Type": "application/json"},
+        )
+    assert response.status_code == 400
+    assert "detail" in response.json()
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Basic dXNlcjpwYXNz"},
+        {"Authorization": "Bearer"},
+        {"Authorization": "Bearer not-a-known-token"},
+    ],
+)
+async def test_requests_without_a_valid_bearer_token_are_401(
+    service: Service, headers: dict[str, str]
+) -> None:
+    async with service.client(token=None) as client:
+        for method, path in [
+            ("GET", service.chat_url() + "/sessions"),
+            ("POST", service.chat_url() + "/stream"),
+            ("GET", "/v3/copilot/llm-config"),
+            ("GET", "/v3/copilot/capabilities"),
+            ("GET", "/v3/copilot/agents"),
+            ("POST", "/v3/copilot/reload/skills"),
+        ]:
+            response = await client.request(method, path, headers=headers, json={"message": "x"})
+            assert response.status_code == 401, (method, path)
+            detail = response.json()["detail"]
+            assert "Bearer" in detail or "rejected" in detail
+            assert "not-a-known-token" not in response.text
+
+
+async def test_a_valid_token_is_checked_once_then_cached(service: Service) -> None:
+    async with service.client() as client:
+        for _ in range(3):
+            assert (await client.get(service.chat_url() + "/sessions")).status_code == 200
+    assert service.authenticator.calls == 1
+
+
+async def test_rejected_tokens_are_not_cached(service: Service) -> None:
+    async with service.client(token="late-token") as client:
+        assert (await client.get("/v3/copilot/agents")).status_code == 401
+        service.authenticator.principals["late-token"] = service.authenticator.principals[ALICE]
+        assert (await client.get("/v3/copilot/agents")).status_code == 200
+
+
+async def test_a_closed_project_is_409_and_an_unknown_one_404(service: Service) -> None:
+    service.model.add(text_reply("never"))
+    async with service.client() as client:
+        closed = await client.post(service.chat_url(CLOSED) + "/stream", json={"message": "hi"})
+        closed_list = await client.get(service.chat_url(CLOSED) + "/sessions")
+        unknown = await client.post(service.chat_url("nope") + "/stream", json={"message": "hi"})
+    assert closed.status_code == 409
+    assert "is not opened" in closed.json()["detail"]
+    assert closed_list.status_code == 409
+    assert unknown.status_code == 404
+    assert "'nope' was not found" in unknown.json()["detail"]
+    assert service.model.calls == []
+    assert await service.store.list_sessions(CLOSED, "u-alice") == []
+
+
+async def test_unknown_routes_and_methods_answer_with_detail(service: Service) -> None:
+    async with service.client() as client:
+        missing = await client.get("/v3/copilot/nothing-here")
+        wrong = await client.put(service.chat_url() + "/stream", json={})
+    assert missing.status_code == 404
+    assert "detail" in missing.json()
+    assert wrong.status_code == 405
+    assert "detail" in wrong.json()
+
+
+async def test_authentication_comes_before_body_validation(service: Service) -> None:
+    async with service.client(token=None) as client:
+        response = await client.post(service.chat_url() + "/stream", json={"message": ""})
+    assert response.status_code == 401
+
+
+@pytest.mark.parametrize("bad", ["..", "a.b", "x" * 129, "%20"])
+async def test_ids_outside_the_safe_alphabet_are_400(service: Service, bad: str) -> None:
+    async with service.client() as client:
+        in_path = await client.get(f"/v3/copilot/projects/{bad}/chat/sessions")
+        session_in_path = await client.get(service.chat_url() + f"/sessions/{bad}/history")
+        in_body = await client.post(
+            service.chat_url() + "/stream", json={"message": "hi", "session_id": bad}
+        )
+    assert in_body.status_code == 400
+    assert "session_id" in in_body.json()["detail"]
+    for response in (in_path, session_in_path):
+        # 404 for "..": the HTTP client resolves it before sending, so no route matches.
+        assert response.status_code == (404 if bad == ".." else 400), response.text
+    assert service.gate.seen_credentials == []
