@@ -89,7 +89,8 @@ def step(n: int, *, calls: int = 2) -> list[Message]:
         ),
     )
     results = [
-        Message.tool(f"t-{n}-{k}", i, "get_topology", '{"nodes": []}', at(n)) for k, i in enumerate(ids)
+        Message.tool(f"t-{n}-{k}", call_id, "get_topology", '{"nodes": []}', at(n))
+        for k, call_id in enumerate(ids)
     ]
     return [assistant, *results]
 
