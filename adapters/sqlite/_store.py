@@ -309,21 +309,19 @@ class SqliteCheckpointStore:
     ) -> None:
         texts = [encode_message(message) for message in messages]  # fails before any write
         async with self._write(project_id) as conn:
-            rows = list(
-                await conn.execute_fetchall(
-                    "SELECT id, (SELECT COALESCE(MAX(seq), 0) FROM chat_messages "
-                    "WHERE session_id = chat_sessions.id) FROM chat_sessions WHERE thread_id = ?",
-                    (thread_id,),
-                )
+            if not texts:
+                await self._require(conn, project_id, thread_id)
+                return
+            # Each row takes the next sequence number of its session (an index seek),
+            # and nothing is inserted when the session does not exist.
+            cursor = await conn.executemany(
+                "INSERT INTO chat_messages (session_id, seq, message) "
+                "SELECT id, 1 + (SELECT COALESCE(MAX(seq), 0) FROM chat_messages "
+                "WHERE session_id = chat_sessions.id), ? FROM chat_sessions WHERE thread_id = ?",
+                [(text, thread_id) for text in texts],
             )
-            if not rows:
+            if cursor.rowcount != len(texts):
                 raise _missing(project_id, thread_id)
-            session_id, last = rows[0]
-            if texts:
-                await conn.executemany(
-                    "INSERT INTO chat_messages (session_id, seq, message) VALUES (?, ?, ?)",
-                    [(session_id, last + n, text) for n, text in enumerate(texts, start=1)],
-                )
 
     async def history(
         self,
