@@ -83,24 +83,25 @@ _ADDED_COLUMNS = (
 async def migrate(conn: aiosqlite.Connection) -> None:
     """Bring the database to :data:`SCHEMA_VERSION`; idempotent, one write transaction.
 
-    The connection must be in autocommit mode (``isolation_level=None``).
+    Runs its own explicit transaction; the connection must not be in one.
     """
     await conn.execute("BEGIN IMMEDIATE")
     try:
         await conn.execute(_SCHEMA_VERSION_TABLE)
         await conn.execute(_CHAT_SESSIONS)
-        cursor = await conn.execute("PRAGMA table_info(chat_sessions)")
-        columns = {row[1] for row in await cursor.fetchall()}
+        columns = {
+            row[1] for row in await conn.execute_fetchall("PRAGMA table_info(chat_sessions)")
+        }
         for name, declaration in _ADDED_COLUMNS:
             if name not in columns:
                 await conn.execute(f"ALTER TABLE chat_sessions ADD COLUMN {name} {declaration}")
         await conn.execute(_CHAT_MESSAGES)
         for statement in _INDEXES:
             await conn.execute(statement)
-        cursor = await conn.execute(
+        applied = await conn.execute_fetchall(
             "SELECT 1 FROM copilot_schema_version WHERE version = ?", (SCHEMA_VERSION,)
         )
-        if await cursor.fetchone() is None:
+        if not list(applied):
             # Older writers left NULL counters; counters are only ever updated by
             # increments (``x = x + ?``), which NULL would swallow.
             for counter in _COUNTERS:

@@ -51,6 +51,7 @@ Synchronous = Literal["NORMAL", "FULL"]
 # GNS3 project ids are UUIDs; accept any plain identifier, never a path.
 _PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 _NO_UPPER_BOUND = 1 << 62
+_SQLITE_BUSY = 5
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
 
@@ -281,17 +282,15 @@ class SqliteCheckpointStore:
 
     async def delete_session(self, project_id: str, thread_id: str) -> bool:
         async with self._write(project_id) as conn:
-            rows = list(
-                await conn.execute_fetchall(
-                    "SELECT id FROM chat_sessions WHERE thread_id = ?", (thread_id,)
-                )
+            await conn.execute(
+                "DELETE FROM chat_messages WHERE session_id = "
+                "(SELECT id FROM chat_sessions WHERE thread_id = ?)",
+                (thread_id,),
             )
-            if not rows:
-                return False
-            session_id = rows[0][0]
-            await conn.execute("DELETE FROM chat_messages WHERE session_id = ?", (session_id,))
-            await conn.execute("DELETE FROM chat_sessions WHERE id = ?", (session_id,))
-        return True
+            cursor = await conn.execute(
+                "DELETE FROM chat_sessions WHERE thread_id = ?", (thread_id,)
+            )
+            return cursor.rowcount > 0
 
     async def delete_project_sessions(self, project_id: str) -> int:
         if project_id not in self._open:
@@ -388,17 +387,23 @@ class SqliteCheckpointStore:
     # ================================================================ databases
     @contextlib.asynccontextmanager
     async def _write(self, project_id: str) -> AsyncIterator[aiosqlite.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: committed on success, else rolled back."""
+        """One write transaction: committed on success, else rolled back.
+
+        The connection's ``isolation_level="IMMEDIATE"`` makes sqlite3 issue
+        ``BEGIN IMMEDIATE`` right before the first data-changing statement, in the
+        same call (one thread hop fewer than an explicit ``BEGIN``). Statements in
+        the body must therefore write first and read after, if they read.
+        """
         async with self._use(project_id) as conn:
             if conn.in_transaction:  # an earlier use was cancelled mid-transaction
                 await _rollback(conn)
-            await conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
             except BaseException:
                 await _rollback(conn)
                 raise
-            await conn.execute("COMMIT")
+            if conn.in_transaction:
+                await conn.commit()
 
     @contextlib.asynccontextmanager
     async def _use(self, project_id: str) -> AsyncIterator[aiosqlite.Connection]:
@@ -467,13 +472,13 @@ class SqliteCheckpointStore:
             ) from exc
         try:
             conn = await aiosqlite.connect(
-                str(path), isolation_level=None, timeout=self.busy_timeout
+                str(path), isolation_level="IMMEDIATE", timeout=self.busy_timeout
             )
         except sqlite3.Error as exc:
             raise _translate(project_id, exc) from exc
         try:
             await conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            await conn.execute("PRAGMA journal_mode = WAL")
+            await self._enable_wal(conn)
             await conn.execute(f"PRAGMA synchronous = {self.synchronous}")
             await migrate(conn)
         except BaseException as exc:
@@ -482,6 +487,22 @@ class SqliteCheckpointStore:
                 raise _translate(project_id, exc) from exc
             raise
         return _Database(project_id, path, conn)
+
+    async def _enable_wal(self, conn: aiosqlite.Connection) -> None:
+        # Switching a new database to WAL needs a moment of exclusive access and
+        # SQLite does not wait for it (no busy handler): retry until busy_timeout.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.busy_timeout
+        delay = 0.002
+        while True:
+            try:
+                await conn.execute_fetchall("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if _error_code(exc) != _SQLITE_BUSY or loop.time() > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.1)
 
     @staticmethod
     async def _shut(database: _Database) -> None:
@@ -507,11 +528,16 @@ def _missing(project_id: str, thread_id: str) -> KeyError:
 
 async def _rollback(conn: aiosqlite.Connection) -> None:
     with contextlib.suppress(sqlite3.Error):
-        await conn.execute("ROLLBACK")
+        await conn.rollback()
+
+
+def _error_code(exc: sqlite3.Error) -> int:
+    code: int = getattr(exc, "sqlite_errorcode", 0) or 0
+    return code & 0xFF  # the primary code of an extended one
 
 
 def _translate(project_id: str, exc: sqlite3.Error) -> StoreError:
-    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    code = _error_code(exc)
     if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
         return StoreCorruptedError(project_id, str(exc))
     return StoreError(f"The copilot database of project {project_id!r} failed: {exc}.")

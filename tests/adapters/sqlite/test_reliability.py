@@ -186,6 +186,27 @@ async def test_two_stores_on_one_project_wait_for_each_other_instead_of_failing(
         await check_chats(one, range(20), 8)
 
 
+async def test_stores_creating_the_same_new_database_at_once_all_succeed(data_dir: Path) -> None:
+    # Turning a fresh file to WAL needs exclusive access, for which SQLite does not wait.
+    stores = [SqliteCheckpointStore(data_dir) for _ in range(4)]
+    for store in stores:
+        await store.open()
+    try:
+        for round_ in range(15):
+            project = project_id(100 + round_)
+            await asyncio.gather(
+                *(
+                    store.create_session(new_session(f"s{n}", project))
+                    for n, store in enumerate(stores)
+                )
+            )
+            listed = await stores[0].list_sessions(project, USER)
+            assert sorted(s.thread_id for s in listed) == ["s0", "s1", "s2", "s3"]
+    finally:
+        for store in stores:
+            await store.close()
+
+
 # ================================================================== corruption
 async def test_a_file_that_is_not_sqlite_names_its_project_and_spares_the_others(
     store: SqliteCheckpointStore, data_dir: Path
