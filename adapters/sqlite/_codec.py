@@ -42,11 +42,12 @@ def encode_time(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
 
 
-def _decode_time(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    parsed = datetime.fromisoformat(value)
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+_EPOCH = "1970-01-01T00:00:00+00:00"
+_MODES = frozenset(mode.value for mode in CopilotMode)
+
+
+def _as_utc(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def _decode_json_object(value: str | None) -> dict[str, Any]:
@@ -89,30 +90,44 @@ def decode_session(row: Sequence[Any]) -> Session:
         metadata,
         stats,
     ) = row
-    created = _decode_time(created_at) or datetime.fromtimestamp(0, UTC)
-    try:
-        mode = CopilotMode(copilot_mode)
-    except ValueError:
-        mode = CopilotMode.TEACHING_ASSISTANT
-    return Session(
-        id=row_id,
-        thread_id=thread_id,
-        user_id=user_id,
-        project_id=project_id,
-        title=title or "",
-        copilot_mode=mode,
-        pinned=bool(pinned),
-        message_count=message_count or 0,
-        llm_calls_count=llm_calls_count or 0,
-        input_tokens=input_tokens or 0,
-        output_tokens=output_tokens or 0,
-        total_tokens=total_tokens or 0,
-        last_message_at=_decode_time(last_message_at),
-        created_at=created,
-        updated_at=_decode_time(updated_at) or created,
-        metadata=_decode_json_object(metadata),
-        stats=_decode_json_object(stats),
+    if copilot_mode not in _MODES:
+        copilot_mode = CopilotMode.TEACHING_ASSISTANT.value
+    created_at = created_at or _EPOCH
+    # pydantic-core parses the ISO timestamps (faster than fromisoformat + kwargs).
+    session = Session.model_validate(
+        {
+            "id": row_id,
+            "thread_id": thread_id,
+            "user_id": user_id,
+            "project_id": project_id,
+            "title": title or "",
+            "copilot_mode": copilot_mode,
+            "pinned": bool(pinned),
+            "message_count": message_count or 0,
+            "llm_calls_count": llm_calls_count or 0,
+            "input_tokens": input_tokens or 0,
+            "output_tokens": output_tokens or 0,
+            "total_tokens": total_tokens or 0,
+            "last_message_at": last_message_at,
+            "created_at": created_at,
+            "updated_at": updated_at or created_at,
+            "metadata": _decode_json_object(metadata),
+            "stats": _decode_json_object(stats),
+        }
     )
+    if (
+        session.created_at.tzinfo is None
+        or session.updated_at.tzinfo is None
+        or (session.last_message_at is not None and session.last_message_at.tzinfo is None)
+    ):  # written by an older version, without a timezone: UTC
+        session = session.model_copy(
+            update={
+                "created_at": _as_utc(session.created_at),
+                "updated_at": _as_utc(session.updated_at),
+                "last_message_at": session.last_message_at and _as_utc(session.last_message_at),
+            }
+        )
+    return session
 
 
 def decode_messages(texts: Sequence[str]) -> list[Message]:
