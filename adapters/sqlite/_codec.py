@@ -19,20 +19,48 @@ from copilot_core.messages import Message
 from copilot_core.session import CopilotMode, Session
 
 __all__ = [
-    "SESSION_COLUMNS",
+    "SESSION_JSON",
     "decode_messages",
-    "decode_session",
+    "decode_sessions",
     "encode_json",
     "encode_message",
     "encode_time",
 ]
 
-SESSION_COLUMNS = (
-    "id, thread_id, user_id, project_id, title, copilot_mode, pinned, message_count, "
-    "llm_calls_count, input_tokens, output_tokens, total_tokens, last_message_at, "
-    "created_at, updated_at, metadata, stats"
+
+def _json_object_or_empty(column: str) -> str:
+    return (
+        f"json(CASE WHEN json_valid({column}) THEN CASE WHEN json_type({column}) = 'object' "
+        f"THEN {column} ELSE '{{}}' END ELSE '{{}}' END)"
+    )
+
+
+_EPOCH = "1970-01-01T00:00:00+00:00"
+_MODES = ", ".join(f"'{mode.value}'" for mode in CopilotMode)
+
+# A chat_sessions row as the JSON of a Session, built by SQLite, so that a page of
+# sessions is decoded in one pass of pydantic-core. The NULLs, unknown modes and
+# malformed JSON that databases of older versions may hold get the defaults.
+SESSION_JSON = (
+    "json_object("
+    "'id', id, 'thread_id', thread_id, 'user_id', user_id, 'project_id', project_id, "
+    "'title', COALESCE(title, ''), "
+    f"'copilot_mode', CASE WHEN copilot_mode IN ({_MODES}) THEN copilot_mode "
+    f"ELSE '{CopilotMode.TEACHING_ASSISTANT.value}' END, "
+    "'pinned', json(CASE WHEN pinned THEN 'true' ELSE 'false' END), "
+    "'message_count', COALESCE(message_count, 0), "
+    "'llm_calls_count', COALESCE(llm_calls_count, 0), "
+    "'input_tokens', COALESCE(input_tokens, 0), "
+    "'output_tokens', COALESCE(output_tokens, 0), "
+    "'total_tokens', COALESCE(total_tokens, 0), "
+    "'last_message_at', last_message_at, "
+    f"'created_at', COALESCE(created_at, '{_EPOCH}'), "
+    f"'updated_at', COALESCE(updated_at, created_at, '{_EPOCH}'), "
+    f"'metadata', {_json_object_or_empty('metadata')}, "
+    f"'stats', {_json_object_or_empty('stats')})"
 )
 
+_SESSIONS: TypeAdapter[list[Session]] = TypeAdapter(list[Session])
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
@@ -42,22 +70,8 @@ def encode_time(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
 
 
-_EPOCH = "1970-01-01T00:00:00+00:00"
-_MODES = frozenset(mode.value for mode in CopilotMode)
-
-
 def _as_utc(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def _decode_json_object(value: str | None) -> dict[str, Any]:
-    if not value:
-        return {}
-    try:
-        decoded = json.loads(value)
-    except ValueError:
-        return {}
-    return decoded if isinstance(decoded, dict) else {}
 
 
 def encode_json(value: dict[str, Any]) -> str:
@@ -68,66 +82,30 @@ def encode_message(message: Message) -> str:
     return encode_json(message.to_dict())
 
 
-def decode_session(row: Sequence[Any]) -> Session:
-    """A ``chat_sessions`` row selected with :data:`SESSION_COLUMNS`; tolerant of the
-    NULLs and naive timestamps that databases of older versions hold."""
-    (
-        row_id,
-        thread_id,
-        user_id,
-        project_id,
-        title,
-        copilot_mode,
-        pinned,
-        message_count,
-        llm_calls_count,
-        input_tokens,
-        output_tokens,
-        total_tokens,
-        last_message_at,
-        created_at,
-        updated_at,
-        metadata,
-        stats,
-    ) = row
-    if copilot_mode not in _MODES:
-        copilot_mode = CopilotMode.TEACHING_ASSISTANT.value
-    created_at = created_at or _EPOCH
-    # pydantic-core parses the ISO timestamps (faster than fromisoformat + kwargs).
-    session = Session.model_validate(
-        {
-            "id": row_id,
-            "thread_id": thread_id,
-            "user_id": user_id,
-            "project_id": project_id,
-            "title": title or "",
-            "copilot_mode": copilot_mode,
-            "pinned": bool(pinned),
-            "message_count": message_count or 0,
-            "llm_calls_count": llm_calls_count or 0,
-            "input_tokens": input_tokens or 0,
-            "output_tokens": output_tokens or 0,
-            "total_tokens": total_tokens or 0,
-            "last_message_at": last_message_at,
-            "created_at": created_at,
-            "updated_at": updated_at or created_at,
-            "metadata": _decode_json_object(metadata),
-            "stats": _decode_json_object(stats),
+def decode_sessions(texts: Sequence[str]) -> list[Session]:
+    """Sessions from their :data:`SESSION_JSON` texts, in order."""
+    if not texts:
+        return []
+    sessions = _SESSIONS.validate_json("[" + ",".join(texts) + "]")
+    return [_with_utc_times(session) for session in sessions]
+
+
+def _with_utc_times(session: Session) -> Session:
+    last = session.last_message_at
+    if (
+        session.created_at.tzinfo is not None
+        and session.updated_at.tzinfo is not None
+        and (last is None or last.tzinfo is not None)
+    ):
+        return session
+    # Written by an older version, without a timezone: UTC.
+    return session.model_copy(
+        update={
+            "created_at": _as_utc(session.created_at),
+            "updated_at": _as_utc(session.updated_at),
+            "last_message_at": None if last is None else _as_utc(last),
         }
     )
-    if (
-        session.created_at.tzinfo is None
-        or session.updated_at.tzinfo is None
-        or (session.last_message_at is not None and session.last_message_at.tzinfo is None)
-    ):  # written by an older version, without a timezone: UTC
-        session = session.model_copy(
-            update={
-                "created_at": _as_utc(session.created_at),
-                "updated_at": _as_utc(session.updated_at),
-                "last_message_at": session.last_message_at and _as_utc(session.last_message_at),
-            }
-        )
-    return session
 
 
 def decode_messages(texts: Sequence[str]) -> list[Message]:

@@ -3,7 +3,8 @@
 Tables:
 
 * ``chat_sessions``: spec 000's columns, types, defaults and three indexes, plus one
-  column of ours, ``copilot_mode`` (so that listing can filter by mode in SQL).
+  column of ours, ``copilot_mode`` (so that listing can filter by mode in SQL), and
+  one index of ours, ``idx_user_sessions`` (a user's sessions in listing order).
   Databases made by older versions lack ``pinned`` (spec 000's migration) and
   ``copilot_mode``; both are added on open.
 * ``chat_messages``: the append-only conversation log: one row per message, the
@@ -62,6 +63,9 @@ _INDEXES = (
     "CREATE UNIQUE INDEX IF NOT EXISTS idx_thread_id ON chat_sessions(thread_id)",
     "CREATE INDEX IF NOT EXISTS idx_user_project ON chat_sessions(user_id, project_id)",
     "CREATE INDEX IF NOT EXISTS idx_pinned_updated ON chat_sessions(pinned DESC, updated_at DESC)",
+    # Ours: a user's sessions in listing order, so that a page is read, not sorted.
+    "CREATE INDEX IF NOT EXISTS idx_user_sessions "
+    "ON chat_sessions(user_id, project_id, pinned DESC, updated_at DESC, id DESC)",
     "CREATE UNIQUE INDEX IF NOT EXISTS idx_messages_session_seq ON chat_messages(session_id, seq)",
 )
 

@@ -18,9 +18,9 @@ from typing import Any, Literal
 import aiosqlite
 
 from adapters.sqlite._codec import (
-    SESSION_COLUMNS,
+    SESSION_JSON,
     decode_messages,
-    decode_session,
+    decode_sessions,
     encode_json,
     encode_message,
     encode_time,
@@ -195,7 +195,7 @@ class SqliteCheckpointStore:
     async def get_session(self, project_id: str, thread_id: str) -> Session | None:
         async with self._use(project_id) as conn:
             rows = await conn.execute_fetchall(
-                f"SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE thread_id = ?", (thread_id,)
+                f"SELECT {SESSION_JSON} FROM chat_sessions WHERE thread_id = ?", (thread_id,)
             )
         return _first_session(rows)
 
@@ -218,11 +218,11 @@ class SqliteCheckpointStore:
         params += [limit, max(offset, 0)]
         async with self._use(project_id) as conn:
             rows = await conn.execute_fetchall(
-                f"SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE {where} "
+                f"SELECT {SESSION_JSON} FROM chat_sessions WHERE {where} "
                 "ORDER BY pinned DESC, updated_at DESC, id DESC LIMIT ? OFFSET ?",
                 params,
             )
-        return [decode_session(row) for row in rows]
+        return decode_sessions([row[0] for row in rows])
 
     async def record_turn(
         self,
@@ -266,7 +266,7 @@ class SqliteCheckpointStore:
         async with self._write(project_id) as conn:
             rows = await conn.execute_fetchall(
                 "UPDATE chat_sessions SET title = ?, updated_at = ? WHERE thread_id = ? "
-                f"RETURNING {SESSION_COLUMNS}",
+                f"RETURNING {SESSION_JSON}",
                 (title, encode_time(at), thread_id),
             )
         return _first_session(rows)
@@ -274,8 +274,7 @@ class SqliteCheckpointStore:
     async def set_pinned(self, project_id: str, thread_id: str, pinned: bool) -> Session | None:
         async with self._write(project_id) as conn:
             rows = await conn.execute_fetchall(
-                "UPDATE chat_sessions SET pinned = ? WHERE thread_id = ? "
-                f"RETURNING {SESSION_COLUMNS}",
+                f"UPDATE chat_sessions SET pinned = ? WHERE thread_id = ? RETURNING {SESSION_JSON}",
                 (int(pinned), thread_id),
             )
         return _first_session(rows)
@@ -517,9 +516,8 @@ def _time_or_none(value: datetime | None) -> str | None:
 
 
 def _first_session(rows: Any) -> Session | None:
-    for row in rows:
-        return decode_session(row)
-    return None
+    sessions = decode_sessions([row[0] for row in rows])
+    return sessions[0] if sessions else None
 
 
 def _missing(project_id: str, thread_id: str) -> KeyError:

@@ -156,8 +156,25 @@ async def test_schema_is_spec_000s_with_a_message_log_and_a_version(
     assert indexes["idx_user_project"] == ["user_id", "project_id"]
     assert indexes["idx_pinned_updated"] == ["pinned", "updated_at"]
     assert indexes["idx_messages_session_seq"] == ["session_id", "seq"]
+    assert indexes["idx_user_sessions"] == ["user_id", "project_id", "pinned", "updated_at", "id"]
     assert query(path, "SELECT version FROM copilot_schema_version") == [(SCHEMA_VERSION,)]
     assert query(path, "PRAGMA journal_mode") == [("wal",)]
+
+
+async def test_a_page_of_sessions_is_read_from_an_index_not_sorted(
+    store: SqliteCheckpointStore, data_dir: Path
+) -> None:
+    for n in range(30):
+        await store.create_session(new_session(f"s{n}", user=f"user{n % 3}"))
+    plan = query(
+        db_path(data_dir, P1),
+        "EXPLAIN QUERY PLAN SELECT * FROM chat_sessions WHERE user_id = ? AND project_id = ? "
+        "AND copilot_mode = ? ORDER BY pinned DESC, updated_at DESC, id DESC LIMIT 5 OFFSET 5",
+        ("user1", P1, "teaching_assistant"),
+    )
+    details = " ".join(str(row[-1]) for row in plan)
+    assert "idx_user_sessions" in details
+    assert "TEMP B-TREE" not in details
 
 
 async def test_opening_an_existing_database_again_changes_nothing(data_dir: Path) -> None:
@@ -196,8 +213,9 @@ INSERT INTO chat_sessions (thread_id, user_id, project_id, title, message_count,
 VALUES ('old-1', 'alice', '{p}', 'From before', 4, '2025-06-01 10:00:00',
     '2025-06-01 10:05:00', '{{"mode": "text"}}');
 INSERT INTO chat_sessions (thread_id, user_id, project_id, title, message_count, input_tokens,
-    created_at, updated_at)
-VALUES ('old-2', 'alice', '{p}', NULL, NULL, NULL, '2025-06-02T09:00:00', '2025-06-02T09:00:00');
+    created_at, updated_at, stats)
+VALUES ('old-2', 'alice', '{p}', NULL, NULL, NULL, '2025-06-02T09:00:00', '2025-06-02T09:00:00',
+    'not json');
 """
 
 
@@ -218,6 +236,7 @@ async def test_a_database_made_without_pinned_is_migrated(data_dir: Path) -> Non
         assert old.metadata == {"mode": "text"}
         assert old.copilot_mode is CopilotMode.TEACHING_ASSISTANT
         assert (listed[0].title, listed[0].message_count, listed[0].input_tokens) == ("", 0, 0)
+        assert (listed[0].stats, listed[0].metadata) == ({}, {})
 
         pinned = await store.set_pinned(P1, "old-1", True)
         assert pinned is not None
