@@ -14,11 +14,15 @@ Tables:
 
 from __future__ import annotations
 
+import logging
+
 import aiosqlite
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
 SCHEMA_VERSION = 1
+
+log = logging.getLogger(__name__)
 
 _CHAT_SESSIONS = """
 CREATE TABLE IF NOT EXISTS chat_sessions (
@@ -98,6 +102,7 @@ async def migrate(conn: aiosqlite.Connection) -> None:
         }
         for name, declaration in _ADDED_COLUMNS:
             if name not in columns:
+                log.info("adding column %s to an existing chat_sessions table", name)
                 await conn.execute(f"ALTER TABLE chat_sessions ADD COLUMN {name} {declaration}")
         await conn.execute(_CHAT_MESSAGES)
         for statement in _INDEXES:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import re
 import sqlite3
 from collections import OrderedDict
@@ -39,6 +40,8 @@ __all__ = [
     "SqliteCheckpointStore",
     "Synchronous",
 ]
+
+log = logging.getLogger(__name__)
 
 DATABASE_DIR = "gns3-copilot"
 DATABASE_NAME = "copilot_checkpoints.db"
@@ -537,5 +540,6 @@ def _error_code(exc: sqlite3.Error) -> int:
 def _translate(project_id: str, exc: sqlite3.Error) -> StoreError:
     code = _error_code(exc)
     if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        log.warning("the copilot database of project %s is unreadable: %s", project_id, exc)
         return StoreCorruptedError(project_id, str(exc))
     return StoreError(f"The copilot database of project {project_id!r} failed: {exc}.")

@@ -431,3 +431,20 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
         SqliteCheckpointStore(tmp_path, max_open=0)
     with pytest.raises(ValueError, match="synchronous"):
         SqliteCheckpointStore(tmp_path, synchronous="OFF")  # type: ignore[arg-type]
+
+
+def test_the_package_exports_exactly_its_public_api() -> None:
+    import adapters.sqlite as package
+
+    assert set(package.__all__) == {
+        "DATABASE_DIR",
+        "DATABASE_NAME",
+        "SCHEMA_VERSION",
+        "ProjectPathResolver",
+        "SqliteCheckpointStore",
+        "Synchronous",
+    }
+    public = {name for name in vars(package) if not name.startswith("_")}
+    assert public - set(package.__all__) <= {"annotations"}
+    for name in package.__all__:
+        assert getattr(package, name) is not None
