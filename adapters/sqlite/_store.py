@@ -54,6 +54,7 @@ Synchronous = Literal["NORMAL", "FULL"]
 # GNS3 project ids are UUIDs; accept any plain identifier, never a path.
 _PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 _NO_UPPER_BOUND = 1 << 62
+_PAGE_SIZE = 2048
 _SQLITE_BUSY = 5
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
@@ -480,6 +481,10 @@ class SqliteCheckpointStore:
             raise _translate(project_id, exc) from exc
         try:
             await conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            # New databases only (a no-op once one has tables): 2 KiB pages waste less
+            # space around rows of a few hundred bytes to a few KiB than 4 KiB ones
+            # (bench_store: 1.16x the JSON bytes instead of 1.50x at 100 turns).
+            await conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
             await self._enable_wal(conn)
             await conn.execute(f"PRAGMA synchronous = {self.synchronous}")
             await migrate(conn)

@@ -241,7 +241,8 @@ async def test_a_sqlite_file_with_damaged_pages_names_its_project_and_spares_the
     damaged = db_path(data_dir, P1)
     assert not damaged.with_name(damaged.name + "-wal").exists()
     data = bytearray(damaged.read_bytes())
-    data[4096:] = b"\xde\xad\xbe\xef" * ((len(data) - 4096) // 4)  # every page but the first
+    page = int.from_bytes(data[16:18], "big")  # the page size, from the file header
+    data[page:] = b"\xde\xad\xbe\xef" * ((len(data) - page) // 4)  # every page but the first
     damaged.write_bytes(bytes(data))
 
     async with SqliteCheckpointStore(data_dir) as store:

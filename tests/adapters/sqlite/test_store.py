@@ -159,6 +159,7 @@ async def test_schema_is_spec_000s_with_a_message_log_and_a_version(
     assert indexes["idx_user_sessions"] == ["user_id", "project_id", "pinned", "updated_at", "id"]
     assert query(path, "SELECT version FROM copilot_schema_version") == [(SCHEMA_VERSION,)]
     assert query(path, "PRAGMA journal_mode") == [("wal",)]
+    assert query(path, "PRAGMA page_size") == [(2048,)]
 
 
 async def test_a_page_of_sessions_is_read_from_an_index_not_sorted(
