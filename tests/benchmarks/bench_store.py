@@ -6,7 +6,8 @@ Prints, for the store and for a bare ``sqlite3`` baseline that writes the same J
 bytes with the same pragmas and transactions (a table ``(id INTEGER PRIMARY KEY,
 session INTEGER, seq INTEGER, message TEXT)`` with a ``(session, seq)`` index):
 
-* bytes on disk per turn after 100 and 1000 turns, against the JSON bytes of a turn;
+* bytes on disk per turn after 100 and 1000 turns, against the JSON bytes of a turn
+  (the baseline uses the store's 2 KiB pages; SQLite's default 4 KiB is shown too);
 * the time to append a turn (user message, one tool step, the answer, the counters)
   at 0, 500 and 5000 prior turns;
 * the time to load a 500-turn history (baseline: fetch the rows and ``json.loads``);
@@ -101,9 +102,10 @@ def size_on_disk(path: Path) -> int:
 class BareSqlite:
     """The same bytes through bare sqlite3: the floor the store is compared with."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, page_size: int = 2048) -> None:
         self.path = path
         self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute(f"PRAGMA page_size = {page_size}")
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute(
@@ -190,7 +192,7 @@ def row(name: str, ours: float, bare: float, unit: str, scale: float) -> str:
 async def bench(root: Path, quick: bool) -> None:
     big = 200 if quick else 1000
     deep = 500 if quick else 5000
-    samples = 10 if quick else 30
+    samples = 10 if quick else 60
     turn_json = sum(len(text.encode()) for append in json_texts(0) for text in append)
     print(f"SQLite {sqlite3.sqlite_version}; synchronous=NORMAL, WAL; a turn = 4 messages,")
     print(f"{turn_json} bytes of JSON. Times are medians of {samples} runs.\n")
@@ -199,12 +201,14 @@ async def bench(root: Path, quick: bool) -> None:
     # ---------------------------------------------------------------- bytes
     data = root / "bytes"
     bare = BareSqlite(root / "bare-bytes.db")
+    bare_4k = BareSqlite(root / "bare-bytes-4k.db", page_size=4096)
     sizes: dict[int, tuple[int, int]] = {}
     async with SqliteCheckpointStore(data) as store:
         await store.create_session(session("s"))
         for t in range(big):
             await store_turn(store, "s", t)
             bare.turn(t)
+            bare_4k.turn(t)
             if t + 1 in (100, big):
                 await store.close_project(PROJECT)  # checkpoints and removes the WAL
                 bare.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -212,6 +216,11 @@ async def bench(root: Path, quick: bool) -> None:
                 ours, base = (size / (t + 1) for size in sizes[t + 1])
                 print(row(f"bytes/turn after {t + 1} turns", ours, base, "B", 1))
                 print(f"  {'':<34} {ours / turn_json:>10.2f} {base / turn_json:>10.2f} x JSON")
+                bare_4k.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                base_4k = size_on_disk(bare_4k.path) / (t + 1)
+                label = "  (bare with 4 KiB pages)"
+                print(f"  {label:<34} {'':>10} {base_4k / turn_json:>10.2f} x JSON")
+    bare_4k.close()
     ours, base = ((sizes[big][i] - sizes[100][i]) / (big - 100) for i in (0, 1))
     print(row(f"bytes/turn from turn 100 to {big}", ours, base, "B", 1))
     print(f"  {'':<34} {ours / turn_json:>10.2f} {base / turn_json:>10.2f} x JSON")
