@@ -294,7 +294,7 @@ class InMemoryCheckpointStore:
         self, project_id: str, thread_id: str, messages: Sequence[Message]
     ) -> None:
         log = self._log(project_id, thread_id)
-        log.extend(messages)
+        log.extend(list(messages))  # all or none, even if iterating ``messages`` fails
 
     async def history(
         self,

@@ -1,0 +1,126 @@
+"""The per-project database's schema and its idempotent, versioned migrations.
+
+Tables:
+
+* ``chat_sessions``: spec 000's columns, types, defaults and three indexes, plus one
+  column of ours, ``copilot_mode`` (so that listing can filter by mode in SQL), and
+  one index of ours, ``idx_user_sessions`` (a user's sessions in listing order).
+  Databases made by older versions lack ``pinned`` (spec 000's migration) and
+  ``copilot_mode``; both are added on open.
+* ``chat_messages``: the append-only conversation log: one row per message, the
+  OpenAI-shape JSON, ordered by a per-session sequence number starting at 1.
+* ``copilot_schema_version``: one row per applied schema version.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import aiosqlite
+
+__all__ = ["SCHEMA_VERSION", "migrate"]
+
+SCHEMA_VERSION = 1
+
+log = logging.getLogger(__name__)
+
+_CHAT_SESSIONS = """
+CREATE TABLE IF NOT EXISTS chat_sessions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread_id TEXT NOT NULL UNIQUE,
+    user_id TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    title TEXT,
+    message_count INTEGER DEFAULT 0,
+    llm_calls_count INTEGER DEFAULT 0,
+    input_tokens INTEGER DEFAULT 0,
+    output_tokens INTEGER DEFAULT 0,
+    total_tokens INTEGER DEFAULT 0,
+    last_message_at TIMESTAMP,
+    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    metadata TEXT,
+    stats TEXT,
+    pinned BOOLEAN DEFAULT FALSE
+)
+"""
+
+# Rows are inserted in rowid order, so the table's pages fill densely; the
+# (session_id, seq) index is what history reads walk.
+_CHAT_MESSAGES = """
+CREATE TABLE IF NOT EXISTS chat_messages (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    message TEXT NOT NULL
+)
+"""
+
+_SCHEMA_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS copilot_schema_version (
+    version INTEGER PRIMARY KEY,
+    applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+)
+"""
+
+_INDEXES = (
+    "CREATE UNIQUE INDEX IF NOT EXISTS idx_thread_id ON chat_sessions(thread_id)",
+    "CREATE INDEX IF NOT EXISTS idx_user_project ON chat_sessions(user_id, project_id)",
+    "CREATE INDEX IF NOT EXISTS idx_pinned_updated ON chat_sessions(pinned DESC, updated_at DESC)",
+    # Ours: a user's sessions in listing order, so that a page is read, not sorted.
+    "CREATE INDEX IF NOT EXISTS idx_user_sessions "
+    "ON chat_sessions(user_id, project_id, pinned DESC, updated_at DESC, id DESC)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS idx_messages_session_seq ON chat_messages(session_id, seq)",
+)
+
+_COUNTERS = (
+    "message_count",
+    "llm_calls_count",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+)
+
+# Columns added to tables made by older versions: (name, declaration).
+_ADDED_COLUMNS = (
+    ("pinned", "BOOLEAN DEFAULT FALSE"),
+    ("copilot_mode", "TEXT NOT NULL DEFAULT 'teaching_assistant'"),
+)
+
+
+async def migrate(conn: aiosqlite.Connection) -> None:
+    """Bring the database to :data:`SCHEMA_VERSION`; idempotent, one write transaction.
+
+    Runs its own explicit transaction; the connection must not be in one.
+    """
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        await conn.execute(_SCHEMA_VERSION_TABLE)
+        await conn.execute(_CHAT_SESSIONS)
+        columns = {
+            row[1] for row in await conn.execute_fetchall("PRAGMA table_info(chat_sessions)")
+        }
+        for name, declaration in _ADDED_COLUMNS:
+            if name not in columns:
+                log.info("adding column %s to an existing chat_sessions table", name)
+                await conn.execute(f"ALTER TABLE chat_sessions ADD COLUMN {name} {declaration}")
+        await conn.execute(_CHAT_MESSAGES)
+        for statement in _INDEXES:
+            await conn.execute(statement)
+        applied = await conn.execute_fetchall(
+            "SELECT 1 FROM copilot_schema_version WHERE version = ?", (SCHEMA_VERSION,)
+        )
+        if not list(applied):
+            # Older writers left NULL counters; counters are only ever updated by
+            # increments (``x = x + ?``), which NULL would swallow.
+            for counter in _COUNTERS:
+                await conn.execute(
+                    f"UPDATE chat_sessions SET {counter} = 0 WHERE {counter} IS NULL"
+                )
+            await conn.execute(
+                "INSERT INTO copilot_schema_version(version) VALUES (?)", (SCHEMA_VERSION,)
+            )
+    except BaseException:
+        await conn.rollback()
+        raise
+    await conn.commit()

@@ -1,0 +1,81 @@
+"""A writer process for the SIGKILL test, and the turns it writes.
+
+Every turn ``t`` of a session is: the user message (one append), a step of an
+assistant message calling two tools with their two results (one append), the final
+answer (one append), then the turn's counters (``record_turn``). Everything is a
+function of ``t``, so a reader can tell exactly what a complete prefix looks like.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from multiprocessing.connection import Connection
+
+from adapters.sqlite import SqliteCheckpointStore
+from copilot_core.messages import FunctionCall, Message, ToolCall
+from copilot_core.session import Session
+from copilot_core.stats import TurnStats
+
+__all__ = ["TITLE", "USER", "turn_appends", "turn_stats", "write_until_killed"]
+
+USER = "alice"
+TITLE = "Turn zero title"
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def turn_appends(t: int) -> list[list[Message]]:
+    """The appends of turn ``t``, in order (each one transaction)."""
+    at = T0 + timedelta(seconds=t)
+    calls = tuple(
+        ToolCall(id=f"call-{t}-{k}", function=FunctionCall(name="show_run", arguments='{"n":1}'))
+        for k in range(2)
+    )
+    output = f"interface Gi0/{t}\n ip address 10.0.{t}.1 255.255.255.0\n" * 60
+    return [
+        [Message.user(f"u-{t}", f"question {t}", at)],
+        [
+            Message.assistant(f"a-{t}", "", at, tool_calls=calls),
+            *(
+                Message.tool(f"t-{t}-{k}", call.id, "show_run", output, at)
+                for k, call in enumerate(calls)
+            ),
+        ],
+        [Message.assistant(f"f-{t}", f"answer {t} " * 40, at)],
+    ]
+
+
+def turn_stats(t: int) -> TurnStats:
+    return TurnStats(messages=5, llm_calls=2, input_tokens=100 + t, output_tokens=10 + t)
+
+
+def write_until_killed(data_dir: str, project_id: str, thread_id: str, ready: Connection) -> None:
+    """Process entry point: tell the parent we run, then write turns forever."""
+    ready.send("running")
+    ready.close()
+    asyncio.run(_write(data_dir, project_id, thread_id))
+
+
+async def _write(data_dir: str, project_id: str, thread_id: str) -> None:
+    async with SqliteCheckpointStore(data_dir) as store:
+        await store.create_session(
+            Session(
+                thread_id=thread_id,
+                user_id=USER,
+                project_id=project_id,
+                created_at=T0,
+                updated_at=T0,
+            )
+        )
+        t = 0
+        while True:
+            for messages in turn_appends(t):
+                await store.append_messages(project_id, thread_id, messages)
+            await store.record_turn(
+                project_id,
+                thread_id,
+                turn_stats(t),
+                T0 + timedelta(seconds=t),
+                title=TITLE if t == 0 else None,
+            )
+            t += 1

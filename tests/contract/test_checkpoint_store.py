@@ -1,0 +1,429 @@
+"""The CheckpointStore contract: one set of assertions, run on every store.
+
+To add a store, add one entry to ``STORES``: a name and an async context manager
+factory that yields a ready store given a temporary directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, overload
+
+import pytest
+
+from adapters.sqlite import SqliteCheckpointStore
+from copilot_core.messages import FunctionCall, Message, ToolCall
+from copilot_core.ports import CheckpointStore
+from copilot_core.session import CopilotMode, Session
+from copilot_core.stats import TurnStats
+from copilot_core.testing import InMemoryCheckpointStore
+
+StoreFactory = Callable[[Path], contextlib.AbstractAsyncContextManager[CheckpointStore]]
+
+
+@contextlib.asynccontextmanager
+async def _in_memory(tmp_path: Path) -> AsyncIterator[CheckpointStore]:
+    yield InMemoryCheckpointStore()
+
+
+@contextlib.asynccontextmanager
+async def _sqlite(tmp_path: Path) -> AsyncIterator[CheckpointStore]:
+    async with SqliteCheckpointStore(tmp_path / "data") as store:
+        yield store
+
+
+STORES: dict[str, StoreFactory] = {
+    "in_memory": _in_memory,
+    "sqlite": _sqlite,
+}
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+PROJECT = str(uuid.UUID(int=1))
+OTHER_PROJECT = str(uuid.UUID(int=2))
+
+
+@pytest.fixture(params=sorted(STORES))
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[CheckpointStore]:
+    async with STORES[request.param](tmp_path) as made:
+        yield made
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def session(
+    thread_id: str,
+    *,
+    user: str = "alice",
+    project: str = PROJECT,
+    updated: float = 0,
+    mode: CopilotMode = CopilotMode.TEACHING_ASSISTANT,
+    **fields: Any,
+) -> Session:
+    return Session(
+        thread_id=thread_id,
+        user_id=user,
+        project_id=project,
+        copilot_mode=mode,
+        created_at=at(0),
+        updated_at=at(updated),
+        **fields,
+    )
+
+
+def step(n: int, *, calls: int = 2) -> list[Message]:
+    """An assistant message calling ``calls`` tools and their results."""
+    ids = [f"call-{n}-{i}" for i in range(calls)]
+    assistant = Message.assistant(
+        f"a-{n}",
+        f"Let me look ({n}) — ça marche 🙂",
+        at(n),
+        tool_calls=tuple(
+            ToolCall(id=i, function=FunctionCall(name="get_topology", arguments='{"x": 1}'))
+            for i in ids
+        ),
+    )
+    results = [
+        Message.tool(f"t-{n}-{k}", call_id, "get_topology", '{"nodes": []}', at(n))
+        for k, call_id in enumerate(ids)
+    ]
+    return [assistant, *results]
+
+
+def numbered(count: int) -> list[Message]:
+    return [Message.user(f"m-{i}", f"message {i}", at(i)) for i in range(1, count + 1)]
+
+
+class ExplodingMessages(Sequence[Message]):
+    """A sequence whose iteration fails after ``good`` items, like a step that breaks mid-way."""
+
+    def __init__(self, messages: list[Message], good: int) -> None:
+        self._messages = messages
+        self._good = good
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
+        if isinstance(index, slice):
+            raise RuntimeError("the step broke")
+        if index >= self._good:
+            raise RuntimeError("the step broke")
+        return self._messages[index]
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        for index in range(len(self._messages)):
+            yield self[index]
+
+
+async def ids(store: CheckpointStore, **kwargs: Any) -> list[str]:
+    listed = await store.list_sessions(PROJECT, kwargs.pop("user", "alice"), **kwargs)
+    return [s.thread_id for s in listed]
+
+
+# ==================================================================== sessions
+async def test_create_returns_the_session_with_an_id_and_get_finds_it(
+    store: CheckpointStore,
+) -> None:
+    original = session(
+        "s1",
+        title="BGP between R1 and R2",
+        mode=CopilotMode.LAB_AUTOMATION_ASSISTANT,
+        metadata={"agent_id": "copilot", "tags": ["ospf", "été"]},
+        stats={"tools": {"get_topology": 3}},
+    )
+    created = await store.create_session(original)
+    assert created.id is not None
+    assert created == original.model_copy(update={"id": created.id})
+    assert await store.get_session(PROJECT, "s1") == created
+
+
+async def test_each_session_gets_its_own_id(store: CheckpointStore) -> None:
+    first = await store.create_session(session("s1"))
+    second = await store.create_session(session("s2"))
+    assert first.id != second.id
+
+
+async def test_timestamps_in_any_timezone_come_back_as_the_same_instants(
+    store: CheckpointStore,
+) -> None:
+    paris = timezone(timedelta(hours=2))
+    original = session("s1").model_copy(
+        update={
+            "created_at": datetime(2026, 3, 1, 14, 0, 0, 123456, tzinfo=paris),
+            "updated_at": datetime(2026, 3, 1, 14, 30, tzinfo=paris),
+        }
+    )
+    await store.create_session(original)
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert got.created_at == datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+    assert got.updated_at == datetime(2026, 3, 1, 12, 30, tzinfo=UTC)
+    assert got.last_message_at is None
+
+
+async def test_unknown_session_is_none(store: CheckpointStore) -> None:
+    await store.create_session(session("s1"))
+    assert await store.get_session(PROJECT, "nope") is None
+
+
+async def test_creating_an_existing_thread_id_is_refused_and_changes_nothing(
+    store: CheckpointStore,
+) -> None:
+    await store.create_session(session("s1", title="first"))
+    with pytest.raises(ValueError, match="s1"):
+        await store.create_session(session("s1", title="second"))
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert got.title == "first"
+
+
+async def test_sessions_belong_to_their_project(store: CheckpointStore) -> None:
+    await store.create_session(session("s1"))
+    await store.create_session(session("s2", project=OTHER_PROJECT))
+    assert await store.get_session(OTHER_PROJECT, "s1") is None
+    assert await ids(store) == ["s1"]
+    listed = await store.list_sessions(OTHER_PROJECT, "alice")
+    assert [s.thread_id for s in listed] == ["s2"]
+
+
+async def test_list_puts_pinned_first_then_most_recently_updated(store: CheckpointStore) -> None:
+    for name, updated in [("old", 1), ("new", 5), ("mid", 3), ("pinned-old", 0), ("pinned-new", 4)]:
+        await store.create_session(session(name, updated=updated))
+    await store.set_pinned(PROJECT, "pinned-old", True)
+    await store.set_pinned(PROJECT, "pinned-new", True)
+    assert await ids(store) == ["pinned-new", "pinned-old", "new", "mid", "old"]
+
+
+async def test_list_breaks_updated_at_ties_by_newest_creation(store: CheckpointStore) -> None:
+    for name in ["a", "b", "c"]:
+        await store.create_session(session(name, updated=7))
+    assert await ids(store) == ["c", "b", "a"]
+
+
+async def test_list_pages_with_limit_and_offset(store: CheckpointStore) -> None:
+    for n in range(7):
+        await store.create_session(session(f"s{n}", updated=n))
+    expected = [f"s{n}" for n in reversed(range(7))]
+    assert await ids(store, limit=3) == expected[:3]
+    assert await ids(store, limit=3, offset=3) == expected[3:6]
+    assert await ids(store, limit=3, offset=6) == expected[6:]
+    assert await ids(store, limit=3, offset=7) == []
+    assert await ids(store) == expected
+
+
+async def test_list_shows_only_the_users_own_sessions(store: CheckpointStore) -> None:
+    await store.create_session(session("mine", user="alice"))
+    await store.create_session(session("theirs", user="bob", updated=1))
+    assert await ids(store, user="alice") == ["mine"]
+    assert await ids(store, user="bob") == ["theirs"]
+    assert await ids(store, user="carol") == []
+
+
+async def test_list_filters_by_copilot_mode(store: CheckpointStore) -> None:
+    await store.create_session(session("teach", mode=CopilotMode.TEACHING_ASSISTANT))
+    await store.create_session(session("lab", mode=CopilotMode.LAB_AUTOMATION_ASSISTANT, updated=1))
+    assert await ids(store) == ["lab", "teach"]
+    assert await ids(store, copilot_mode=CopilotMode.TEACHING_ASSISTANT) == ["teach"]
+    assert await ids(store, copilot_mode=CopilotMode.LAB_AUTOMATION_ASSISTANT) == ["lab"]
+
+
+# ==================================================================== messages
+async def test_appended_messages_come_back_exactly_and_in_order(store: CheckpointStore) -> None:
+    await store.create_session(session("s1"))
+    user = Message.user("u-1", "Why is R1 not pinging R2? « ok » 日本", at(1))
+    first, second = step(1), step(2, calls=1)
+    final = Message.assistant("a-final", "Fixed.", at(3), aborted=True)
+    await store.append_messages(PROJECT, "s1", [user])
+    await store.append_messages(PROJECT, "s1", first)
+    await store.append_messages(PROJECT, "s1", second)
+    await store.append_messages(PROJECT, "s1", [final])
+    page = await store.history(PROJECT, "s1")
+    assert page.messages == [user, *first, *second, final]
+    assert page.next_cursor is None
+
+
+async def test_appending_nothing_changes_nothing(store: CheckpointStore) -> None:
+    await store.create_session(session("s1"))
+    await store.append_messages(PROJECT, "s1", [])
+    assert (await store.history(PROJECT, "s1")).messages == []
+
+
+async def test_an_append_that_fails_mid_way_leaves_nothing(store: CheckpointStore) -> None:
+    await store.create_session(session("s1"))
+    before = numbered(2)
+    await store.append_messages(PROJECT, "s1", before)
+    with pytest.raises(RuntimeError, match="the step broke"):
+        await store.append_messages(PROJECT, "s1", ExplodingMessages(step(3), good=2))
+    assert (await store.history(PROJECT, "s1")).messages == before
+    after = step(4)
+    await store.append_messages(PROJECT, "s1", after)
+    assert (await store.history(PROJECT, "s1")).messages == [*before, *after]
+
+
+async def test_appending_to_an_unknown_session_raises_and_creates_nothing(
+    store: CheckpointStore,
+) -> None:
+    with pytest.raises(KeyError):
+        await store.append_messages(PROJECT, "ghost", numbered(1))
+    assert await store.get_session(PROJECT, "ghost") is None
+    with pytest.raises(KeyError):
+        await store.history(PROJECT, "ghost")
+
+
+async def test_sessions_have_separate_logs(store: CheckpointStore) -> None:
+    await store.create_session(session("s1"))
+    await store.create_session(session("s2"))
+    await store.append_messages(PROJECT, "s1", numbered(3))
+    await store.append_messages(PROJECT, "s2", step(9))
+    assert (await store.history(PROJECT, "s1")).messages == numbered(3)
+    assert (await store.history(PROJECT, "s2")).messages == step(9)
+
+
+def expected_page(
+    total: int, limit: int | None, before: int | None
+) -> tuple[list[int], int | None]:
+    """The paging rule: messages are numbered 1..total; ``before`` is exclusive; the
+    cursor is the number of the oldest message returned when older ones exist."""
+    older = [n for n in range(1, total + 1) if before is None or n < before]
+    chosen = older if limit is None else older[max(len(older) - limit, 0) :]
+    cursor = chosen[0] if chosen and chosen[0] > 1 else None
+    return chosen, cursor
+
+
+@pytest.mark.parametrize("total", [0, 1, 7])
+async def test_history_returns_the_newest_messages_before_the_cursor(
+    store: CheckpointStore, total: int
+) -> None:
+    await store.create_session(session("s1"))
+    log = numbered(total)
+    await store.append_messages(PROJECT, "s1", log)
+    for limit in [None, 1, 2, 3, 7, 10]:
+        for before in [None, 0, 1, 2, 5, 7, 8, 20]:
+            page = await store.history(PROJECT, "s1", limit=limit, before=before)
+            numbers, cursor = expected_page(total, limit, before)
+            assert page.messages == [log[n - 1] for n in numbers], (limit, before)
+            assert page.next_cursor == cursor, (limit, before)
+
+
+async def test_following_the_cursor_walks_the_whole_history_once(store: CheckpointStore) -> None:
+    await store.create_session(session("s1"))
+    log = numbered(11)
+    for start in range(0, 11, 4):
+        await store.append_messages(PROJECT, "s1", log[start : start + 4])
+    seen: list[Message] = []
+    cursor: int | None = None
+    pages = 0
+    while True:
+        page = await store.history(PROJECT, "s1", limit=3, before=cursor)
+        seen = page.messages + seen
+        pages += 1
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == log
+    assert pages == 4
+
+
+# ===================================================================== updates
+async def test_record_turn_adds_counters_and_stamps_the_time(store: CheckpointStore) -> None:
+    await store.create_session(session("s1", title="kept"))
+    await store.record_turn(PROJECT, "s1", TurnStats(4, 2, 100, 30), at(10))
+    await store.record_turn(PROJECT, "s1", TurnStats(2, 1, 50, 5), at(20))
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert (got.message_count, got.llm_calls_count) == (6, 3)
+    assert (got.input_tokens, got.output_tokens, got.total_tokens) == (150, 35, 185)
+    assert got.last_message_at == at(20)
+    assert got.updated_at == at(20)
+    assert got.created_at == at(0)
+    assert got.title == "kept"
+
+
+async def test_record_turn_sets_the_title_when_given(store: CheckpointStore) -> None:
+    await store.create_session(session("s1"))
+    await store.record_turn(PROJECT, "s1", TurnStats(2, 1, 10, 5), at(1), title="OSPF lab")
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert got.title == "OSPF lab"
+    await store.record_turn(PROJECT, "s1", TurnStats(2, 1, 10, 5), at(2))
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert got.title == "OSPF lab"
+
+
+async def test_record_turn_moves_the_session_to_the_top(store: CheckpointStore) -> None:
+    await store.create_session(session("a", updated=1))
+    await store.create_session(session("b", updated=2))
+    await store.record_turn(PROJECT, "a", TurnStats(1), at(3))
+    assert await ids(store) == ["a", "b"]
+
+
+async def test_record_turn_of_an_unknown_session_raises(store: CheckpointStore) -> None:
+    with pytest.raises(KeyError):
+        await store.record_turn(PROJECT, "ghost", TurnStats(1), at(1))
+
+
+async def test_rename_sets_title_and_updated_at(store: CheckpointStore) -> None:
+    await store.create_session(session("s1", title="old"))
+    renamed = await store.rename_session(PROJECT, "s1", "new title", at(9))
+    assert renamed is not None
+    assert (renamed.title, renamed.updated_at) == ("new title", at(9))
+    assert await store.get_session(PROJECT, "s1") == renamed
+    assert await store.rename_session(PROJECT, "ghost", "x", at(9)) is None
+
+
+async def test_pin_and_unpin_keep_updated_at(store: CheckpointStore) -> None:
+    await store.create_session(session("s1", updated=5))
+    pinned = await store.set_pinned(PROJECT, "s1", True)
+    assert pinned is not None
+    assert pinned.pinned is True
+    assert pinned.updated_at == at(5)
+    assert await store.get_session(PROJECT, "s1") == pinned
+    unpinned = await store.set_pinned(PROJECT, "s1", False)
+    assert unpinned is not None
+    assert unpinned.pinned is False
+    assert await store.get_session(PROJECT, "s1") == unpinned
+    assert await store.set_pinned(PROJECT, "ghost", True) is None
+
+
+# ==================================================================== deletion
+async def test_delete_session_removes_it_and_its_messages(store: CheckpointStore) -> None:
+    await store.create_session(session("s1"))
+    await store.create_session(session("s2"))
+    await store.append_messages(PROJECT, "s1", numbered(3))
+    await store.append_messages(PROJECT, "s2", numbered(2))
+    assert await store.delete_session(PROJECT, "s1") is True
+    assert await store.get_session(PROJECT, "s1") is None
+    with pytest.raises(KeyError):
+        await store.history(PROJECT, "s1")
+    assert await ids(store) == ["s2"]
+    assert (await store.history(PROJECT, "s2")).messages == numbered(2)
+    assert await store.delete_session(PROJECT, "s1") is False
+    # The thread id is free again, with an empty log.
+    await store.create_session(session("s1"))
+    assert (await store.history(PROJECT, "s1")).messages == []
+
+
+async def test_delete_project_sessions_removes_only_that_project(store: CheckpointStore) -> None:
+    for name in ["a", "b", "c"]:
+        await store.create_session(session(name, user="alice" if name != "c" else "bob"))
+        await store.append_messages(PROJECT, name, numbered(2))
+    await store.create_session(session("z", project=OTHER_PROJECT))
+    await store.append_messages(OTHER_PROJECT, "z", numbered(1))
+    assert await store.delete_project_sessions(PROJECT) == 3
+    assert await ids(store) == []
+    assert await store.get_session(PROJECT, "c") is None
+    assert await store.get_session(OTHER_PROJECT, "z") is not None
+    assert (await store.history(OTHER_PROJECT, "z")).messages == numbered(1)
+    assert await store.delete_project_sessions(PROJECT) == 0
+    assert await store.delete_project_sessions(str(uuid.UUID(int=3))) == 0
