@@ -362,7 +362,6 @@ class ChatService:
                 error = error or exc.message
                 turn.publish(ErrorEvent(exc.message, error_code(exc)))
             final = next((m for m in reversed(added) if m.role is Role.ASSISTANT), None)
-            turn.publish(DoneEvent(final.id if final else None))
             turn.finish(
                 TurnResult(
                     session_id=session_id,
@@ -372,7 +371,8 @@ class ChatService:
                     stats=snapshot,
                     aborted=aborted,
                     error=error,
-                )
+                ),
+                DoneEvent(final.id if final else None),
             )
             self._retire(turn)
 

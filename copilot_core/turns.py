@@ -69,7 +69,13 @@ class RunningTurn:
             observer.emit(stamped)
         return stamped
 
-    def finish(self, result: TurnResult) -> None:
+    def finish(self, result: TurnResult, final: WireEvent | None = None) -> None:
+        """End the turn with ``result``; ``final`` (``done``) is its last event.
+
+        Subscribers that receive ``final`` always find :attr:`result` already set.
+        """
+        if final is not None:
+            self.publish(final)  # wakes subscribers, which run only after we return
         self._result = result
         self._finished.set()
         self._wake(None)

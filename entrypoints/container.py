@@ -1,70 +1,154 @@
 """The composition root: one dependency-injector container built from :class:`Settings`.
 
-Resources (things that open and close) are opened and closed with the app's
+This is the only module that knows every concrete class. Resources (things that
+open and close: databases, HTTP clients) are opened and closed with the app's
 lifespan (``await container.init_resources()`` / ``shutdown_resources()``).
-Lines marked ``# PLACEHOLDER`` stand in for adapters that are wired in separately;
-each is a single provider to replace. Tests override providers with fakes.
+Tests override providers with fakes (``container.store.override(...)``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
 from dependency_injector import containers, providers
+from pydantic import SecretStr
 
-from adapters.web import SkillsReloader, WebDependencies
-from adapters.web.testing import InMemoryLLMConfigRepository
+from adapters.gns3 import (
+    ConsoleRunner,
+    Gns3Authenticator,
+    Gns3Client,
+    Gns3ProjectGate,
+    Gns3ToolExecutor,
+    Gns3TopologySource,
+    SkillLibrary,
+)
+from adapters.llm import LLMSettingsRepository, SettingsLanguageModelProvider, TiktokenTokenCounter
+from adapters.sqlite import SqliteCheckpointStore
+from adapters.subprocess_agent import AgentConfig, build_agent_backends
+from adapters.web import WebDependencies
 from copilot_core import (
+    AgentBackend,
     BuiltinAgent,
     ChatService,
     ChatSettings,
+    Clock,
+    IdFactory,
+    StoreError,
     SystemClock,
-    TopologySource,
     UuidIdFactory,
 )
-from copilot_core.testing import FakeToolExecutor, StaticModelProvider
-from entrypoints.placeholders import UnwiredAuthenticator, UnwiredProjectGate, in_memory_store
 from entrypoints.settings import Settings
+from entrypoints.skills import SkillsReloader
 
 __all__ = ["Container", "build_container", "resolve", "web_dependencies"]
 
 T = TypeVar("T")
 
 
-async def gns3_http_client(
-    base_url: str, request_timeout: float
-) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client for the GNS3 server, closed at shutdown."""
-    async with httpx.AsyncClient(base_url=base_url, timeout=request_timeout) as client:
+# ------------------------------------------------------------------- resources
+async def open_store(data_dir: Path) -> AsyncIterator[SqliteCheckpointStore]:
+    """Per-project SQLite databases under ``data_dir/projects``."""
+    store = SqliteCheckpointStore(data_dir)
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def open_llm_settings(
+    data_dir: Path, secret_key: SecretStr | None
+) -> AsyncIterator[LLMSettingsRepository]:
+    """The service-wide database of users' LLM settings (API keys encrypted)."""
+    await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
+    repository = await LLMSettingsRepository.open(data_dir, encryption_key=secret_key)
+    try:
+        yield repository
+    finally:
+        await repository.close()
+
+
+async def open_gns3_client(base_url: str, request_timeout: float) -> AsyncIterator[Gns3Client]:
+    async with Gns3Client(base_url, timeout=request_timeout) as client:
         yield client
 
 
+def agent_backends(
+    builtin: BuiltinAgent,
+    configs: tuple[AgentConfig | Mapping[str, Any], ...],
+    gns3_url: str,
+    clock: Clock,
+    ids: IdFactory,
+) -> dict[str, AgentBackend]:
+    """The built-in agent (always ``copilot``) and every configured external agent."""
+    external = build_agent_backends(
+        (AgentConfig.model_validate(config) for config in configs),
+        gns3_url=gns3_url,
+        clock=clock,
+        ids=ids,
+    )
+    return {"copilot": builtin, **external}
+
+
+class LLMConfigView:
+    """The web adapter's ``LLMConfigRepository`` over the encrypted repository:
+    the public view as plain JSON, never the key."""
+
+    def __init__(self, repository: LLMSettingsRepository) -> None:
+        self._repository = repository
+
+    async def get_public(self, user_id: str) -> Mapping[str, Any] | None:
+        settings = await self._repository.get_public(user_id)
+        return None if settings is None else settings.model_dump(mode="json")
+
+    async def put(self, user_id: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
+        return (await self._repository.put(user_id, settings)).model_dump(mode="json")
+
+    async def delete(self, user_id: str) -> bool:
+        return await self._repository.delete(user_id)
+
+
+def skill_dirs(skills_dir: Path | None) -> list[Path]:
+    """Directories read besides the built-in skills."""
+    return [Path(skills_dir)] if skills_dir else []
+
+
+# ------------------------------------------------------------------- container
 class Container(containers.DeclarativeContainer):
     config = providers.Configuration(strict=True)
 
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(UuidIdFactory)
-    gns3_http = providers.Resource(
-        gns3_http_client, base_url=config.gns3_url, request_timeout=config.gns3_timeout
-    )
 
     # ---------------------------------------------------------------- adapters
-    # Each "# PLACEHOLDER" line stands in for an adapter wired in separately; replace the
-    # line, keep the name (docs/configuration.md lists the real adapter of each).
-    store = providers.Resource(in_memory_store)  # PLACEHOLDER
-    authenticator = providers.Singleton(UnwiredAuthenticator)  # PLACEHOLDER
-    projects = providers.Singleton(UnwiredProjectGate)  # PLACEHOLDER
-    tools = providers.Singleton(FakeToolExecutor)  # PLACEHOLDER
-    topology: providers.Object[TopologySource | None] = providers.Object(None)  # PLACEHOLDER
-    models = providers.Singleton(StaticModelProvider, None)  # PLACEHOLDER
-    llm_config = providers.Singleton(InMemoryLLMConfigRepository)  # PLACEHOLDER
-    reload_skills: providers.Object[SkillsReloader | None] = providers.Object(None)  # PLACEHOLDER
+    store = providers.Resource(open_store, data_dir=config.data_dir)
+    llm_settings = providers.Resource(
+        open_llm_settings, data_dir=config.data_dir, secret_key=config.secret_key
+    )
+    gns3 = providers.Resource(
+        open_gns3_client, base_url=config.gns3_url, request_timeout=config.gns3_timeout
+    )
+    authenticator = providers.Singleton(Gns3Authenticator, gns3)
+    projects = providers.Singleton(Gns3ProjectGate, gns3)
+    skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
+    console = providers.Singleton(ConsoleRunner, command_timeout=config.command_timeout)
+    tools = providers.Singleton(Gns3ToolExecutor, gns3, runner=console, skills=skills)
+    topology = providers.Singleton(Gns3TopologySource, gns3)
+    models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
+    llm_config = providers.Singleton(LLMConfigView, llm_settings)
+    token_counter = providers.Singleton(TiktokenTokenCounter)
 
     # -------------------------------------------------------------------- core
-    agent = providers.Singleton(BuiltinAgent, tools, topology, clock=clock, ids=ids)
+    agent = providers.Singleton(
+        BuiltinAgent, tools, topology, clock=clock, ids=ids, token_counter=token_counter
+    )
+    agents = providers.Singleton(agent_backends, agent, config.agents, config.gns3_url, clock, ids)
+    reload_skills = providers.Singleton(SkillsReloader, skills, agent, config.skills_dir)
     chat_settings = providers.Singleton(
         ChatSettings,
         max_message_chars=config.max_message_chars,
@@ -73,7 +157,7 @@ class Container(containers.DeclarativeContainer):
     chat = providers.Singleton(
         ChatService,
         store,
-        providers.Dict(copilot=agent),
+        agents,
         models=models,
         clock=clock,
         ids=ids,
@@ -83,7 +167,9 @@ class Container(containers.DeclarativeContainer):
 
 def build_container(settings: Settings) -> Container:
     container = Container()
-    container.config.from_dict(settings.model_dump())
+    values = settings.model_dump()
+    values["secret_key"] = settings.secret_key  # keep it a SecretStr inside the container
+    container.config.from_dict(values)
     return container
 
 
@@ -96,14 +182,14 @@ async def web_dependencies(container: Container) -> WebDependencies:
     """Build what the web adapter needs (after ``init_resources``)."""
     chat: ChatService = await resolve(container.chat())
     store = await resolve(container.store())
-    gns3: httpx.AsyncClient = await resolve(container.gns3_http())
+    gns3 = await resolve(container.gns3())
 
-    async def store_ready() -> None:  # PLACEHOLDER: the SQLite store's own health check
-        await store.list_sessions("readiness-probe", "readiness-probe", limit=1)
+    async def store_ready() -> None:
+        if not os.access(store.data_dir, os.W_OK):
+            raise StoreError(f"the data directory {store.data_dir} is not writable")
 
     async def gns3_ready() -> None:
-        response = await gns3.get("/v3/version")
-        response.raise_for_status()
+        await gns3.version()
 
     return WebDependencies(
         chat=chat,

@@ -10,6 +10,8 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from adapters.subprocess_agent import AgentConfig
+
 __all__ = ["Settings", "default_data_dir"]
 
 
@@ -60,6 +62,20 @@ class Settings(BaseSettings):
     cors_origins: tuple[str, ...] = Field(
         default=(),
         description='Browser origins allowed cross-site (JSON list, e.g. ["https://ui.lab"]).',
+    )
+    skills_dir: Path | None = Field(
+        default=None,
+        description=(
+            "Extra skills directory (device skills, forbidden_commands.txt, prompts/*.md) "
+            "read besides the built-in one; reloaded by POST /v3/copilot/reload/skills."
+        ),
+    )
+    command_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds one console command may take."
+    )
+    agents: tuple[AgentConfig, ...] = Field(
+        default=(),
+        description="External agent programs (spec 002), as a JSON list of agent objects.",
     )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "console"] = "json"

@@ -1,13 +1,29 @@
-"""Suite-wide settings: Hypothesis profiles (``HYPOTHESIS_PROFILE=ci`` in CI)."""
+"""Suite-wide settings and the fixtures several test packages share.
+
+Hypothesis profiles: ``HYPOTHESIS_PROFILE=ci`` (the default when ``CI`` is set).
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.fakes.gns3_server import RealGns3Server
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
     "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(scope="session")
+def gns3_server() -> Iterator[RealGns3Server]:
+    """One real gns3-server 3.0.6 for the whole session (installed on first use into
+    ``.cache/gns3-server-venv``), shared by the GNS3 adapter and end-to-end tests."""
+    server = RealGns3Server(console_ports=(25000, 25499), udp_ports=(26000, 26499))
+    with server:
+        yield server

@@ -15,7 +15,7 @@ from adapters.web._auth import Caller
 from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._openapi import errors, sse_response_spec
 from adapters.web._schemas import ID_PATTERN, ChatRequest, RenameRequest
-from adapters.web._sse import parse_last_event_id, sse_response
+from adapters.web._sse import Protocol, parse_last_event_id, sse_response
 from copilot_core.service import TurnRequest
 from copilot_core.session import CopilotMode, Session
 from copilot_core.turns import TurnResult
@@ -88,6 +88,7 @@ class ChatController(Controller):
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
         web_settings: NamedDependency[WebSettings],
+        protocol: FromQuery[Protocol] = "copilot",
     ) -> ServerSentEvent | Response[dict[str, Any]]:
         """Answer one message: an SSE stream of the turn's events, or one JSON object.
 
@@ -97,7 +98,7 @@ class ChatController(Controller):
         ``{session_id, message_id, content, messages, stats}`` once the turn is saved.
         Errors before the turn starts (bad input, unknown session, busy session, LLM
         not configured) are answered with a status and ``{"detail": ...}`` and store
-        nothing.
+        nothing. ``?protocol=gaia`` streams spec 002's event vocabulary instead.
         """
         await _open_project(deps, caller, project_id)
         turn = await deps.chat.start_turn(
@@ -121,6 +122,7 @@ class ChatController(Controller):
             turn,
             heartbeat=web_settings.heartbeat_interval,
             abort_on_disconnect=web_settings.abort_on_disconnect,
+            protocol=protocol,
         )
 
     @get(
@@ -139,6 +141,7 @@ class ChatController(Controller):
         deps: NamedDependency[WebDependencies],
         web_settings: NamedDependency[WebSettings],
         last_event_id: Annotated[str | None, HeaderParameter(name="Last-Event-ID")] = None,
+        protocol: FromQuery[Protocol] = "copilot",
     ) -> ServerSentEvent | Response[None]:
         """Re-attach to the session's running turn.
 
@@ -161,6 +164,7 @@ class ChatController(Controller):
             after=after,
             heartbeat=web_settings.heartbeat_interval,
             abort_on_disconnect=web_settings.abort_on_disconnect,
+            protocol=protocol,
         )
 
     @get("/sessions", operation_id="listChatSessions", responses=errors(400, 401, 404, 409))

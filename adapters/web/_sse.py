@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Literal
 
 import structlog
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
+from adapters.web._gaia import GaiaTranslator
 from copilot_core.errors import InvalidRequestError
 from copilot_core.events import TurnEvent
 from copilot_core.streams import closing
 from copilot_core.turns import RunningTurn
 
-__all__ = ["event_id", "parse_last_event_id", "sse_response", "turn_messages"]
+__all__ = ["Protocol", "event_id", "parse_last_event_id", "sse_response", "turn_messages"]
+
+#: ``copilot``: spec 000's events extended with spec 002's activity types (the default);
+#: ``gaia``: spec 002's own event vocabulary, for clients built for it.
+Protocol = Literal["copilot", "gaia"]
 
 log = structlog.get_logger("adapters.web")
 
@@ -35,6 +41,21 @@ def event_id(turn: RunningTurn, event: TurnEvent) -> str | None:
 def encode(turn: RunningTurn, event: TurnEvent) -> ServerSentEventMessage:
     data = json.dumps(event.to_wire(), ensure_ascii=False, separators=(",", ":"))
     return ServerSentEventMessage(data=data, id=event_id(turn, event))
+
+
+def encode_gaia(
+    turn: RunningTurn, event: TurnEvent, translator: GaiaTranslator
+) -> list[ServerSentEventMessage]:
+    """Spec 002's events for one turn event. Only the last carries the id, so a client
+    that resumes never misses the rest of a group (it may see its start twice)."""
+    items = translator.translate(event)
+    return [
+        ServerSentEventMessage(
+            data=json.dumps(item, ensure_ascii=False, separators=(",", ":")),
+            id=event_id(turn, event) if n == len(items) - 1 else None,
+        )
+        for n, item in enumerate(items)
+    ]
 
 
 def parse_last_event_id(value: str | None, turn: RunningTurn) -> int:
@@ -57,6 +78,7 @@ async def turn_messages(
     after: int = 0,
     heartbeat: float | None = None,
     abort_on_disconnect: bool = False,
+    protocol: Protocol = "copilot",
 ) -> AsyncIterator[ServerSentEventMessage]:
     """The turn's events after ``after``, live until the turn ends.
 
@@ -64,10 +86,15 @@ async def turn_messages(
     running, unless ``abort_on_disconnect``.
     """
     ended = False
+    translator = GaiaTranslator(turn) if protocol == "gaia" else None
     try:
         async with closing(turn.subscribe(after=after, heartbeat=heartbeat)) as events:
             async for event in events:
-                yield encode(turn, event)
+                if translator is None:
+                    yield encode(turn, event)
+                else:
+                    for message in encode_gaia(turn, event, translator):
+                        yield message
         ended = True
     finally:
         if not ended and not turn.finished:
@@ -87,13 +114,18 @@ def sse_response(
     after: int = 0,
     heartbeat: float | None = None,
     abort_on_disconnect: bool = False,
+    protocol: Protocol = "copilot",
 ) -> ServerSentEvent:
     headers = dict(SSE_HEADERS)
     headers["X-Session-Id"] = turn.session_id
     headers["X-Turn-Id"] = turn.turn_id
     return ServerSentEvent(
         turn_messages(
-            turn, after=after, heartbeat=heartbeat, abort_on_disconnect=abort_on_disconnect
+            turn,
+            after=after,
+            heartbeat=heartbeat,
+            abort_on_disconnect=abort_on_disconnect,
+            protocol=protocol,
         ),
         headers=headers,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from adapters.web.testing import (
     StaticProjectGate,
 )
 from copilot_core import (
+    AgentBackend,
     BuiltinAgent,
     ChatService,
     ChatSettings,
@@ -124,6 +125,7 @@ async def run_service(
     retention: float = 60.0,
     readiness_timeout: float = 3.0,
     cors_origins: tuple[str, ...] = (),
+    extra_agents: Mapping[str, AgentBackend] | None = None,
 ) -> AsyncIterator[Service]:
     clock = SteppingClock()
     ids = SequentialIds()
@@ -137,7 +139,7 @@ async def run_service(
     )
     chat = ChatService(
         store,
-        {"copilot": agent},
+        {"copilot": agent, **(extra_agents or {})},
         models=models,
         clock=clock,
         ids=ids,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
@@ -13,14 +13,6 @@ from copilot_core import AbortToken, CopilotMode, ToolContext
 from tests.fakes.gns3_server import RealGns3Server
 
 _names = itertools.count(1)
-
-
-@pytest.fixture(scope="session")
-def gns3_server() -> Iterator[RealGns3Server]:
-    """One real gns3-server 3.0.6 for the whole session (installed on first use)."""
-    server = RealGns3Server(console_ports=(25000, 25499), udp_ports=(26000, 26499))
-    with server:
-        yield server
 
 
 @pytest.fixture(scope="session")

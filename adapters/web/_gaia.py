@@ -1,0 +1,104 @@
+"""Spec 002's wire protocol (``?protocol=gaia``) for clients built for it.
+
+The turn's events are translated, one core event into zero, one or two spec 002
+events: ``chunk``, ``answer``, ``thinking``, ``status``, ``step``, ``plan``,
+``tool_start``, ``tool_args``, ``tool_result``, ``tool_end``, ``agent_error``,
+``done`` (``message_id`` and ``content``) and ``error`` (``content``). Every event
+also carries ``session_id``. Heartbeats become ``status`` ``heartbeat`` events (spec
+002 clients ignore statuses they do not show), an abort a ``status`` ``aborted``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from copilot_core.events import (
+    AbortEvent,
+    ContentEvent,
+    DoneEvent,
+    ErrorEvent,
+    HeartbeatEvent,
+    ToolCallEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+    TurnEvent,
+)
+from copilot_core.turns import RunningTurn
+
+__all__ = ["GAIA_EVENT_TYPES", "GaiaTranslator"]
+
+GAIA_EVENT_TYPES = frozenset(
+    {
+        "chunk", "answer", "thinking", "status", "step", "plan", "tool_start",
+        "tool_args", "tool_result", "tool_end", "agent_error", "done", "error",
+    }
+)  # fmt: skip
+
+_SUMMARY_CHARS = 200
+
+
+class GaiaTranslator:
+    """Translates one stream's events; keeps what spec 002 needs across events."""
+
+    def __init__(self, turn: RunningTurn) -> None:
+        self._turn = turn
+        self._text: list[str] = []
+
+    def translate(self, stamped: TurnEvent) -> list[dict[str, Any]]:
+        event = stamped.event
+        out: list[dict[str, Any]]
+        if isinstance(event, ContentEvent):
+            self._text.append(event.content)
+            out = [{"type": "chunk", "content": event.content}]
+        elif isinstance(event, ToolCallEvent):
+            out = self._tool_call(event)
+        elif isinstance(event, ToolStartEvent):
+            out = []  # announced by the first tool_call fragment already
+        elif isinstance(event, ToolEndEvent):
+            out = self._tool_end(event)
+        elif isinstance(event, DoneEvent):
+            result = self._turn.result
+            content = result.content if result is not None else "".join(self._text)
+            out = [{"type": "done", "message_id": event.message_id, "content": content}]
+        elif isinstance(event, ErrorEvent):
+            out = [{"type": "error", "content": event.error}]
+        elif isinstance(event, AbortEvent):
+            out = [{"type": "status", "status": "aborted", "message": "Stopped by the user."}]
+        elif isinstance(event, HeartbeatEvent):
+            out = [{"type": "status", "status": "heartbeat", "message": ""}]
+        else:  # answer, thinking, status, step, plan, agent_error: the same shape
+            out = [{"type": event.type, **event.payload()}]
+        return [{**item, "session_id": stamped.session_id} for item in out]
+
+    @staticmethod
+    def _tool_call(event: ToolCallEvent) -> list[dict[str, Any]]:
+        if event.complete:
+            try:
+                args: Any = json.loads(event.arguments) if event.arguments.strip() else {}
+            except ValueError:
+                args = event.arguments
+            return [{"type": "tool_args", "tool": event.name, "args": args, "detail": ""}]
+        if event.arguments == "":
+            return [{"type": "tool_start", "tool": event.name, "detail": ""}]
+        return []  # growing arguments: spec 002 shows them once complete
+
+    @staticmethod
+    def _tool_end(event: ToolEndEvent) -> list[dict[str, Any]]:
+        success = event.status == "success"
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "title": event.tool_name,
+            "summary": _summary(event.tool_output),
+            "success": success,
+        }
+        try:
+            result["result_data"] = json.loads(event.tool_output)
+        except ValueError:
+            result["command_output"] = {"output": event.tool_output}
+        return [result, {"type": "tool_end", "success": success}]
+
+
+def _summary(output: str) -> str:
+    line = " ".join(output.split())
+    return line if len(line) <= _SUMMARY_CHARS else line[: _SUMMARY_CHARS - 1] + "…"

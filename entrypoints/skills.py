@@ -1,0 +1,54 @@
+"""``POST /v3/copilot/reload/skills``: re-read device skills, the forbidden-command
+list and the system prompts without restarting the service."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from adapters.gns3 import SkillLibrary
+from copilot_core import BuiltinAgent, CopilotMode, PromptBook
+
+__all__ = ["PROMPTS_DIR", "SkillsReloader", "load_prompts"]
+
+#: Inside the skills directory: ``common.md`` and ``<copilot_mode>.md`` replace the
+#: built-in system prompts (the lab topology is appended to them).
+PROMPTS_DIR = "prompts"
+
+
+def load_prompts(skills_dir: Path | None) -> tuple[PromptBook, list[str]]:
+    """The prompt book with any overrides found under ``skills_dir/prompts``."""
+    book = PromptBook()
+    loaded: list[str] = []
+    if skills_dir is None:
+        return book, loaded
+    directory = Path(skills_dir) / PROMPTS_DIR
+    common = book.common
+    modes = dict(book.modes)
+    if (directory / "common.md").is_file():
+        common = (directory / "common.md").read_text(encoding="utf-8").strip()
+        loaded.append("common")
+    for mode in CopilotMode:
+        path = directory / f"{mode.value}.md"
+        if path.is_file():
+            modes[mode] = path.read_text(encoding="utf-8").strip()
+            loaded.append(mode.value)
+    return PromptBook(common=common, modes=modes), loaded
+
+
+class SkillsReloader:
+    """Reloads the skill library and the agent's prompts; returns what it loaded."""
+
+    def __init__(self, skills: SkillLibrary, agent: BuiltinAgent, skills_dir: Path | None) -> None:
+        self._skills = skills
+        self._agent = agent
+        self._skills_dir = Path(skills_dir) if skills_dir else None
+        agent.prompts, _ = load_prompts(self._skills_dir)
+
+    async def __call__(self) -> Mapping[str, Any]:
+        summary = await asyncio.to_thread(self._skills.reload)
+        prompts, loaded = await asyncio.to_thread(load_prompts, self._skills_dir)
+        self._agent.prompts = prompts
+        return {**summary, "prompts": loaded or ["built-in"]}
