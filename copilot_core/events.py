@@ -47,10 +47,16 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ContentEvent:
-    """A piece of the answer's text."""
+    """A piece of the answer's text.
+
+    ``from_answer`` marks the whole answer of an agent that did not stream it, sent so
+    that clients which render ``content`` see it; protocols that carry the ``answer``
+    event itself skip it. It is not part of the payload.
+    """
 
     type: ClassVar[str] = "content"
     content: str
+    from_answer: bool = False
 
     def payload(self) -> dict[str, Any]:
         return {"content": self.content}

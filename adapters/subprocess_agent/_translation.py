@@ -130,13 +130,19 @@ class EventTranslator:
     def _on_answer(self, data: dict[str, Any]) -> list[AgentEvent]:
         content = _text(data.get("content"))
         self._answer = content
+        # An agent that did not stream its answer: clients of the default protocol
+        # render `content` events, so they get the answer as one.
+        echo: list[AgentEvent] = (
+            [ContentEvent(content, from_answer=True)] if content and not self._text else []
+        )
         return [
+            *echo,
             AnswerEvent(
                 content,
                 elapsed=_float(data.get("elapsed")),
                 steps=_int(data.get("steps")),
                 tools_used=_int(data.get("tools_used")),
-            )
+            ),
         ]
 
     def _on_thinking(self, data: dict[str, Any]) -> list[AgentEvent]:

@@ -49,8 +49,9 @@ class GaiaTranslator:
         event = stamped.event
         out: list[dict[str, Any]]
         if isinstance(event, ContentEvent):
+            # An answer's echo is not a chunk: spec 002 clients get the answer event.
             self._text.append(event.content)
-            out = [{"type": "chunk", "content": event.content}]
+            out = [] if event.from_answer else [{"type": "chunk", "content": event.content}]
         elif isinstance(event, ToolCallEvent):
             out = self._tool_call(event)
         elif isinstance(event, ToolStartEvent):

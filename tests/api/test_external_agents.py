@@ -119,3 +119,33 @@ async def test_an_unknown_agent_or_protocol_is_refused(service: Service) -> None
         )
         assert bad.status_code == 400
     assert await service.store.list_sessions("project-open", "u-alice") == []
+
+
+ANSWER_ONLY = """
+import json, sys
+print(json.dumps({"type": "thinking", "content": "counting nodes"}), flush=True)
+print(json.dumps({"type": "answer", "content": "There are 2 nodes.", "steps": 1}), flush=True)
+"""
+
+
+@pytest.mark.parametrize(("protocol", "text_type"), [("copilot", "content"), ("gaia", "chunk")])
+async def test_an_agent_that_does_not_stream_still_shows_its_answer(
+    tmp_path: Path, protocol: str, text_type: str
+) -> None:
+    program = tmp_path / "answer_only.py"
+    program.write_text(ANSWER_ONLY)
+    config = AgentConfig(id="quiet", name="Quiet", command=[sys.executable, str(program)])
+    async with run_service(extra_agents=build_agent_backends([config])) as running:
+        async with running.client() as client:
+            url = f"{running.chat_url()}/stream?protocol={protocol}"
+            body = {"message": "how many?", "agent_id": "quiet"}
+            async with client.stream("POST", url, json=body) as response:
+                events = await collect_until_done(response)
+    texts = [e.data["content"] for e in events if e.type == text_type]
+    answers = [e.data["content"] for e in events if e.type == "answer"]
+    assert answers == ["There are 2 nodes."]
+    if protocol == "copilot":  # spec 000 clients render content events: they get the answer
+        assert texts == ["There are 2 nodes."]
+    else:  # spec 002 clients render the answer event; no duplicate chunk
+        assert texts == []
+        assert events[-1].data["content"] == "There are 2 nodes."
