@@ -135,12 +135,12 @@ async def test_an_agent_that_does_not_stream_still_shows_its_answer(
     program = tmp_path / "answer_only.py"
     program.write_text(ANSWER_ONLY)
     config = AgentConfig(id="quiet", name="Quiet", command=[sys.executable, str(program)])
-    async with run_service(extra_agents=build_agent_backends([config])) as running:
-        async with running.client() as client:
-            url = f"{running.chat_url()}/stream?protocol={protocol}"
-            body = {"message": "how many?", "agent_id": "quiet"}
-            async with client.stream("POST", url, json=body) as response:
-                events = await collect_until_done(response)
+    backends = build_agent_backends([config])
+    async with run_service(extra_agents=backends) as running, running.client() as client:
+        url = f"{running.chat_url()}/stream?protocol={protocol}"
+        body = {"message": "how many?", "agent_id": "quiet"}
+        async with client.stream("POST", url, json=body) as response:
+            events = await collect_until_done(response)
     texts = [e.data["content"] for e in events if e.type == text_type]
     answers = [e.data["content"] for e in events if e.type == "answer"]
     assert answers == ["There are 2 nodes."]
