@@ -452,7 +452,11 @@ class SqliteCheckpointStore:
                 self._opening.pop(project_id, None)
         self._open.move_to_end(project_id)
         database.users += 1
-        await self._evict()
+        try:
+            await self._evict()
+        except BaseException:
+            database.users -= 1
+            raise
         return database
 
     async def _evict(self) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import random
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -276,6 +278,36 @@ async def test_a_step_that_fails_inside_the_database_leaves_nothing(
         await store.append_messages(P1, "s1", step)
     assert (await store.history(P1, "s1")).messages == first
     assert query(db_path(data_dir, P1), "SELECT count(*) FROM chat_messages") == [(1,)]
+
+
+async def test_cancelled_appends_leave_whole_steps_or_nothing(
+    store: SqliteCheckpointStore,
+) -> None:
+    await store.create_session(new_session("s1"))
+    rng = random.Random(11)
+    attempts = 80
+    for n in range(attempts):
+        step = [Message.user(f"{n}-{k}", "x" * 3000, T0) for k in range(5)]
+        task = asyncio.create_task(store.append_messages(P1, "s1", step))
+        if n % 10 == 9:
+            await asyncio.sleep(0.02)  # long enough to commit, even on a busy machine
+        for _ in range(rng.randrange(12)):  # cancel at any await of the append
+            await asyncio.sleep(0)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    await store.append_messages(P1, "s1", [Message.user("last", "still works", T0)])
+    history = (await store.history(P1, "s1")).messages
+    assert history[-1].id == "last"
+    saved = history[:-1]
+    assert len(saved) % 5 == 0
+    steps = [saved[i : i + 5] for i in range(0, len(saved), 5)]
+    for step in steps:
+        prefix = step[0].id.split("-")[0]
+        assert [m.id for m in step] == [f"{prefix}-{k}" for k in range(5)]
+    numbers = [int(step[0].id.split("-")[0]) for step in steps]
+    assert numbers == sorted(set(numbers))
+    assert 0 < len(steps) < attempts  # cancellations landed before and after commits
 
 
 async def test_counters_are_increments_even_from_two_connections(data_dir: Path) -> None:
