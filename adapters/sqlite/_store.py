@@ -353,7 +353,7 @@ class SqliteCheckpointStore:
                 return HistoryPage([], None)
         rows.reverse()
         try:
-            messages = decode_messages([row[1] for row in rows])
+            messages = decode_messages([row[1] for row in rows], first=rows[0][0])
         except ValueError as exc:
             raise StoreCorruptedError(project_id, f"session {thread_id!r}: {exc}") from exc
         oldest = rows[0][0]

@@ -14,7 +14,7 @@ import pytest
 
 from adapters.sqlite import SCHEMA_VERSION, SqliteCheckpointStore
 from copilot_core.agent import BuiltinAgent
-from copilot_core.errors import InvalidRequestError, StoreError
+from copilot_core.errors import InvalidRequestError, StoreCorruptedError, StoreError
 from copilot_core.messages import Message
 from copilot_core.ports import ModelSelection
 from copilot_core.service import ChatService, ChatSettings, TurnRequest
@@ -481,3 +481,35 @@ def test_the_package_exports_exactly_its_public_api() -> None:
     assert public - set(package.__all__) <= {"annotations"}
     for name in package.__all__:
         assert getattr(package, name) is not None
+
+
+async def test_message_rows_of_other_shapes_are_read_and_garbage_is_reported(
+    store: SqliteCheckpointStore, data_dir: Path
+) -> None:
+    await store.create_session(new_session("s1"))
+    await store.append_messages(P1, "s1", [Message.user("m1", "hello", T0)])
+    path = db_path(data_dir, P1)
+    conn = sqlite3.connect(path)
+    # An older shape: tool-call arguments as an object, content null.
+    conn.execute(
+        "INSERT INTO chat_messages (session_id, seq, message) VALUES (1, 2, ?)",
+        (
+            '{"id":"a1","role":"assistant","content":null,"tool_calls":[{"id":"c1",'
+            '"type":"function","function":{"name":"ping","arguments":{"host":"R1"}}}]}',
+        ),
+    )
+    conn.commit()
+    page = await store.history(P1, "s1")
+    assert page.messages[1].content == ""
+    assert page.messages[1].tool_calls is not None
+    assert page.messages[1].tool_calls[0].function.arguments == '{"host": "R1"}'
+
+    conn.execute("INSERT INTO chat_messages (session_id, seq, message) VALUES (1, 3, 'garbage')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreCorruptedError, match=P1) as caught:
+        await store.history(P1, "s1")
+    assert "message #3" in caught.value.message
+    with pytest.raises(StoreCorruptedError, match="message #3"):
+        await store.history(P1, "s1", limit=1)
+    assert len((await store.history(P1, "s1", limit=2, before=3)).messages) == 2
