@@ -79,7 +79,15 @@ def encode_json(value: dict[str, Any]) -> str:
 
 
 def encode_message(message: Message) -> str:
-    return encode_json(message.to_dict())
+    data = message.to_dict()
+    text = encode_json(data)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (json.loads makes one of a "\ud83d" escape) cannot be
+        # stored as UTF-8 text; the escaped JSON keeps it exactly.
+        text = json.dumps(data, separators=(",", ":"))
+    return text
 
 
 def decode_sessions(texts: Sequence[str]) -> list[Session]:
@@ -108,10 +116,11 @@ def _with_utc_times(session: Session) -> Session:
     )
 
 
-def decode_messages(texts: Sequence[str]) -> list[Message]:
+def decode_messages(texts: Sequence[str], first: int = 1) -> list[Message]:
     """Decode stored message JSON texts, in order, in one pass of pydantic-core.
 
-    Raises ``ValueError`` naming the first text that is not a message.
+    ``first`` is the sequence number of the first text. Raises ``ValueError`` naming
+    the sequence number of the first text that is not a message.
     """
     if not texts:
         return []
@@ -119,10 +128,17 @@ def decode_messages(texts: Sequence[str]) -> list[Message]:
         return _MESSAGES.validate_json("[" + ",".join(texts) + "]")
     except ValidationError:
         pass
+    # Some row needs the slow path: a lone surrogate (which pydantic-core's JSON parser
+    # refuses and json.loads accepts), or the shape of an older writer.
     messages: list[Message] = []
     for index, text in enumerate(texts):
         try:
+            messages.append(Message.model_validate_json(text))
+            continue
+        except ValidationError:
+            pass
+        try:
             messages.append(Message.from_dict(json.loads(text)))
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"stored message #{index + 1} is not a message") from exc
+            raise ValueError(f"stored message #{first + index} is not a message") from exc
     return messages

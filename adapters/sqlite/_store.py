@@ -353,7 +353,7 @@ class SqliteCheckpointStore:
                 return HistoryPage([], None)
         rows.reverse()
         try:
-            messages = decode_messages([row[1] for row in rows])
+            messages = decode_messages([row[1] for row in rows], first=rows[0][0])
         except ValueError as exc:
             raise StoreCorruptedError(project_id, f"session {thread_id!r}: {exc}") from exc
         oldest = rows[0][0]
@@ -452,7 +452,11 @@ class SqliteCheckpointStore:
                 self._opening.pop(project_id, None)
         self._open.move_to_end(project_id)
         database.users += 1
-        await self._evict()
+        try:
+            await self._evict()
+        except BaseException:
+            database.users -= 1
+            raise
         return database
 
     async def _evict(self) -> None:

@@ -252,6 +252,14 @@ async def test_appended_messages_come_back_exactly_and_in_order(store: Checkpoin
     assert page.next_cursor is None
 
 
+async def test_text_that_is_not_valid_unicode_round_trips(store: CheckpointStore) -> None:
+    # json.loads turns a model's "\ud83d" escape into a lone surrogate.
+    await store.create_session(session("s1"))
+    odd = Message.assistant("a1", "half an emoji: \ud83d, NUL: \x00, ok", at(1))
+    await store.append_messages(PROJECT, "s1", [odd, *numbered(1)])
+    assert (await store.history(PROJECT, "s1")).messages == [odd, *numbered(1)]
+
+
 async def test_appending_nothing_changes_nothing(store: CheckpointStore) -> None:
     await store.create_session(session("s1"))
     await store.append_messages(PROJECT, "s1", [])

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import random
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 
 from adapters.sqlite import SCHEMA_VERSION, SqliteCheckpointStore
 from copilot_core.agent import BuiltinAgent
-from copilot_core.errors import InvalidRequestError, StoreError
+from copilot_core.errors import InvalidRequestError, StoreCorruptedError, StoreError
 from copilot_core.messages import Message
 from copilot_core.ports import ModelSelection
 from copilot_core.service import ChatService, ChatSettings, TurnRequest
@@ -278,6 +280,36 @@ async def test_a_step_that_fails_inside_the_database_leaves_nothing(
     assert query(db_path(data_dir, P1), "SELECT count(*) FROM chat_messages") == [(1,)]
 
 
+async def test_cancelled_appends_leave_whole_steps_or_nothing(
+    store: SqliteCheckpointStore,
+) -> None:
+    await store.create_session(new_session("s1"))
+    rng = random.Random(11)
+    attempts = 80
+    for n in range(attempts):
+        step = [Message.user(f"{n}-{k}", "x" * 3000, T0) for k in range(5)]
+        task = asyncio.create_task(store.append_messages(P1, "s1", step))
+        if n % 10 == 9:
+            await asyncio.sleep(0.02)  # long enough to commit, even on a busy machine
+        for _ in range(rng.randrange(12)):  # cancel at any await of the append
+            await asyncio.sleep(0)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    await store.append_messages(P1, "s1", [Message.user("last", "still works", T0)])
+    history = (await store.history(P1, "s1")).messages
+    assert history[-1].id == "last"
+    saved = history[:-1]
+    assert len(saved) % 5 == 0
+    steps = [saved[i : i + 5] for i in range(0, len(saved), 5)]
+    for step in steps:
+        prefix = step[0].id.split("-")[0]
+        assert [m.id for m in step] == [f"{prefix}-{k}" for k in range(5)]
+    numbers = [int(step[0].id.split("-")[0]) for step in steps]
+    assert numbers == sorted(set(numbers))
+    assert 0 < len(steps) < attempts  # cancellations landed before and after commits
+
+
 async def test_counters_are_increments_even_from_two_connections(data_dir: Path) -> None:
     async with SqliteCheckpointStore(data_dir) as one, SqliteCheckpointStore(data_dir) as two:
         await one.create_session(new_session("s1"))
@@ -449,3 +481,35 @@ def test_the_package_exports_exactly_its_public_api() -> None:
     assert public - set(package.__all__) <= {"annotations"}
     for name in package.__all__:
         assert getattr(package, name) is not None
+
+
+async def test_message_rows_of_other_shapes_are_read_and_garbage_is_reported(
+    store: SqliteCheckpointStore, data_dir: Path
+) -> None:
+    await store.create_session(new_session("s1"))
+    await store.append_messages(P1, "s1", [Message.user("m1", "hello", T0)])
+    path = db_path(data_dir, P1)
+    conn = sqlite3.connect(path)
+    # An older shape: tool-call arguments as an object, content null.
+    conn.execute(
+        "INSERT INTO chat_messages (session_id, seq, message) VALUES (1, 2, ?)",
+        (
+            '{"id":"a1","role":"assistant","content":null,"tool_calls":[{"id":"c1",'
+            '"type":"function","function":{"name":"ping","arguments":{"host":"R1"}}}]}',
+        ),
+    )
+    conn.commit()
+    page = await store.history(P1, "s1")
+    assert page.messages[1].content == ""
+    assert page.messages[1].tool_calls is not None
+    assert page.messages[1].tool_calls[0].function.arguments == '{"host": "R1"}'
+
+    conn.execute("INSERT INTO chat_messages (session_id, seq, message) VALUES (1, 3, 'garbage')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreCorruptedError, match=P1) as caught:
+        await store.history(P1, "s1")
+    assert "message #3" in caught.value.message
+    with pytest.raises(StoreCorruptedError, match="message #3"):
+        await store.history(P1, "s1", limit=1)
+    assert len((await store.history(P1, "s1", limit=2, before=3)).messages) == 2
