@@ -32,7 +32,13 @@ from langchain_core.messages import (
 
 from copilot_core.messages import FunctionCall, Message, Role, ToolCall
 
-__all__ = ["from_langchain", "message_from_langchain", "message_to_langchain", "to_langchain"]
+__all__ = [
+    "content_text",
+    "from_langchain",
+    "message_from_langchain",
+    "message_to_langchain",
+    "to_langchain",
+]
 
 _METADATA = "metadata"
 _TOOL_CALLS = "tool_calls"
@@ -108,7 +114,7 @@ def message_from_langchain(message: BaseMessage) -> Message:
     metadata = message.additional_kwargs.get(_METADATA)
     common: dict[str, Any] = {
         "id": message.id or "",
-        "content": _text(message.content),
+        "content": content_text(message.content),
         "name": message.name,
         "metadata": dict(metadata) if isinstance(metadata, dict) else {},
     }
@@ -166,7 +172,7 @@ def _parse_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _text(content: str | Sequence[str | dict[str, Any]]) -> str:
+def content_text(content: str | Sequence[str | dict[str, Any]]) -> str:
     """Text of a message's content: a plain string, or the text parts of content blocks."""
     if isinstance(content, str):
         return content

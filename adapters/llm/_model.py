@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessageChunk
 from pydantic import SecretStr
 
 from adapters.llm._errors import ProviderInfo, translate_error
-from adapters.llm._messages import to_langchain
+from adapters.llm._messages import content_text, to_langchain
 from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core.messages import Message
 from copilot_core.ports import CallOptions
@@ -107,7 +107,7 @@ class LangchainLanguageModel:
 
 def _deltas(chunk: BaseMessageChunk) -> list[ModelDelta]:
     out: list[ModelDelta] = []
-    text = _chunk_text(chunk.content)
+    text = content_text(chunk.content)
     if text:
         out.append(TextDelta(text))
     if isinstance(chunk, AIMessageChunk):
@@ -128,18 +128,6 @@ def _deltas(chunk: BaseMessageChunk) -> list[ModelDelta]:
     if isinstance(reason, str) and reason:
         out.append(FinishDelta(reason))
     return out
-
-
-def _chunk_text(content: str | list[str | dict[str, Any]]) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "".join(parts)
 
 
 async def _close(stream: AsyncIterator[BaseMessageChunk]) -> None:
