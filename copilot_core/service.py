@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from copilot_core.agent import error_code
 from copilot_core.errors import (
@@ -404,7 +403,7 @@ class ChatService:
         if self._recent.get(key) is turn:
             del self._recent[key]
 
-    async def _stop_turns(self, match: Any) -> None:
+    async def _stop_turns(self, match: Callable[[tuple[str, str]], bool]) -> None:
         turns = [turn for key, turn in self._running.items() if match(key)]
         for turn in turns:
             turn.abort.abort("the session is being deleted")
