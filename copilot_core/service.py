@@ -14,7 +14,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from copilot_core.agent import error_code
 from copilot_core.errors import (
@@ -50,7 +49,7 @@ from copilot_core.ports import (
 )
 from copilot_core.prompts import fallback_title
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import StatsCollector, TurnStats
+from copilot_core.stats import StatsCollector
 from copilot_core.streams import closing
 from copilot_core.tools import ToolContext
 from copilot_core.turns import RunningTurn, TurnResult
@@ -165,7 +164,6 @@ class ChatService:
                     )
                 )
             page = await self._store.history(request.project_id, session_id)
-            await self._recount(existing, len(page.messages), now)
             user_message = Message.user(self._ids.new_id(), query, now)
             await self._store.append_messages(request.project_id, session_id, [user_message])
         except BaseException:
@@ -376,20 +374,6 @@ class ChatService:
                 DoneEvent(final.id if final else None),
             )
             self._retire(turn)
-
-    async def _recount(self, session: Session, history_length: int, now: datetime) -> None:
-        """Count the saved steps of a turn whose process died before its counters were
-        written, so that ``message_count`` equals the history's length again."""
-        uncounted = history_length - session.message_count
-        if uncounted > 0:
-            log.warning(
-                "session %s had %d saved but uncounted messages (an interrupted turn)",
-                session.thread_id,
-                uncounted,
-            )
-            await self._store.record_turn(
-                session.project_id, session.thread_id, TurnStats(messages=uncounted), now
-            )
 
     def _retire(self, turn: RunningTurn) -> None:
         key = (turn.project_id, turn.session_id)

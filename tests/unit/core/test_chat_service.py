@@ -244,20 +244,3 @@ async def test_shutdown_aborts_running_turns_and_lets_them_save(world: World) ->
     _, page = await world.service.history(PROJECT, session_id, ALICE, limit=1000)
     assert page.messages[-1].content == "partial"
     assert session.message_count == len(page.messages)
-
-
-async def test_steps_saved_by_a_turn_that_died_are_counted_by_the_next_turn(world: World) -> None:
-    from copilot_core import Message
-
-    session_id = await new_session(world)
-    # A process died mid-turn: its user message and an answer were saved, its counters never.
-    orphaned = [
-        Message.user("dead-1", "lost turn", world.clock.now()),
-        Message.assistant("dead-2", "half an answer", world.clock.now()),
-    ]
-    await world.store.append_messages(PROJECT, session_id, orphaned)
-    world.model.add(text_reply("fresh"))
-    await world.turn("next", session_id=session_id)
-    session = await world.service.get_session(PROJECT, session_id, ALICE)
-    _, page = await world.service.history(PROJECT, session_id, ALICE, limit=1000)
-    assert session.message_count == len(page.messages) == 6
