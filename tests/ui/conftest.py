@@ -214,6 +214,8 @@ def sign_in(page: Page, username: str = "admin", password: str = "admin") -> Non
 def choose_project(page: Page, project_id: str) -> None:
     page.locator(f"#project-select option[value='{project_id}']").wait_for(state="attached")
     page.get_by_label("GNS3 project").select_option(project_id)
+    # The page marks the project it shows once its sessions are loaded.
+    page.locator(f"body[data-project='{project_id}']").wait_for(state="attached")
 
 
 def screenshot(page: Page, name: str) -> None:

@@ -153,7 +153,7 @@ def test_sessions_are_renamed_pinned_and_deleted_from_the_sidebar(
 
     row.get_by_role("button", name="Pin").click()
     expect(sessions.first).to_have_attribute("data-session-id", session_id)
-    expect(sessions.first.locator(".session-title")).to_have_text("📌 OSPF notes")
+    expect(sessions.first.locator(".session-title")).to_have_text("★ OSPF notes")
     screenshot(page, "sessions")
     sessions.first.get_by_role("button", name="Unpin").click()
     expect(row.locator(".session-title")).to_have_text("OSPF notes")

@@ -142,18 +142,31 @@ async function loadProjects() {
   await selectProject(chosen, { keepSession: Boolean(chosen && chosen.id === wanted) });
 }
 
+let projectLoads = 0;
+
 async function selectProject(project, { keepSession = false } = {}) {
+  const generation = ++projectLoads;
+  if (state.streaming) {
+    state.streaming.controller.abort(); // stop following; the turn goes on server-side
+    state.streaming = null;
+    setBusy(false);
+  }
+  delete document.body.dataset.project;
   state.project = project;
   store.set("project", project ? project.id : null);
   if (!keepSession) selectSessionId(null);
   $("messages").replaceChildren();
   state.sessions = [];
   renderSessions();
-  refreshComposer();
+  for (const id of ["message-input", "send", "new-chat"]) $(id).disabled = true;
   if (!project) {
     notice("Pick a GNS3 project to chat about.");
     return;
   }
+  const ready = () => {
+    refreshComposer();
+    document.body.dataset.project = project.id; // the pane shows this project now
+  };
   if (project.status !== "opened") {
     notice(
       `“${project.name}” is ${project.status} in GNS3, so chat is disabled: the copilot reads and ` +
@@ -161,15 +174,19 @@ async function selectProject(project, { keepSession = false } = {}) {
         "in GNS3, then press Refresh.",
       "warning",
     );
+    ready();
     return;
   }
   notice("");
   await loadSessions();
+  if (generation !== projectLoads) return; // another project was chosen meanwhile
   const saved = store.get("session");
   if (keepSession && saved && state.sessions.some((s) => s.thread_id === saved)) {
+    ready();
     await openSession(saved, { reattach: true });
   } else {
     showEmptyChat();
+    ready();
   }
 }
 
@@ -258,7 +275,7 @@ function renderSessions() {
     open.className = "session-open";
     const title = document.createElement("span");
     title.className = "session-title";
-    title.textContent = `${session.pinned ? "📌 " : ""}${session.title || "New chat"}`;
+    title.textContent = `${session.pinned ? "★ " : ""}${session.title || "New chat"}`;
     const count = document.createElement("span");
     count.className = "session-count";
     count.textContent = `${session.message_count} msg`;
@@ -275,7 +292,7 @@ function renderSessions() {
         () => togglePin(session),
         "pin",
       ),
-      iconButton(`Delete “${session.title}”`, "🗑", () => confirmDelete(session), "delete"),
+      iconButton(`Delete “${session.title}”`, "✕", () => confirmDelete(session), "delete"),
     );
     item.append(open, actions);
     list.append(item);
@@ -658,6 +675,7 @@ function bind() {
   $("sign-out").addEventListener("click", () => signOut());
   $("project-select").addEventListener("change", (event) => {
     const project = state.projects.find((p) => p.id === event.target.value) || null;
+    if (project && state.project && project.id === state.project.id) return;
     selectProject(project);
   });
   $("refresh-projects").addEventListener("click", loadProjects);
