@@ -19,13 +19,11 @@ from adapters.web._contracts import (
 from adapters.web._directory import LoginRequest, RenderRequest
 from adapters.web._errors import status_for
 from adapters.web._markdown import MarkdownRenderer
-from adapters.web._page import STATIC_DIR
 from adapters.web._schemas import ChatRequest, LLMConfigBody, RenameRequest
 from adapters.web._state import install_dependencies
 
 __all__ = [
     "API_PREFIX",
-    "STATIC_DIR",
     "CachingAuthenticator",
     "Caller",
     "ChatRequest",
