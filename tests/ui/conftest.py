@@ -7,6 +7,7 @@ by Playwright's own driver; no browser is ever downloaded. Everything is on 127.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -80,7 +81,21 @@ def service(
     root = tmp_path_factory.mktemp("ui-service")
     port = _free_port()
     log = root / "service.log"
-    env = {**os.environ, "COPILOT_HEARTBEAT_INTERVAL": "0.5", "COPILOT_LOG_LEVEL": "info"}
+    agent = Path(__file__).parents[1] / "adapters" / "subprocess_agent" / "agents"
+    external = {  # a second agent, so the page offers the agent selector
+        "id": "example",
+        "name": "Example agent",
+        "description": "Speaks every spec 002 event.",
+        "command": [sys.executable, str(agent / "well_behaved.py")],
+        "cwd": str(agent),
+        "time_limit": 30,
+    }
+    env = {
+        **os.environ,
+        "COPILOT_HEARTBEAT_INTERVAL": "0.5",
+        "COPILOT_LOG_LEVEL": "info",
+        "COPILOT_AGENTS": json.dumps([external]),
+    }
     with log.open("w") as sink:
         process = subprocess.Popen(
             [

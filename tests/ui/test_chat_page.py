@@ -3,6 +3,8 @@ organise sessions, configure the LLM. Every wait is bounded (10 s by default).""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -10,6 +12,18 @@ from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScrip
 from tests.ui.conftest import API_KEY, Lab, Service, choose_project, screenshot, sign_in
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.gns3]
+
+#: Records every text the first tool card's arguments show, in order.
+WATCH_TOOL_ARGUMENTS = """() => {
+  window.toolArguments = [];
+  new MutationObserver(() => {
+    const args = document.querySelector(".tool-card .tool-args");
+    const text = args ? args.textContent : null;
+    if (text && text !== window.toolArguments.at(-1)) window.toolArguments.push(text);
+  }).observe(document.getElementById("messages"), {
+    subtree: true, childList: true, characterData: true,
+  });
+}"""
 
 
 def test_sign_in_refuses_a_wrong_password_and_a_closed_project_disables_chat(
@@ -46,12 +60,19 @@ def test_a_message_streams_text_and_a_tool_card_then_the_stats_show(
     llm.clear()
     answer = "Your lab is **empty** for now. " + "Add a router to start. " * 12
     llm.add(
-        Reply(tool_calls=[ToolCallScript("gns3_topology_reader", {}, fragment=1)], usage=(120, 9)),
+        Reply(
+            tool_calls=[
+                ToolCallScript("gns3_topology_reader", {"why": "the user asks"}, fragment=3)
+            ],
+            token_delay=0.02,
+            usage=(120, 9),
+        ),
         Reply(text=answer, chunk=4, token_delay=0.03, usage=(200, 30)),
         Reply(text="Empty lab"),  # the session's title
     )
     sign_in(page)
     choose_project(page, configured.opened)
+    page.evaluate(WATCH_TOOL_ARGUMENTS)
     page.get_by_label("Message", exact=True).fill("What is in my lab?")
     page.get_by_label("Message", exact=True).press("Enter")
 
@@ -66,6 +87,10 @@ def test_a_message_streams_text_and_a_tool_card_then_the_stats_show(
 
     expect(page.get_by_role("button", name="Send")).to_be_visible(timeout=15_000)
     expect(card.locator(".tool-status")).to_have_text("done")
+    # The arguments grew on screen as the model wrote them, then were pretty-printed.
+    seen = page.evaluate("window.toolArguments")
+    assert len(seen) >= 4 and seen[-1] == '{\n  "why": "the user asks"\n}', seen
+    assert all(len(a) < len(b) for a, b in itertools.pairwise(seen[:-1])), seen
     card.locator("summary").first.click()  # the card collapsed once its output arrived
     card.locator(".tool-output summary").click()
     output = card.locator(".tool-output-json")
@@ -208,3 +233,58 @@ def test_llm_settings_are_saved_and_tested_and_the_key_is_never_shown(
             "/llm-config",
             json={"provider": "openai", "model": "gpt-ui", "base_url": llm.base_url},
         )
+
+
+def test_an_external_agent_is_chosen_and_its_activity_shows_as_a_trail(
+    page: Page, configured: Lab
+) -> None:
+    sign_in(page)
+    choose_project(page, configured.opened)
+    page.get_by_role("button", name="+ New chat").click()
+    agent = page.get_by_label("Agent", exact=True)
+    expect(agent).to_be_visible()  # two agents: the selector shows
+    agent.select_option("example")
+    page.get_by_label("Message", exact=True).fill("hello agent")
+    page.get_by_label("Message", exact=True).press("Enter")
+    answer = page.locator(".message.assistant").last
+    trail = answer.get_by_role("list", name="Agent activity")
+    expect(trail).to_contain_text("Thinking: I should look at the lab.")
+    expect(trail).to_contain_text("Step 1 of 2 started")
+    expect(trail).to_contain_text("Plan: ▶ look → answer")
+    expect(trail).to_contain_text("info: history")
+    expect(answer.locator(".tool-card .tool-name")).to_have_text("list_nodes")
+    expect(answer.locator(".tool-card .tool-status")).to_have_text("done")
+    expect(answer.locator(".text-block")).to_contain_text("You asked: hello agent")
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
+    screenshot(page, "agent-activity")
+
+
+def test_an_unconfigured_llm_is_explained_in_place_with_a_way_to_fix_it(
+    page: Page, configured: Lab, service: Service, llm: ScriptedOpenAIServer
+) -> None:
+    with service.api(configured.token) as api:
+        assert api.delete("/llm-config").status_code == 204
+    try:
+        sign_in(page)
+        choose_project(page, configured.opened)
+        page.get_by_role("button", name="+ New chat").click()
+        page.get_by_label("Agent", exact=True).select_option("copilot")
+        page.get_by_label("Message", exact=True).fill("hello?")
+        page.get_by_label("Message", exact=True).press("Enter")
+        error = page.get_by_role("alert").filter(has_text="Error")
+        expect(error).to_contain_text("Check your LLM settings")
+        expect(page.get_by_label("Message", exact=True)).to_have_value("hello?")  # kept
+        error.get_by_role("button", name="Open LLM settings").click()
+        expect(page.locator("#settings-intro")).to_contain_text("No LLM is configured")
+    finally:
+        with service.api(configured.token) as api:
+            restored = api.put(
+                "/llm-config",
+                json={
+                    "provider": "openai",
+                    "model": "gpt-ui",
+                    "base_url": llm.base_url,
+                    "api_key": API_KEY,
+                },
+            )
+            assert restored.status_code == 200

@@ -185,7 +185,7 @@ export class TurnView {
         const steps = Array.isArray(event.steps) ? event.steps : [];
         const current = event.current_step;
         const text = steps
-          .map((s, i) => (i + 1 === current ? `▶ ${s}` : s))
+          .map((s, i) => (i === current ? `▶ ${s}` : s)) // current_step counts from 0
           .join(" → ");
         this.addTrail("plan", `Plan: ${text}`);
         break;
