@@ -4,9 +4,10 @@ organise sessions, configure the LLM. Every wait is bounded (10 s by default).""
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
 from tests.ui.conftest import API_KEY, Lab, Service, choose_project, screenshot, sign_in
@@ -288,3 +289,45 @@ def test_an_unconfigured_llm_is_explained_in_place_with_a_way_to_fix_it(
                 },
             )
             assert restored.status_code == 200
+
+
+def test_a_dropped_stream_is_resumed_with_last_event_id_and_nothing_is_lost_or_repeated(
+    page: Page, configured: Lab, llm: ScriptedOpenAIServer
+) -> None:
+    llm.clear()
+    words = " ".join(f"d{i}" for i in range(40)) + " FINISHED"
+    llm.add(Reply(text=words, chunk=5, token_delay=0.01), Reply(text="Dropped"))
+
+    def cut_after_five_events(route: Route) -> None:
+        # The real answer, but the connection "drops" after five numbered events.
+        response = route.fetch()
+        events = re.split(r"\r?\n\r?\n", response.text())
+        numbered = [e for e in events if e.startswith("id:")][:5]
+        route.fulfill(
+            status=200,
+            headers={"Content-Type": "text/event-stream"},
+            body="\n\n".join(numbered) + "\n\n",
+        )
+
+    resumes: list[dict[str, str]] = []
+    page.on(
+        "request",
+        lambda request: (
+            resumes.append(request.headers)
+            if request.method == "GET" and request.url.endswith("/stream")
+            else None
+        ),
+    )
+    sign_in(page)
+    choose_project(page, configured.opened)
+    page.get_by_role("button", name="+ New chat").click()
+    page.get_by_label("Agent", exact=True).select_option("copilot")
+    page.route("**/chat/stream", cut_after_five_events)
+    page.get_by_label("Message", exact=True).fill("drop me")
+    page.get_by_label("Message", exact=True).press("Enter")
+    answer = page.locator(".message.assistant").last
+    expect(answer).to_contain_text("FINISHED", timeout=15_000)
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
+    assert resumes and resumes[0]["last-event-id"].endswith(":5"), resumes
+    text = answer.locator(".text-block").inner_text()
+    assert " ".join(text.split()) == words  # every word once, in order
