@@ -112,6 +112,17 @@ def test_a_message_streams_text_and_a_tool_card_then_the_stats_show(
     expect(page.locator("#stat-total")).to_have_text("359")
     screenshot(page, "chat")
 
+    # Re-opening the session asks only for what followed the turn it saw end: nothing.
+    page.get_by_role("button", name="+ New chat").click()
+    expect(page.locator(".empty-chat")).to_be_visible()
+    with page.expect_response(lambda r: r.url.endswith("/stream")) as resumed:
+        current_title = page.locator(".session-open").filter(has_text="Empty lab")
+        current_title.click()
+    assert resumed.value.status == 204
+    assert resumed.value.request.headers["last-event-id"]
+    expect(page.locator(".tool-card")).to_have_count(1)  # the saved turn, shown once
+    expect(page.locator(".message.assistant strong")).to_have_text("empty")
+
     page.set_viewport_size({"width": 390, "height": 844})
     expect(page.get_by_role("button", name="Show sessions")).to_be_visible()
     expect(page.locator("#sidebar")).not_to_be_in_viewport()

@@ -421,7 +421,12 @@ async function follow(response, turn, context) {
         context.lastEventId = id;
         remember(context.project, context.session, id);
       }
-      if (turn.apply(data)) finished = true;
+      if (turn.apply(data)) {
+        finished = true;
+        // Remember the end of this turn: re-opening the session later asks only for
+        // what came after it (204 when nothing did) instead of replaying it.
+        store.set("seen", { ...(store.get("seen") || {}), [context.session]: context.lastEventId });
+      }
       scrollDown();
     });
   } catch (error) {
@@ -532,8 +537,11 @@ async function reattachTurn(id, history) {
   };
   let response;
   try {
-    // The page lost what it had shown: replay the whole turn from its first event.
+    // A turn this page saw end is asked for after its last event (204: nothing new).
+    // Otherwise (a reload mid-turn: the page lost what it had shown) the whole running
+    // turn is replayed from its first event.
     response = await openStream("GET", chatPath(`/sessions/${id}/stream`), {
+      lastEventId: (store.get("seen") || {})[id] || null,
       signal: context.controller.signal,
     });
   } catch {
