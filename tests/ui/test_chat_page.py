@@ -128,7 +128,7 @@ def test_a_message_streams_text_and_a_tool_card_then_the_stats_show(
     expect(page.locator("#sidebar")).not_to_be_in_viewport()
     screenshot(page, "phone")
     page.get_by_role("button", name="Show sessions").click()
-    expect(page.locator("#sidebar")).to_be_in_viewport()
+    expect(page.locator("#sidebar")).to_be_in_viewport(ratio=1)  # slid in completely
     screenshot(page, "phone-sessions")
 
 
