@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -234,5 +235,11 @@ def choose_project(page: Page, project_id: str) -> None:
 
 
 def screenshot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    """Save a screenshot: into ``docs/screenshots`` when ``COPILOT_UI_SCREENSHOTS=1`` (to
+    refresh the documentation), else into a temporary directory (tests leave the tree clean)."""
+    if os.environ.get("COPILOT_UI_SCREENSHOTS") == "1":
+        target = SCREENSHOTS
+    else:
+        target = Path(tempfile.gettempdir()) / "gns3-copilot-ui-screenshots"
+    target.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(target / f"{name}.png"))
