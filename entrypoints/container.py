@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,7 +45,7 @@ from copilot_core import (
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 
-__all__ = ["Container", "build_container", "resolve", "web_dependencies"]
+__all__ = ["Container", "Gns3ClientDirectory", "build_container", "resolve", "web_dependencies"]
 
 T = TypeVar("T")
 
@@ -113,6 +113,19 @@ class LLMConfigView:
         return await self._repository.delete(user_id)
 
 
+class Gns3ClientDirectory:
+    """The web adapter's ``Gns3Directory`` over :class:`Gns3Client`: sign in, list projects."""
+
+    def __init__(self, client: Gns3Client) -> None:
+        self._client = client
+
+    async def login(self, username: str, password: str) -> str:
+        return await self._client.authenticate(username, password)
+
+    async def projects(self, token: str) -> Sequence[Mapping[str, Any]]:
+        return await self._client.projects(token)
+
+
 def skill_dirs(skills_dir: Path | None) -> list[Path]:
     """Directories read besides the built-in skills."""
     return [Path(skills_dir)] if skills_dir else []
@@ -135,6 +148,7 @@ class Container(containers.DeclarativeContainer):
     )
     authenticator = providers.Singleton(Gns3Authenticator, gns3)
     projects = providers.Singleton(Gns3ProjectGate, gns3)
+    directory = providers.Singleton(Gns3ClientDirectory, gns3)
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
     console = providers.Singleton(ConsoleRunner, command_timeout=config.command_timeout)
     tools = providers.Singleton(Gns3ToolExecutor, gns3, runner=console, skills=skills)
@@ -199,4 +213,5 @@ async def web_dependencies(container: Container) -> WebDependencies:
         reload_skills=await resolve(container.reload_skills()),
         readiness={"store": store_ready, "gns3": gns3_ready},
         models=await resolve(container.models()),
+        directory=await resolve(container.directory()),
     )

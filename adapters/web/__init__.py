@@ -2,19 +2,23 @@
 
 :func:`create_web_app` builds the application around collaborators built
 elsewhere (:class:`WebDependencies`); it never imports a container or another
-adapter. See ``docs/api.md`` and ``docs/sse-protocol.md``.
+adapter. It also serves the chat page at ``/`` (``docs/ui.md``). See ``docs/api.md``
+and ``docs/sse-protocol.md``.
 """
 
 from adapters.web._app import API_PREFIX, create_web_app
 from adapters.web._auth import CachingAuthenticator, Caller, bearer_token
 from adapters.web._contracts import (
+    Gns3Directory,
     LLMConfigRepository,
     ReadinessCheck,
     SkillsReloader,
     WebDependencies,
     WebSettings,
 )
+from adapters.web._directory import LoginRequest, RenderRequest
 from adapters.web._errors import status_for
+from adapters.web._markdown import MarkdownRenderer
 from adapters.web._schemas import ChatRequest, LLMConfigBody, RenameRequest
 from adapters.web._state import install_dependencies
 
@@ -23,10 +27,14 @@ __all__ = [
     "CachingAuthenticator",
     "Caller",
     "ChatRequest",
+    "Gns3Directory",
     "LLMConfigBody",
     "LLMConfigRepository",
+    "LoginRequest",
+    "MarkdownRenderer",
     "ReadinessCheck",
     "RenameRequest",
+    "RenderRequest",
     "SkillsReloader",
     "WebDependencies",
     "WebSettings",

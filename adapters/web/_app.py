@@ -15,9 +15,11 @@ from litestar.types import ASGIApp
 from adapters.web._account import AccountController
 from adapters.web._chat import ChatController
 from adapters.web._contracts import WebDependencies, WebSettings
+from adapters.web._directory import DirectoryController, LoginController
 from adapters.web._errors import exception_handlers
 from adapters.web._health import healthz, readyz
 from adapters.web._logging import request_context_middleware
+from adapters.web._page import page_routes
 from adapters.web._state import authenticated, dependencies, init_state
 
 __all__ = ["API_PREFIX", "create_web_app"]
@@ -43,12 +45,13 @@ def create_web_app(
     settings = settings or WebSettings()
     api = Router(
         path=API_PREFIX,
-        route_handlers=[ChatController, AccountController],
+        route_handlers=[ChatController, AccountController, DirectoryController],
         security=[{"BearerToken": []}],
         guards=[authenticated],
     )
+    sign_in = Router(path=API_PREFIX, route_handlers=[LoginController])
     return Litestar(
-        route_handlers=[api, healthz, readyz],
+        route_handlers=[api, sign_in, healthz, readyz, *page_routes()],
         dependencies=dependencies(),
         exception_handlers=exception_handlers,
         middleware=[request_context_middleware, *middleware],

@@ -9,7 +9,7 @@ through :class:`WebDependencies`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -17,6 +17,7 @@ from copilot_core.ports import Authenticator, LanguageModelProvider, ProjectGate
 from copilot_core.service import ChatService
 
 __all__ = [
+    "Gns3Directory",
     "LLMConfigRepository",
     "ReadinessCheck",
     "SkillsReloader",
@@ -47,6 +48,22 @@ class LLMConfigRepository(Protocol):
 
     async def delete(self, user_id: str) -> bool:
         """Forget the user's settings; ``False`` when there were none."""
+        ...
+
+
+class Gns3Directory(Protocol):
+    """What the web page needs from GNS3 besides authentication: signing in with a
+    username and password, and the caller's projects."""
+
+    async def login(self, username: str, password: str) -> str:
+        """A GNS3 access token for these credentials (AuthenticationError otherwise).
+
+        Neither the password nor the token may be logged or stored.
+        """
+        ...
+
+    async def projects(self, token: str) -> Sequence[Mapping[str, Any]]:
+        """The projects this token may see, each with ``project_id``, ``name``, ``status``."""
         ...
 
 
@@ -91,3 +108,6 @@ class WebDependencies:
     readiness: Mapping[str, ReadinessCheck] = field(default_factory=dict)
     #: Builds a user's model from their stored settings (for "test connection").
     models: LanguageModelProvider | None = None
+    #: Signs users in and lists their projects for the web page (``/auth/login``,
+    #: ``/projects``); without it those routes answer 501.
+    directory: Gns3Directory | None = None

@@ -24,6 +24,10 @@ ROUTES = {
     ("put", "/v3/copilot/llm-config"),
     ("delete", "/v3/copilot/llm-config"),
     ("post", "/v3/copilot/llm-config/test"),
+    ("post", "/v3/copilot/auth/login"),
+    ("get", "/v3/copilot/me"),
+    ("get", "/v3/copilot/projects"),
+    ("post", "/v3/copilot/render"),
     ("get", "/healthz"),
     ("get", "/readyz"),
 }
