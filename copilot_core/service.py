@@ -71,6 +71,15 @@ class ChatSettings:
     #: after the end still gets the events it missed.
     finished_turn_retention: float = 60.0
     max_page: int = 1000
+    #: A turn gives the agent the newest part of the history that could still fit in
+    #: the model's context, not all of it: messages are read newest first, in pages of
+    #: ``history_page``, until they hold ``history_chars_per_token`` x the model's
+    #: ``context_limit`` characters, or ``context_limit`` messages. Anything older
+    #: would be trimmed from the prompt anyway (no tokenizer packs 16 characters of
+    #: chat into one token on average). ``None`` reads the whole history every turn;
+    #: so does a backend that does not use the user's model settings.
+    history_chars_per_token: int | None = 16
+    history_page: int = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +161,7 @@ class ChatService:
                 or self.settings.default_mode
             )
             now = self._clock.now()
+            history: list[Message] = []
             if existing is None:
                 existing = await self._store.create_session(
                     Session(
@@ -164,7 +174,8 @@ class ChatService:
                         metadata={"agent_id": agent_id},
                     )
                 )
-            page = await self._store.history(request.project_id, session_id)
+            else:
+                history = await self._recent_history(request.project_id, session_id, selection)
             user_message = Message.user(self._ids.new_id(), query, now)
             await self._store.append_messages(request.project_id, session_id, [user_message])
         except BaseException:
@@ -185,7 +196,7 @@ class ChatService:
             agent_id=agent_id,
         )
         task = asyncio.create_task(
-            self._drive(turn, backend, query, page.messages, config, user_message, existing),
+            self._drive(turn, backend, query, history, config, user_message, existing),
             name=f"turn-{session_id}",
         )
         self._tasks.add(task)
@@ -401,6 +412,35 @@ class ChatService:
             raise SessionNotFoundError(session_id)
         return session
 
+    async def _recent_history(
+        self, project_id: str, session_id: str, selection: ModelSelection | None
+    ) -> list[Message]:
+        """The newest messages that could fit in the model's context (see ChatSettings)."""
+        per_token = self.settings.history_chars_per_token
+        if selection is None or per_token is None:
+            return (await self._store.history(project_id, session_id)).messages
+        wanted_chars = selection.context_limit * per_token
+        pages: list[list[Message]] = []
+        chars = count = 0
+        before: int | None = None
+        while True:
+            page = await self._store.history(
+                project_id, session_id, limit=self.settings.history_page, before=before
+            )
+            pages.append(page.messages)
+            count += len(page.messages)
+            chars += sum(_chars(message) for message in page.messages)
+            if (
+                page.next_cursor is None
+                or chars >= wanted_chars
+                or count >= selection.context_limit
+            ):
+                break
+            before = page.next_cursor
+        # A step cut in two at the oldest end leaves tool results without their call;
+        # agents drop those (they would have been trimmed with the rest).
+        return [message for page in reversed(pages) for message in page]
+
     async def _select_model(
         self, backend: AgentBackend, request: TurnRequest
     ) -> ModelSelection | None:
@@ -428,3 +468,10 @@ def _validate_overrides(request: TurnRequest) -> None:
         raise InvalidRequestError("temperature must be between 0 and 2.")
     if request.max_tokens is not None and request.max_tokens <= 0:
         raise InvalidRequestError("max_tokens must be a positive integer.")
+
+
+def _chars(message: Message) -> int:
+    chars = len(message.content)
+    for call in message.tool_calls or ():
+        chars += len(call.function.name) + len(call.function.arguments)
+    return chars
