@@ -931,17 +931,25 @@ def _size_on_disk(path: Path) -> int:
 
 
 # ========================================================================= runs
-async def run(root: Path, settings: Settings) -> dict[str, Any]:
+SECTIONS = ("process", "storage", "http", "concurrency")
+
+
+async def run(root: Path, settings: Settings, sections: Sequence[str] = SECTIONS) -> dict[str, Any]:
     bench = Bench(root, settings)
     started = time.perf_counter()
-    say("in process: W1, W2, abort ...")
-    await bench.in_process()
-    say("storage: W3 ...")
-    await bench.storage()
-    say("over HTTP: W1, W2, abort ...")
-    await bench.over_http()
-    say("concurrency: W4 ...")
-    await bench.concurrency()
+    if "process" in sections or {"storage", "http", "concurrency"} & set(sections):
+        # The other sections replay the plans recorded here.
+        say("in process: W1, W2, abort ...")
+        await bench.in_process()
+    if "storage" in sections:
+        say("storage: W3 ...")
+        await bench.storage()
+    if "http" in sections:
+        say("over HTTP: W1, W2, abort ...")
+        await bench.over_http()
+    if "concurrency" in sections:
+        say("concurrency: W4 ...")
+        await bench.concurrency()
     elapsed = time.perf_counter() - started
     print(
         f"\nbench_turns: Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
@@ -1011,6 +1019,13 @@ def main(argv: list[str] | None = None) -> None:
         "--profile", choices=["w1", "w1-50", "w1-500", "w2"], help="profile one workload"
     )
     parser.add_argument("--turns", type=int, default=30, help="turns to profile")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=SECTIONS,
+        help="run only these sections (repeatable; 'process' always runs: it records "
+        "the baseline's events)",
+    )
     parser.add_argument("--serve", choices=["product", "bare"], help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--prefill", default="", help=argparse.SUPPRESS)
@@ -1031,7 +1046,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.profile:
             asyncio.run(profile(Path(root), args.profile, args.turns))
         else:
-            report = asyncio.run(run(Path(root), QUICK if args.quick else FULL))
+            settings = QUICK if args.quick else FULL
+            report = asyncio.run(run(Path(root), settings, args.only or SECTIONS))
             if args.json is not None:
                 args.json.write_text(json.dumps(report, indent=2))
 
