@@ -59,6 +59,9 @@ __all__ = ["ChatService", "ChatSettings", "TurnRequest"]
 
 log = logging.getLogger(__name__)
 
+# What an agent yields that clients do not see as it is (the rest is published).
+_RECORDS = (StepCompleted, LLMCallCompleted, TitleGenerated, DoneEvent)
+
 MAX_TITLE_CHARS = 255
 
 
@@ -337,7 +340,11 @@ class ChatService:
         try:
             async with closing(backend.run(query, history, config)) as events:
                 async for event in events:
-                    if isinstance(event, StepCompleted):
+                    if not isinstance(event, _RECORDS):
+                        if isinstance(event, ErrorEvent):
+                            error = event.error
+                        turn.publish(event)
+                    elif isinstance(event, StepCompleted):
                         await self._store.append_messages(project_id, session_id, event.messages)
                         stats.messages_added(len(event.messages))
                         added.extend(event.messages)
@@ -345,12 +352,7 @@ class ChatService:
                         stats.llm_call(event.input_tokens, event.output_tokens)
                     elif isinstance(event, TitleGenerated):
                         title = event.title
-                    elif isinstance(event, DoneEvent):
-                        continue  # done is ours to send, after the save
-                    else:
-                        if isinstance(event, ErrorEvent):
-                            error = event.error
-                        turn.publish(event)
+                    # DoneEvent: done is ours to send, after the save.
         except CopilotError as exc:
             error = exc.message
             turn.publish(ErrorEvent(exc.message, error_code(exc)))
