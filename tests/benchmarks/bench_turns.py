@@ -557,7 +557,7 @@ class Settings:
     depths: tuple[int, ...] = (0, 50, 500)
 
 
-FULL = Settings(reps=15, warmup=3, stream_reps=3, abort_tries=50, sessions=50, turns_per_session=5)
+FULL = Settings(reps=30, warmup=3, stream_reps=3, abort_tries=50, sessions=50, turns_per_session=5)
 QUICK = Settings(reps=3, warmup=1, stream_reps=1, abort_tries=5, sessions=10, turns_per_session=2)
 
 
