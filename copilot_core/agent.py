@@ -23,8 +23,8 @@ from copilot_core.accumulator import ToolCallAccumulator
 from copilot_core.context import (
     ApproximateTokenCounter,
     CachedTokenCounter,
+    ConversationUnits,
     drop_orphan_tool_messages,
-    trim,
 )
 from copilot_core.deltas import FinishDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core.errors import CopilotError, LLMError, LLMNotConfiguredError
@@ -147,8 +147,8 @@ class BuiltinAgent:
         abort = ctx.abort
         specs = list(self._tools.specs(ctx.mode))
         allowed = {spec.name: spec for spec in specs}
-        conversation = drop_orphan_tool_messages(history)
-        conversation.append(Message.user(self._ids.new_id(), query, self._clock.now()))
+        conversation = ConversationUnits(drop_orphan_tool_messages(history), self._counter)
+        conversation.extend((Message.user(self._ids.new_id(), query, self._clock.now()),))
         budget = self._message_budget(selection, specs)
         topology, problem = await self._read_topology(ctx)
         calls_made = 0
@@ -166,7 +166,7 @@ class BuiltinAgent:
                 return
 
             system = Message.system("system", self.prompts.render(ctx.mode, topology, problem))
-            prompt = trim(system, conversation, budget, self._counter)
+            prompt = conversation.prompt(system, budget)
             reply = _Reply()
             async with closing(
                 self._stream_reply(selection.model, prompt, specs, selection.options, abort, reply)
@@ -220,7 +220,7 @@ class BuiltinAgent:
             return
         if answered and config.generate_title:
             yield TitleGenerated(
-                await self._title(selection, query, conversation[-1].content, abort)
+                await self._title(selection, query, conversation.last.content, abort)
             )
 
     # ------------------------------------------------------------------ LLM call
