@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,11 @@ class ChatSettings:
     #: so does a backend that does not use the user's model settings.
     history_chars_per_token: int | None = 16
     history_page: int = 256
+    #: Sessions whose history window is kept in memory after a turn, for the next one
+    #: (least recently used ones are forgotten; 0 keeps none). A kept window is used
+    #: only while the stored session still has the row id and ``message_count`` it had
+    #: when the window was kept, so a change made by anyone else is seen.
+    history_cache_sessions: int = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +135,7 @@ class ChatService:
         self._running: dict[tuple[str, str], RunningTurn] = {}
         self._recent: dict[tuple[str, str], RunningTurn] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._windows: OrderedDict[tuple[str, str], _Window] = OrderedDict()
 
     # ===================================================================== turns
     async def start_turn(self, request: TurnRequest) -> RunningTurn:
@@ -178,7 +185,7 @@ class ChatService:
                     )
                 )
             else:
-                history = await self._recent_history(request.project_id, session_id, selection)
+                history = await self._recent_history(existing, selection)
             user_message = Message.user(self._ids.new_id(), query, now)
             await self._store.append_messages(request.project_id, session_id, [user_message])
         except BaseException:
@@ -299,12 +306,15 @@ class ChatService:
         """Delete a session and its messages; a running turn is aborted first."""
         await self._owned(project_id, session_id, user_id)
         await self._stop_turns(lambda key: key == (project_id, session_id))
+        self._windows.pop((project_id, session_id), None)
         if not await self._store.delete_session(project_id, session_id):
             raise SessionNotFoundError(session_id)
 
     async def delete_project(self, project_id: str) -> int:
         """Delete every session of a project (the project is being deleted)."""
         await self._stop_turns(lambda key: key[0] == project_id)
+        for key in [key for key in self._windows if key[0] == project_id]:
+            del self._windows[key]
         return await self._store.delete_project_sessions(project_id)
 
     # ==================================================================== agents
@@ -367,10 +377,12 @@ class ChatService:
             if title is None and not session.title:
                 title = fallback_title(query)
             snapshot = stats.snapshot()
+            self._windows.pop((project_id, session_id), None)
             try:
                 await self._store.record_turn(
                     project_id, session_id, snapshot, self._clock.now(), title=title
                 )
+                self._keep_window(session, history, added, snapshot.messages, config.model)
             except CopilotError as exc:
                 error = error or exc.message
                 turn.publish(ErrorEvent(exc.message, error_code(exc)))
@@ -415,12 +427,21 @@ class ChatService:
         return session
 
     async def _recent_history(
-        self, project_id: str, session_id: str, selection: ModelSelection | None
+        self, session: Session, selection: ModelSelection | None
     ) -> list[Message]:
         """The newest messages that could fit in the model's context (see ChatSettings)."""
+        project_id, session_id = session.project_id, session.thread_id
         per_token = self.settings.history_chars_per_token
         if selection is None or per_token is None:
             return (await self._store.history(project_id, session_id)).messages
+        kept = self._windows.get((project_id, session_id))
+        if (
+            kept is not None
+            and kept.row_id == session.id
+            and kept.message_count == session.message_count
+        ):
+            self._windows.move_to_end((project_id, session_id))
+            return list(kept.messages)
         wanted_chars = selection.context_limit * per_token
         pages: list[list[Message]] = []
         chars = count = 0
@@ -442,6 +463,33 @@ class ChatService:
         # A step cut in two at the oldest end leaves tool results without their call;
         # agents drop those (they would have been trimmed with the rest).
         return [message for page in reversed(pages) for message in page]
+
+    def _keep_window(
+        self,
+        session: Session,
+        history: list[Message],
+        added: list[Message],
+        saved: int,
+        selection: ModelSelection | None,
+    ) -> None:
+        """Remember the window for the session's next turn (history + this turn)."""
+        per_token = self.settings.history_chars_per_token
+        if selection is None or per_token is None or self.settings.history_cache_sessions < 1:
+            return
+        messages = [*history, *added]
+        chars = sum(_chars(message) for message in messages)
+        wanted_chars = selection.context_limit * per_token
+        start = 0
+        # Forget the oldest messages that the window no longer needs.
+        while len(messages) - start > selection.context_limit or (
+            start < len(messages) and chars - _chars(messages[start]) >= wanted_chars
+        ):
+            chars -= _chars(messages[start])
+            start += 1
+        key = (session.project_id, session.thread_id)
+        self._windows[key] = _Window(session.id, session.message_count + saved, messages[start:])
+        while len(self._windows) > self.settings.history_cache_sessions:
+            self._windows.popitem(last=False)
 
     async def _select_model(
         self, backend: AgentBackend, request: TurnRequest
@@ -477,3 +525,12 @@ def _chars(message: Message) -> int:
     for call in message.tool_calls or ():
         chars += len(call.function.name) + len(call.function.arguments)
     return chars
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """A session's history window as it was after its last turn."""
+
+    row_id: int | None
+    message_count: int
+    messages: list[Message]

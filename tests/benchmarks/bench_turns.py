@@ -63,6 +63,7 @@ from adapters.web.testing import (
 from copilot_core import (
     BuiltinAgent,
     ChatService,
+    ChatSettings,
     FinishDelta,
     FunctionCall,
     Message,
@@ -203,6 +204,8 @@ class Product:
     store: SqliteCheckpointStore
     chat: ChatService
     models: StaticModelProvider
+    #: The same service keeping no history window between turns (every turn reads it).
+    cold_chat: ChatService
 
 
 @contextlib.asynccontextmanager
@@ -230,10 +233,19 @@ async def open_product(data_dir: Path) -> AsyncIterator[Product]:
     models = StaticModelProvider(ModelSelection(model, title_model=title))
     async with SqliteCheckpointStore(data_dir) as store:
         chat = ChatService(store, {"copilot": agent}, models=models, clock=clock, ids=ids)
+        cold = ChatService(
+            store,
+            {"copilot": agent},
+            models=models,
+            clock=clock,
+            ids=ids,
+            settings=ChatSettings(history_cache_sessions=0),
+        )
         try:
-            yield Product(store, chat, models)
+            yield Product(store, chat, models, cold)
         finally:
             await chat.shutdown(grace=2)
+            await cold.shutdown(grace=2)
 
 
 def product_app(product: Product) -> Litestar:
@@ -595,10 +607,14 @@ class Bench:
             product_times: dict[int, list[float]] = {depth: [] for depth in s.depths}
             bare_times: list[float] = []
             gen_times: list[float] = []
+            cold_times: list[float] = []
+            deepest = s.depths[-1]
             for _ in range(s.reps):
                 for depth in s.depths:
                     outcome = await product_turn(chat, W1_QUERY, sessions.get(depth))
                     product_times[depth].append(outcome.seconds)
+                cold = await product_turn(product.cold_chat, W1_QUERY, sessions.get(deepest))
+                cold_times.append(cold.seconds)
                 bare_times.append((await bare_turn(self.plans["w1"], log)).seconds)
                 gen_times.append((await bare_turn(self.plans["w1"], None)).seconds)
             plan = self.plans["w1"]
@@ -624,7 +640,12 @@ class Bench:
                     base * 1e3,
                     statistics.median(product_times[depth]) * 1e3,
                 )
-            deepest = s.depths[-1]
+            self.row(
+                f"W1 turn in process, {deepest} prior turns, history read every turn",
+                "ms",
+                base * 1e3,
+                statistics.median(cold_times) * 1e3,
+            )
             self.row(
                 f"W1 in process: {deepest} prior / new session",
                 "ms",
