@@ -592,6 +592,9 @@ class Bench:
         async with open_product(self.root / "in-process") as product:
             chat = product.chat
             sessions = {depth: await prefill(product.store, depth) for depth in s.depths if depth}
+            # Its own session: a turn of the other service would change the first one's
+            # message count, and so (rightly) invalidate the window it keeps.
+            cold_session = await prefill(product.store, s.depths[-1])
             say(f"pre-filled sessions of {sorted(sessions)} turns")
             # Warm up and record the plans the baseline replays.
             for _ in range(s.warmup):
@@ -613,7 +616,7 @@ class Bench:
                 for depth in s.depths:
                     outcome = await product_turn(chat, W1_QUERY, sessions.get(depth))
                     product_times[depth].append(outcome.seconds)
-                cold = await product_turn(product.cold_chat, W1_QUERY, sessions.get(deepest))
+                cold = await product_turn(product.cold_chat, W1_QUERY, cold_session)
                 cold_times.append(cold.seconds)
                 bare_times.append((await bare_turn(self.plans["w1"], log)).seconds)
                 gen_times.append((await bare_turn(self.plans["w1"], None)).seconds)
