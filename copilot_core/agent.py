@@ -153,6 +153,7 @@ class BuiltinAgent:
         topology, problem = await self._read_topology(ctx)
         calls_made = 0
         answered = False
+        abort_sent = False
 
         while not abort.is_aborted():
             if calls_made >= self._settings.max_llm_calls:
@@ -177,6 +178,11 @@ class BuiltinAgent:
             yield LLMCallCompleted(reply.input_tokens, reply.output_tokens)
 
             if reply.error is not None or abort.is_aborted():
+                if reply.error is None:
+                    # Tell the client at once; saving the partial answer comes after
+                    # (``done`` still follows the save).
+                    yield AbortEvent()
+                    abort_sent = True
                 if reply.content:
                     flag = {"aborted": True} if reply.error is None else {"error": True}
                     yield StepCompleted((self._assistant(reply.content, metadata=flag),))
@@ -205,6 +211,9 @@ class BuiltinAgent:
                 )
                 for call in reply.calls
             ]
+            if abort.is_aborted():
+                yield AbortEvent()  # before the save, as above
+                abort_sent = True
             yield StepCompleted((assistant, *tool_messages))
             conversation.extend((assistant, *tool_messages))
             if any(
@@ -216,7 +225,8 @@ class BuiltinAgent:
                 topology, problem = await self._read_topology(ctx)
 
         if abort.is_aborted():
-            yield AbortEvent()
+            if not abort_sent:
+                yield AbortEvent()
             return
         if answered and config.generate_title:
             yield TitleGenerated(
