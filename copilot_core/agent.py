@@ -23,8 +23,8 @@ from copilot_core.accumulator import ToolCallAccumulator
 from copilot_core.context import (
     ApproximateTokenCounter,
     CachedTokenCounter,
+    ConversationUnits,
     drop_orphan_tool_messages,
-    trim,
 )
 from copilot_core.deltas import FinishDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core.errors import CopilotError, LLMError, LLMNotConfiguredError
@@ -147,12 +147,13 @@ class BuiltinAgent:
         abort = ctx.abort
         specs = list(self._tools.specs(ctx.mode))
         allowed = {spec.name: spec for spec in specs}
-        conversation = drop_orphan_tool_messages(history)
-        conversation.append(Message.user(self._ids.new_id(), query, self._clock.now()))
+        conversation = ConversationUnits(drop_orphan_tool_messages(history), self._counter)
+        conversation.extend((Message.user(self._ids.new_id(), query, self._clock.now()),))
         budget = self._message_budget(selection, specs)
         topology, problem = await self._read_topology(ctx)
         calls_made = 0
         answered = False
+        abort_sent = False
 
         while not abort.is_aborted():
             if calls_made >= self._settings.max_llm_calls:
@@ -166,7 +167,7 @@ class BuiltinAgent:
                 return
 
             system = Message.system("system", self.prompts.render(ctx.mode, topology, problem))
-            prompt = trim(system, conversation, budget, self._counter)
+            prompt = conversation.prompt(system, budget)
             reply = _Reply()
             async with closing(
                 self._stream_reply(selection.model, prompt, specs, selection.options, abort, reply)
@@ -177,6 +178,11 @@ class BuiltinAgent:
             yield LLMCallCompleted(reply.input_tokens, reply.output_tokens)
 
             if reply.error is not None or abort.is_aborted():
+                if reply.error is None:
+                    # Tell the client at once; saving the partial answer comes after
+                    # (``done`` still follows the save).
+                    yield AbortEvent()
+                    abort_sent = True
                 if reply.content:
                     flag = {"aborted": True} if reply.error is None else {"error": True}
                     yield StepCompleted((self._assistant(reply.content, metadata=flag),))
@@ -205,6 +211,9 @@ class BuiltinAgent:
                 )
                 for call in reply.calls
             ]
+            if abort.is_aborted():
+                yield AbortEvent()  # before the save, as above
+                abort_sent = True
             yield StepCompleted((assistant, *tool_messages))
             conversation.extend((assistant, *tool_messages))
             if any(
@@ -216,11 +225,12 @@ class BuiltinAgent:
                 topology, problem = await self._read_topology(ctx)
 
         if abort.is_aborted():
-            yield AbortEvent()
+            if not abort_sent:
+                yield AbortEvent()
             return
         if answered and config.generate_title:
             yield TitleGenerated(
-                await self._title(selection, query, conversation[-1].content, abort)
+                await self._title(selection, query, conversation.last.content, abort)
             )
 
     # ------------------------------------------------------------------ LLM call

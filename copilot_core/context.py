@@ -15,7 +15,13 @@ from copilot_core.conversation import group_steps
 from copilot_core.messages import Message, Role
 from copilot_core.ports import TokenCounter
 
-__all__ = ["ApproximateTokenCounter", "CachedTokenCounter", "drop_orphan_tool_messages", "trim"]
+__all__ = [
+    "ApproximateTokenCounter",
+    "CachedTokenCounter",
+    "ConversationUnits",
+    "drop_orphan_tool_messages",
+    "trim",
+]
 
 _PER_MESSAGE_OVERHEAD = 4
 
@@ -87,24 +93,59 @@ def trim(
     the protected messages do not fit, they are returned anyway: the provider then
     reports the context error, which is clearer than a silently empty prompt.
     """
-    units = group_steps(messages)
-    costs = [counter.count(unit) for unit in units]
-    total = counter.count((system,)) + sum(costs)
-    if total <= budget:
-        return [system, *messages]
+    return ConversationUnits(messages, counter).prompt(system, budget)
 
-    newest_user = max(
-        (i for i, unit in enumerate(units) if unit[0].role is Role.USER), default=len(units) - 1
-    )
-    last = len(units) - 1
-    droppable = [*range(newest_user), *range(newest_user + 1, last)]
-    dropped: set[int] = set()
-    for index in droppable:
+
+class ConversationUnits:
+    """A conversation kept as units (see :func:`group_steps`) with their token costs.
+
+    An agent loop that calls the model several times in a turn adds each step with
+    :meth:`extend` and asks for :meth:`prompt` before each call, so the history is
+    grouped and counted once per turn, not once per call; the prompt is exactly
+    :func:`trim`'s.
+    """
+
+    __slots__ = ("_costs", "_counter", "_newest_user", "_total", "_units")
+
+    def __init__(self, messages: Sequence[Message], counter: TokenCounter) -> None:
+        self._counter = counter
+        self._units: list[list[Message]] = []
+        self._costs: list[int] = []
+        self._total = 0
+        self._newest_user = -1
+        self.extend(messages)
+
+    def extend(self, messages: Sequence[Message]) -> None:
+        """Add messages that start a new unit (a user message, or an assistant message
+        with all of its tool results)."""
+        for unit in group_steps(messages):
+            cost = self._counter.count(unit)
+            if unit[0].role is Role.USER:
+                self._newest_user = len(self._units)
+            self._units.append(unit)
+            self._costs.append(cost)
+            self._total += cost
+
+    @property
+    def last(self) -> Message:
+        """The newest message."""
+        return self._units[-1][-1]
+
+    def prompt(self, system: Message, budget: int) -> list[Message]:
+        """``system`` and the newest units that fit in ``budget`` (see :func:`trim`)."""
+        units, costs = self._units, self._costs
+        total = self._counter.count((system,)) + self._total
         if total <= budget:
-            break
-        if units[index][0].role is Role.SYSTEM:
-            continue
-        dropped.add(index)
-        total -= costs[index]
-    kept = [m for i, unit in enumerate(units) if i not in dropped for m in unit]
-    return [system, *kept]
+            return [system, *(message for unit in units for message in unit)]
+        last = len(units) - 1
+        newest_user = self._newest_user if self._newest_user >= 0 else last
+        dropped: set[int] = set()
+        for index in (*range(newest_user), *range(newest_user + 1, last)):
+            if total <= budget:
+                break
+            if units[index][0].role is Role.SYSTEM:
+                continue
+            dropped.add(index)
+            total -= costs[index]
+        kept = [m for i, unit in enumerate(units) if i not in dropped for m in unit]
+        return [system, *kept]

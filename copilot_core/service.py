@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -58,6 +59,9 @@ __all__ = ["ChatService", "ChatSettings", "TurnRequest"]
 
 log = logging.getLogger(__name__)
 
+# What an agent yields that clients do not see as it is (the rest is published).
+_RECORDS = (StepCompleted, LLMCallCompleted, TitleGenerated, DoneEvent)
+
 MAX_TITLE_CHARS = 255
 
 
@@ -70,6 +74,20 @@ class ChatSettings:
     #: after the end still gets the events it missed.
     finished_turn_retention: float = 60.0
     max_page: int = 1000
+    #: A turn gives the agent the newest part of the history that could still fit in
+    #: the model's context, not all of it: messages are read newest first, in pages of
+    #: ``history_page``, until they hold ``history_chars_per_token`` x the model's
+    #: ``context_limit`` characters, or ``context_limit`` messages. Anything older
+    #: would be trimmed from the prompt anyway (no tokenizer packs 16 characters of
+    #: chat into one token on average). ``None`` reads the whole history every turn;
+    #: so does a backend that does not use the user's model settings.
+    history_chars_per_token: int | None = 16
+    history_page: int = 256
+    #: Sessions whose history window is kept in memory after a turn, for the next one
+    #: (least recently used ones are forgotten; 0 keeps none). A kept window is used
+    #: only while the stored session still has the row id and ``message_count`` it had
+    #: when the window was kept, so a change made by anyone else is seen.
+    history_cache_sessions: int = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +134,7 @@ class ChatService:
         self._running: dict[tuple[str, str], RunningTurn] = {}
         self._recent: dict[tuple[str, str], RunningTurn] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._windows: OrderedDict[tuple[str, str], _Window] = OrderedDict()
 
     # ===================================================================== turns
     async def start_turn(self, request: TurnRequest) -> RunningTurn:
@@ -151,6 +170,7 @@ class ChatService:
                 or self.settings.default_mode
             )
             now = self._clock.now()
+            history: list[Message] = []
             if existing is None:
                 existing = await self._store.create_session(
                     Session(
@@ -163,7 +183,8 @@ class ChatService:
                         metadata={"agent_id": agent_id},
                     )
                 )
-            page = await self._store.history(request.project_id, session_id)
+            else:
+                history = await self._recent_history(existing, selection)
             user_message = Message.user(self._ids.new_id(), query, now)
             await self._store.append_messages(request.project_id, session_id, [user_message])
         except BaseException:
@@ -184,7 +205,7 @@ class ChatService:
             agent_id=agent_id,
         )
         task = asyncio.create_task(
-            self._drive(turn, backend, query, page.messages, config, user_message, existing),
+            self._drive(turn, backend, query, history, config, user_message, existing),
             name=f"turn-{session_id}",
         )
         self._tasks.add(task)
@@ -284,12 +305,15 @@ class ChatService:
         """Delete a session and its messages; a running turn is aborted first."""
         await self._owned(project_id, session_id, user_id)
         await self._stop_turns(lambda key: key == (project_id, session_id))
+        self._windows.pop((project_id, session_id), None)
         if not await self._store.delete_session(project_id, session_id):
             raise SessionNotFoundError(session_id)
 
     async def delete_project(self, project_id: str) -> int:
         """Delete every session of a project (the project is being deleted)."""
         await self._stop_turns(lambda key: key[0] == project_id)
+        for key in [key for key in self._windows if key[0] == project_id]:
+            del self._windows[key]
         return await self._store.delete_project_sessions(project_id)
 
     # ==================================================================== agents
@@ -325,7 +349,11 @@ class ChatService:
         try:
             async with closing(backend.run(query, history, config)) as events:
                 async for event in events:
-                    if isinstance(event, StepCompleted):
+                    if not isinstance(event, _RECORDS):
+                        if isinstance(event, ErrorEvent):
+                            error = event.error
+                        turn.publish(event)
+                    elif isinstance(event, StepCompleted):
                         await self._store.append_messages(project_id, session_id, event.messages)
                         stats.messages_added(len(event.messages))
                         added.extend(event.messages)
@@ -333,12 +361,7 @@ class ChatService:
                         stats.llm_call(event.input_tokens, event.output_tokens)
                     elif isinstance(event, TitleGenerated):
                         title = event.title
-                    elif isinstance(event, DoneEvent):
-                        continue  # done is ours to send, after the save
-                    else:
-                        if isinstance(event, ErrorEvent):
-                            error = event.error
-                        turn.publish(event)
+                    # DoneEvent: done is ours to send, after the save.
         except CopilotError as exc:
             error = exc.message
             turn.publish(ErrorEvent(exc.message, error_code(exc)))
@@ -353,10 +376,12 @@ class ChatService:
             if title is None and not session.title:
                 title = fallback_title(query)
             snapshot = stats.snapshot()
+            self._windows.pop((project_id, session_id), None)
             try:
                 await self._store.record_turn(
                     project_id, session_id, snapshot, self._clock.now(), title=title
                 )
+                self._keep_window(session, history, added, snapshot.messages, config.model)
             except CopilotError as exc:
                 error = error or exc.message
                 turn.publish(ErrorEvent(exc.message, error_code(exc)))
@@ -400,6 +425,71 @@ class ChatService:
             raise SessionNotFoundError(session_id)
         return session
 
+    async def _recent_history(
+        self, session: Session, selection: ModelSelection | None
+    ) -> list[Message]:
+        """The newest messages that could fit in the model's context (see ChatSettings)."""
+        project_id, session_id = session.project_id, session.thread_id
+        per_token = self.settings.history_chars_per_token
+        if selection is None or per_token is None:
+            return (await self._store.history(project_id, session_id)).messages
+        kept = self._windows.get((project_id, session_id))
+        if (
+            kept is not None
+            and kept.row_id == session.id
+            and kept.message_count == session.message_count
+        ):
+            self._windows.move_to_end((project_id, session_id))
+            return list(kept.messages)
+        wanted_chars = selection.context_limit * per_token
+        pages: list[list[Message]] = []
+        chars = count = 0
+        before: int | None = None
+        while True:
+            page = await self._store.history(
+                project_id, session_id, limit=self.settings.history_page, before=before
+            )
+            pages.append(page.messages)
+            count += len(page.messages)
+            chars += sum(_chars(message) for message in page.messages)
+            if (
+                page.next_cursor is None
+                or chars >= wanted_chars
+                or count >= selection.context_limit
+            ):
+                break
+            before = page.next_cursor
+        # A step cut in two at the oldest end leaves tool results without their call;
+        # agents drop those (they would have been trimmed with the rest).
+        return [message for page in reversed(pages) for message in page]
+
+    def _keep_window(
+        self,
+        session: Session,
+        history: list[Message],
+        added: list[Message],
+        saved: int,
+        selection: ModelSelection | None,
+    ) -> None:
+        """Remember the window for the session's next turn (history + this turn)."""
+        per_token = self.settings.history_chars_per_token
+        if selection is None or per_token is None or self.settings.history_cache_sessions < 1:
+            return
+        messages = [*history, *added]
+        chars = sum(_chars(message) for message in messages)
+        wanted_chars = selection.context_limit * per_token
+        start = 0
+        # Forget the oldest messages that the window no longer needs.
+        while len(messages) - start > selection.context_limit or (
+            start < len(messages) and chars - _chars(messages[start]) >= wanted_chars
+        ):
+            chars -= _chars(messages[start])
+            start += 1
+        key = (session.project_id, session.thread_id)
+        self._windows[key] = _Window(session.id, session.message_count + saved, messages[start:])
+        while len(self._windows) > self.settings.history_cache_sessions:
+            self._windows.popitem(last=False)
+
     async def _select_model(
         self, backend: AgentBackend, request: TurnRequest
     ) -> ModelSelection | None:
@@ -427,3 +517,19 @@ def _validate_overrides(request: TurnRequest) -> None:
         raise InvalidRequestError("temperature must be between 0 and 2.")
     if request.max_tokens is not None and request.max_tokens <= 0:
         raise InvalidRequestError("max_tokens must be a positive integer.")
+
+
+def _chars(message: Message) -> int:
+    chars = len(message.content)
+    for call in message.tool_calls or ():
+        chars += len(call.function.name) + len(call.function.arguments)
+    return chars
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """A session's history window as it was after its last turn."""
+
+    row_id: int | None
+    message_count: int
+    messages: list[Message]

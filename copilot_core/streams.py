@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import asynccontextmanager, suppress
 from typing import TypeVar
@@ -45,6 +46,47 @@ async def closing(iterator: AsyncIterator[T]) -> AsyncGenerator[AsyncIterator[T]
             await close()
 
 
+class _Channel:
+    """A bounded single-producer, single-consumer buffer without per-item locking:
+    a deque and at most one waiting future on each side."""
+
+    __slots__ = ("getter", "items", "limit", "loop", "putter")
+
+    def __init__(self, limit: int) -> None:
+        self.items: deque[object] = deque()
+        self.limit = limit
+        self.loop = asyncio.get_running_loop()
+        self.getter: asyncio.Future[None] | None = None
+        self.putter: asyncio.Future[None] | None = None
+
+    def put(self, item: object) -> None:
+        self.items.append(item)
+        getter = self.getter
+        if getter is not None:
+            self.getter = None
+            if not getter.done():
+                getter.set_result(None)
+
+    async def room(self) -> None:
+        while len(self.items) >= self.limit:
+            self.putter = self.loop.create_future()
+            await self.putter
+
+    async def wait(self) -> None:
+        while not self.items:
+            self.getter = self.loop.create_future()
+            await self.getter
+
+    def take(self) -> object:
+        item = self.items.popleft()
+        putter = self.putter
+        if putter is not None and len(self.items) < self.limit:
+            self.putter = None
+            if not putter.done():
+                putter.set_result(None)
+        return item
+
+
 async def abortable(
     source: AsyncIterator[T], abort: AbortToken, buffer: int = 256
 ) -> AsyncGenerator[T, None]:
@@ -56,39 +98,40 @@ async def abortable(
     An exception raised by ``source`` is re-raised here. When the token fires the
     iteration simply ends: check ``abort.is_aborted()`` afterwards.
     """
-    queue: asyncio.Queue[T | _End | _Failed] = asyncio.Queue()
-    space = asyncio.Semaphore(buffer)
+    if abort.is_aborted():
+        return
+    channel = _Channel(max(buffer, 1))
 
     async def pump() -> None:
         try:
             async for item in source:
-                await space.acquire()
-                queue.put_nowait(item)
+                if len(channel.items) >= channel.limit:
+                    await channel.room()
+                channel.put(item)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            queue.put_nowait(_Failed(exc))
+            channel.put(_Failed(exc))
         else:
-            queue.put_nowait(_END)
+            channel.put(_END)
         finally:
             close = getattr(source, "aclose", None)
             if close is not None:
                 with suppress(Exception):
                     await close()
 
-    if abort.is_aborted():
-        return
     task = asyncio.create_task(pump())
-    remove = abort.on_abort(lambda: queue.put_nowait(_ABORTED))
+    remove = abort.on_abort(lambda: channel.put(_ABORTED))
     try:
         while True:
-            item = await queue.get()
+            if not channel.items:
+                await channel.wait()
+            item = channel.take()
             if isinstance(item, _End):
                 return
             if isinstance(item, _Failed):
                 raise item.error
-            space.release()
-            yield item
+            yield item  # type: ignore[misc]
     finally:
         remove()
         if not task.done():

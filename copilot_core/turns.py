@@ -131,6 +131,8 @@ class RunningTurn:
                 yield TurnEvent(0, self.session_id, HeartbeatEvent())
 
     def _wake(self, why: str | None) -> None:
+        if not self._waiters:
+            return
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             _settle(waiter, why)

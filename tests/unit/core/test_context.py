@@ -7,6 +7,7 @@ from copilot_core import FunctionCall, Message, ToolCall
 from copilot_core.context import (
     ApproximateTokenCounter,
     CachedTokenCounter,
+    ConversationUnits,
     drop_orphan_tool_messages,
     trim,
 )
@@ -79,3 +80,21 @@ def test_approximate_counter_grows_with_text_and_the_cache_counts_each_message_o
     for _ in range(3):
         cached.count([short, long])
     assert inner.counted == 2
+
+
+def test_units_extended_step_by_step_prompt_exactly_as_trim_does() -> None:
+    history = conversation(6)
+    current = [Message.user("now", "latest", NOW), *conversation(8)[25:27], *conversation(8)[29:31]]
+    counter = OneTokenPerMessage()
+    units = ConversationUnits(history, counter)
+    so_far = list(history)
+    for step in ([current[0]], current[1:3], current[3:5]):
+        units.extend(step)
+        so_far.extend(step)
+        for budget in (0, 3, 8, 13, 40):
+            assert units.prompt(SYSTEM, budget) == trim(SYSTEM, so_far, budget, counter)
+    assert units.last is current[-1]
+    # The history was counted once, not once per prompt.
+    counted = counter.counted
+    units.prompt(SYSTEM, 5)
+    assert counter.counted == counted + 1  # the system message only

@@ -1,0 +1,42 @@
+"""Run the benchmarks: ``python -m tests.benchmarks [NAME ...] [-- ARGS]`` (tox's ``bench``).
+
+Without names it runs ``turns`` (the turn pipeline against its bare baseline), then
+``store``, ``web_sse``, ``llm`` and ``subprocess_agent``, each in its own process.
+Arguments after ``--`` go to every benchmark (``-- --quick`` for a smoke run;
+``bench_turns`` and ``bench_store`` know it). They print figures and assert nothing
+about speed; the exit status is non-zero only when a benchmark crashed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+__all__ = ["BENCHMARKS", "main"]
+
+BENCHMARKS = ("turns", "store", "web_sse", "llm", "subprocess_agent")
+_TAKES_QUICK = {"turns", "store"}
+
+
+def main(argv: list[str]) -> int:
+    names, extra = (
+        (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
+    )
+    unknown = [name for name in names if name not in BENCHMARKS]
+    if unknown:
+        print(f"unknown benchmark(s) {unknown}; choose from {list(BENCHMARKS)}", file=sys.stderr)
+        return 2
+    failed = []
+    for name in names or BENCHMARKS:
+        args = extra if name in _TAKES_QUICK else [a for a in extra if a != "--quick"]
+        print(f"\n=== bench_{name} {' '.join(args)}".rstrip(), flush=True)
+        status = subprocess.call([sys.executable, "-m", f"tests.benchmarks.bench_{name}", *args])
+        if status != 0:
+            failed.append(name)
+    if failed:
+        print(f"\nbenchmarks that failed: {failed}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,87 @@
+"""The ``abort`` event does not wait for the aborted turn's messages to be saved;
+``done`` still does."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from copilot_core import Message, TextDelta
+from copilot_core.testing import Hang, InMemoryCheckpointStore, tool_reply
+
+from .conftest import ALICE, PROJECT, World
+
+
+class HeldStore(InMemoryCheckpointStore):
+    """Holds every append after the user message until ``release`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+        self.held = 0
+
+    async def append_messages(
+        self, project_id: str, thread_id: str, messages: Sequence[Message]
+    ) -> None:
+        if messages[0].role.value != "user":
+            self.held += 1
+            await self.release.wait()
+        await super().append_messages(project_id, thread_id, messages)
+
+
+async def abort_on(world: World, store: HeldStore, trigger: str) -> list[str]:
+    """Start a turn, abort it at its first ``trigger`` event, read up to ``abort``."""
+    turn = await world.service.start_turn(world.request("explain"))
+    seen: list[str] = []
+    async with asyncio.timeout(5):
+        async for event in turn.subscribe():
+            seen.append(event.type)
+            if event.type == trigger and seen.count(trigger) == 1:
+                await world.service.abort(PROJECT, turn.session_id, ALICE)
+            if event.type == "abort":
+                break
+    # The abort event came while the save of the aborted step is still held.
+    assert store.held == 1
+    assert not turn.finished
+    store.release.set()
+    result = await asyncio.wait_for(turn.wait(), 5)
+    assert result.aborted
+    assert [e.type for e in turn.events_after(0)][-2:] == ["abort", "done"]
+    return seen
+
+
+async def test_abort_while_the_model_streams_is_sent_before_the_partial_answer_is_saved() -> None:
+    store = HeldStore()
+    world = World(store=store)
+    world.model.add([TextDelta("Partial"), TextDelta(" answer"), Hang()])
+
+    seen = await abort_on(world, store, "content")
+
+    assert seen[-1] == "abort"
+    history = [Message.from_dict(m) for m in await world.messages(await only_session(world))]
+    assert history[-1].content == "Partial answer"
+    assert history[-1].metadata["aborted"] is True
+
+
+async def test_abort_while_a_tool_runs_is_sent_before_the_step_is_saved() -> None:
+    store = HeldStore()
+    world = World(store=store)
+
+    async def forever(args: dict[str, object], ctx: object) -> str:
+        await asyncio.sleep(3600)
+        return "never"
+
+    world.tools.add("forever", forever)
+    world.model.add(tool_reply(("forever", {})))
+
+    seen = await abort_on(world, store, "tool_start")
+
+    assert seen[-2:] == ["tool_end", "abort"]
+    history = [Message.from_dict(m) for m in await world.messages(await only_session(world))]
+    assert [m.role.value for m in history] == ["user", "assistant", "tool"]
+    assert history[-1].content == '{\n  "status": "aborted"\n}'
+
+
+async def only_session(world: World) -> str:
+    (session,) = await world.store.list_sessions(PROJECT, ALICE)
+    return session.thread_id
