@@ -8,47 +8,22 @@ of it. Everything talks to 127.0.0.1 only, with bounded waits.
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from httpx_sse import connect_sse
 
+from tests.fakes.copilot_service import ServedCopilot as Service
+from tests.fakes.copilot_service import serve_copilot
 from tests.fakes.gns3_server import RealGns3Server
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.gns3]
 
 API_KEY = "sk-e2e-very-secret-key"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Service:
-    url: str
-    process: subprocess.Popen[str]
-    data_dir: Path
-    log: Path
-
-    def api(self, token: str) -> httpx.Client:
-        return httpx.Client(
-            base_url=f"{self.url}/v3/copilot",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=30,
-        )
 
 
 @pytest.fixture(scope="module")
@@ -62,52 +37,8 @@ def service(
     gns3_server: RealGns3Server, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Service]:
     root = tmp_path_factory.mktemp("service")
-    port = _free_port()
-    log = root / "service.log"
-    env = {**os.environ, "COPILOT_HEARTBEAT_INTERVAL": "0.2", "COPILOT_LOG_LEVEL": "info"}
-    with log.open("w") as sink:
-        process = subprocess.Popen(  # the real console script's code path, as a process
-            [
-                sys.executable,
-                "-m",
-                "entrypoints",
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--gns3-url",
-                gns3_server.url,
-                "--data-dir",
-                str(root / "data"),
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert process.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the service did not become ready:\n" + log.read_text())
-        yield Service(url, process, root / "data", log)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serve_copilot(gns3_server.url, root, env={"COPILOT_HEARTBEAT_INTERVAL": "0.2"}) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

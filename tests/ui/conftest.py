@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,6 +20,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
 
+from tests.fakes.copilot_service import ServedCopilot as Service
+from tests.fakes.copilot_service import serve_copilot
 from tests.fakes.gns3_server import RealGns3Server
 from tests.fakes.openai_server import ScriptedOpenAIServer
 
@@ -39,23 +39,6 @@ API_KEY = "sk-ui-very-secret-key"
 expect.set_options(timeout=10_000)
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Service:
-    url: str
-    log: Path
-    data_dir: Path
-
-    def api(self, token: str | None = None) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=f"{self.url}/v3/copilot", headers=headers, timeout=30)
 
 
 @dataclass
@@ -80,8 +63,6 @@ def service(
     gns3_server: RealGns3Server, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Service]:
     root = tmp_path_factory.mktemp("ui-service")
-    port = _free_port()
-    log = root / "service.log"
     agent = Path(__file__).parents[1] / "adapters" / "subprocess_agent" / "agents"
     external = {  # a second agent, so the page offers the agent selector
         "id": "example",
@@ -91,55 +72,9 @@ def service(
         "cwd": str(agent),
         "time_limit": 30,
     }
-    env = {
-        **os.environ,
-        "COPILOT_HEARTBEAT_INTERVAL": "0.5",
-        "COPILOT_LOG_LEVEL": "info",
-        "COPILOT_AGENTS": json.dumps([external]),
-    }
-    with log.open("w") as sink:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "entrypoints",
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--gns3-url",
-                gns3_server.url,
-                "--data-dir",
-                str(root / "data"),
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert process.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the service did not become ready:\n" + log.read_text())
-        yield Service(url, log, root / "data")
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    env = {"COPILOT_HEARTBEAT_INTERVAL": "0.5", "COPILOT_AGENTS": json.dumps([external])}
+    with serve_copilot(gns3_server.url, root, env=env) as served:
+        yield served
 
 
 @pytest.fixture(scope="package")
