@@ -49,7 +49,6 @@ from copilot_core.ports import (
     CallOptions,
     Clock,
     IdFactory,
-    LanguageModel,
     ModelSelection,
     TokenCounter,
     ToolExecutor,
@@ -168,12 +167,32 @@ class BuiltinAgent:
 
             system = Message.system("system", self.prompts.render(ctx.mode, topology, problem))
             prompt = conversation.prompt(system, budget)
+            # The model's reply, streamed. Inline rather than in a helper generator: each
+            # token would otherwise pass through one more generator on its way out.
             reply = _Reply()
-            async with closing(
-                self._stream_reply(selection.model, prompt, specs, selection.options, abort, reply)
-            ) as events:
-                async for event in events:
-                    yield event
+            accumulator = ToolCallAccumulator(self._ids.new_id)
+            deltas = abortable(
+                selection.model.stream(prompt, specs, selection.options),
+                abort,
+                self._settings.stream_buffer,
+            )
+            try:
+                async with closing(deltas):
+                    async for delta in deltas:
+                        if isinstance(delta, TextDelta):
+                            if delta.text:
+                                reply.text.append(delta.text)
+                                yield ContentEvent(delta.text)
+                        else:
+                            for fragment in _absorb(delta, reply, accumulator):
+                                yield fragment
+            except CopilotError as exc:
+                reply.error = exc
+            if reply.error is None and not abort.is_aborted():
+                # (A half-written call cut by an abort is dropped: never complete, never run.)
+                for complete in accumulator.finish(reply.finish_reason):
+                    yield complete
+                reply.calls = accumulator.calls() if accumulator.has_calls else []
             calls_made += 1
             yield LLMCallCompleted(reply.input_tokens, reply.output_tokens)
 
@@ -232,46 +251,6 @@ class BuiltinAgent:
             yield TitleGenerated(
                 await self._title(selection, query, conversation.last.content, abort)
             )
-
-    # ------------------------------------------------------------------ LLM call
-    async def _stream_reply(
-        self,
-        model: LanguageModel,
-        prompt: list[Message],
-        specs: list[ToolSpec],
-        options: CallOptions,
-        abort: AbortToken,
-        reply: _Reply,
-    ) -> AsyncGenerator[AgentEvent, None]:
-        accumulator = ToolCallAccumulator(self._ids.new_id)
-        try:
-            deltas = abortable(
-                model.stream(prompt, specs, options), abort, self._settings.stream_buffer
-            )
-            async with closing(deltas):
-                async for delta in deltas:
-                    if isinstance(delta, TextDelta):
-                        if delta.text:
-                            reply.text.append(delta.text)
-                            yield ContentEvent(delta.text)
-                    elif isinstance(delta, ToolCallDelta):
-                        for event in accumulator.add(delta):
-                            yield event
-                    elif isinstance(delta, UsageDelta):
-                        reply.input_tokens += delta.input_tokens
-                        reply.output_tokens += delta.output_tokens
-                    elif isinstance(delta, FinishDelta):
-                        reply.finish_reason = delta.reason
-        except CopilotError as exc:
-            reply.error = exc
-            return
-        if abort.is_aborted():
-            # A half-written call is dropped: it was never complete, so never run.
-            return
-        completed: list[ToolCallEvent] = accumulator.finish(reply.finish_reason)
-        for event in completed:
-            yield event
-        reply.calls = accumulator.calls() if accumulator.has_calls else []
 
     # --------------------------------------------------------------------- tools
     async def _run_tools(
@@ -420,6 +399,20 @@ class BuiltinAgent:
         reserve = selection.options.max_tokens or self._settings.output_reserve_tokens
         tool_chars = sum(len(spec.description) + len(str(spec.parameters)) for spec in specs)
         return max(selection.context_limit - reserve - tool_chars // 4, 1)
+
+
+def _absorb(
+    delta: ToolCallDelta | UsageDelta | FinishDelta, reply: _Reply, accumulator: ToolCallAccumulator
+) -> list[ToolCallEvent]:
+    """Take in a non-text delta of the model's reply; the events it causes."""
+    if isinstance(delta, ToolCallDelta):
+        return accumulator.add(delta)
+    if isinstance(delta, UsageDelta):
+        reply.input_tokens += delta.input_tokens
+        reply.output_tokens += delta.output_tokens
+    else:
+        reply.finish_reason = delta.reason
+    return []
 
 
 def _tool_end(call: ParsedToolCall, result: ToolResult) -> ToolEndEvent:

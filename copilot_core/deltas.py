@@ -6,19 +6,19 @@ small frozen dataclasses: a long answer is tens of thousands of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from copilot_core.values import value
 
 __all__ = ["FinishDelta", "ModelDelta", "TextDelta", "ToolCallDelta", "UsageDelta"]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class TextDelta:
     """A piece of the answer's text."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolCallDelta:
     """A fragment of a streamed tool call.
 
@@ -32,7 +32,7 @@ class ToolCallDelta:
     arguments: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class UsageDelta:
     """Token usage reported by the provider for this call (usually on the last chunk)."""
 
@@ -40,7 +40,7 @@ class UsageDelta:
     output_tokens: int
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class FinishDelta:
     """Why the model stopped: ``stop``, ``tool_calls``, ``length``, ``content_filter``…"""
 

@@ -15,10 +15,11 @@ wire event with the session id and a per-turn sequence number (:class:`TurnEvent
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
 from copilot_core.messages import Message
+from copilot_core.values import value
 
 __all__ = [
     "AbortEvent",
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ContentEvent:
     """A piece of the answer's text.
 
@@ -62,7 +63,7 @@ class ContentEvent:
         return {"content": self.content}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolCallEvent:
     """A tool call as the model writes it: arguments grow; the last one is ``complete``."""
 
@@ -79,7 +80,7 @@ class ToolCallEvent:
         return {"tool_call": {"id": self.id, "type": "function", "function": function}}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolStartEvent:
     type: ClassVar[str] = "tool_start"
     tool_name: str
@@ -89,7 +90,7 @@ class ToolStartEvent:
         return {"tool_name": self.tool_name, "tool_call_id": self.tool_call_id}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolEndEvent:
     """A tool finished; ``tool_output`` is the text stored as the tool message."""
 
@@ -108,7 +109,7 @@ class ToolEndEvent:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ErrorEvent:
     """Something failed; ``error`` says what, for a person. ``code`` is machine-readable."""
 
@@ -120,7 +121,7 @@ class ErrorEvent:
         return {"error": self.error, "code": self.code}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class AbortEvent:
     type: ClassVar[str] = "abort"
 
@@ -128,7 +129,7 @@ class AbortEvent:
         return {}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class DoneEvent:
     """The turn is over and saved; ``message_id`` is the final assistant message's id."""
 
@@ -139,7 +140,7 @@ class DoneEvent:
         return {"message_id": self.message_id}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class HeartbeatEvent:
     type: ClassVar[str] = "heartbeat"
 
@@ -147,7 +148,7 @@ class HeartbeatEvent:
         return {}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ThinkingEvent:
     type: ClassVar[str] = "thinking"
     content: str
@@ -156,7 +157,7 @@ class ThinkingEvent:
         return {"content": self.content}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class StatusEvent:
     """Progress: ``status`` is working, info, warning, complete…; ``message`` says more."""
 
@@ -169,7 +170,7 @@ class StatusEvent:
         return {"status": self.status, "message": self.message, **self.extra}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class StepEvent:
     type: ClassVar[str] = "step"
     step: int
@@ -180,7 +181,7 @@ class StepEvent:
         return {"step": self.step, "total": self.total, "status": self.status}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PlanEvent:
     type: ClassVar[str] = "plan"
     steps: tuple[str, ...]
@@ -190,7 +191,7 @@ class PlanEvent:
         return {"steps": list(self.steps), "current_step": self.current_step}
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class AnswerEvent:
     type: ClassVar[str] = "answer"
     content: str
@@ -207,7 +208,7 @@ class AnswerEvent:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class AgentErrorEvent:
     type: ClassVar[str] = "agent_error"
     content: str
@@ -235,7 +236,7 @@ WireEvent = (
 
 
 # ------------------------------------------------------------------------ records
-@dataclass(frozen=True, slots=True)
+@value
 class StepCompleted:
     """Messages to persist atomically: the user message, or an assistant message with
     every one of its tool results."""
@@ -243,7 +244,7 @@ class StepCompleted:
     messages: tuple[Message, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class LLMCallCompleted:
     """One LLM call of the turn finished (or was cut short) with this usage."""
 
@@ -251,7 +252,7 @@ class LLMCallCompleted:
     output_tokens: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class TitleGenerated:
     title: str
 
@@ -260,7 +261,7 @@ TurnRecord = StepCompleted | LLMCallCompleted | TitleGenerated
 AgentEvent = WireEvent | TurnRecord
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class TurnEvent:
     """A wire event as sent: stamped with its session and its place in the turn.
 
