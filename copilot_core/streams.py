@@ -127,8 +127,8 @@ async def abortable(
             if not channel.items:
                 await channel.wait()
             item = channel.take()
-            if isinstance(item, _End):
-                return
+            if isinstance(item, _End) or abort.is_aborted():
+                return  # (buffered items are not handed out once the token fired)
             if isinstance(item, _Failed):
                 raise item.error
             yield item  # type: ignore[misc]

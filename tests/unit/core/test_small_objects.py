@@ -91,3 +91,22 @@ def test_fallback_title_is_the_first_30_characters_of_the_message() -> None:
 def test_tool_output_is_pretty_json_keeping_non_ascii_and_strings_pass_through() -> None:
     assert render_tool_output({"名前": "R1"}) == '{\n  "名前": "R1"\n}'
     assert render_tool_output("plain") == "plain"
+
+
+async def test_abortable_hands_out_nothing_buffered_once_the_token_fired() -> None:
+    from collections.abc import AsyncIterator
+
+    from copilot_core.streams import abortable
+
+    async def fast() -> AsyncIterator[int]:
+        for i in range(100):
+            yield i
+
+    token = AbortToken()
+    seen = []
+    async for item in abortable(fast(), token, buffer=256):
+        seen.append(item)
+        if item == 2:
+            await asyncio.sleep(0.01)  # the producer fills the buffer meanwhile
+            token.abort()
+    assert seen == [0, 1, 2]
