@@ -94,10 +94,22 @@ class GaiaTranslator:
             "success": success,
         }
         try:
-            result["result_data"] = json.loads(event.tool_output)
+            output: Any = json.loads(event.tool_output)
         except ValueError:
             result["command_output"] = {"output": event.tool_output}
+            return [result, {"type": "tool_end", "success": success}]
+        if isinstance(output, dict) and _SPEC_002_RESULT_KEYS & output.keys():
+            # An external agent's own tool_result, saved as it was: send it back as such.
+            for key in ("title", "summary", "result_data", "command_output"):
+                if key in output:
+                    result[key] = output[key]
+        else:
+            result["result_data"] = output
         return [result, {"type": "tool_end", "success": success}]
+
+
+#: Keys that mark a tool output as a spec 002 ``tool_result`` (what external agents send).
+_SPEC_002_RESULT_KEYS = frozenset({"summary", "result_data", "command_output"})
 
 
 def _summary(output: str) -> str:

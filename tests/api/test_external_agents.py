@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,7 +10,7 @@ import pytest
 
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
 from adapters.web._gaia import GAIA_EVENT_TYPES
-from copilot_core.testing import text_reply
+from copilot_core.testing import text_reply, tool_reply
 
 from .conftest import Service, collect_until_done, run_service
 
@@ -84,8 +83,9 @@ async def test_the_gaia_protocol_speaks_spec_002s_vocabulary(service: Service) -
     assert kinds.index("tool_start") < kinds.index("tool_args") < kinds.index("tool_result")
     assert kinds.index("tool_result") < kinds.index("tool_end")
     result = next(e.data for e in events if e.type == "tool_result")
-    assert result["success"] is True and result["title"] == "list_nodes"
-    assert json.loads(json.dumps(result["result_data"]))  # structured output kept
+    # The agent's own tool_result comes back as it sent it.
+    assert (result["title"], result["summary"], result["success"]) == ("Nodes", "2 nodes", True)
+    assert result["result_data"] == {"nodes": ["R1", "R2"]}
     chunks = "".join(e.data["content"] for e in events if e.type == "chunk")
     assert chunks == "You asked: what runs?"
     done = events[-1].data
@@ -98,7 +98,7 @@ async def test_the_gaia_protocol_speaks_spec_002s_vocabulary(service: Service) -
 
 
 async def test_the_built_in_agent_in_the_gaia_protocol(service: Service) -> None:
-    service.model.add(text_reply("Two routers."))
+    service.model.add(text_reply("Two routers."))  # no tools: chunks and done only
     async with service.client() as client:
         url = f"{service.chat_url()}/stream?protocol=gaia"
         async with client.stream("POST", url, json={"message": "hi"}) as response:
@@ -149,3 +149,16 @@ async def test_an_agent_that_does_not_stream_still_shows_its_answer(
     else:  # spec 002 clients render the answer event; no duplicate chunk
         assert texts == []
         assert events[-1].data["content"] == "There are 2 nodes."
+
+
+async def test_a_built_in_tool_in_the_gaia_protocol(service: Service) -> None:
+    service.tools.add("gns3_topology_reader", lambda args, ctx: {"nodes": ["PC1"]})
+    service.model.add(tool_reply(("gns3_topology_reader", {})), text_reply("One PC."))
+    async with service.client() as client:
+        url = f"{service.chat_url()}/stream?protocol=gaia"
+        async with client.stream("POST", url, json={"message": "lab?"}) as response:
+            events = await collect_until_done(response)
+    result = next(e.data for e in events if e.type == "tool_result")
+    assert (result["title"], result["success"]) == ("gns3_topology_reader", True)
+    assert result["result_data"] == {"nodes": ["PC1"]}
+    assert [e.data["args"] for e in events if e.type == "tool_args"] == [{}]
