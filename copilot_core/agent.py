@@ -14,8 +14,8 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from copilot_core.abort import AbortToken
@@ -39,6 +39,7 @@ from copilot_core.events import (
     TitleGenerated,
     ToolCallEvent,
     ToolEndEvent,
+    ToolProgressEvent,
     ToolStartEvent,
 )
 from copilot_core.messages import FunctionCall, Message, ToolCall
@@ -59,6 +60,7 @@ from copilot_core.streams import Aborted, abortable, closing, race_abort
 from copilot_core.tools import (
     ParsedToolCall,
     ToolContext,
+    ToolProgress,
     ToolResult,
     ToolSpec,
     ToolStatus,
@@ -80,6 +82,8 @@ class AgentSettings:
     title_timeout: float = 20.0
     output_reserve_tokens: int = 2048
     stream_buffer: int = 256
+    #: Progress of running tools reaches clients at most this often per call (seconds).
+    progress_interval: float = 0.25
 
 
 @dataclass(slots=True)
@@ -260,6 +264,7 @@ class BuiltinAgent:
         ctx: ToolContext,
         results: dict[str, ToolResult],
     ) -> AsyncGenerator[AgentEvent, None]:
+        progress = _ProgressRelay(self._settings.progress_interval)
         running: dict[asyncio.Task[ToolResult], ParsedToolCall] = {}
         for call in calls:
             yield ToolStartEvent(call.name, call.id)
@@ -268,7 +273,8 @@ class BuiltinAgent:
                 results[call.id] = refusal
                 yield _tool_end(call, refusal)
             else:
-                running[asyncio.create_task(self._execute(call, ctx))] = call
+                call_ctx = replace(ctx, progress=progress.reporter(call))
+                running[asyncio.create_task(self._execute(call, call_ctx))] = call
         if not running:
             return
 
@@ -277,12 +283,18 @@ class BuiltinAgent:
         order = {call.id: n for n, call in enumerate(calls)}
         try:
             while pending:
-                await asyncio.wait({*pending, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    {*pending, abort_wait, progress.ready()}, return_when=asyncio.FIRST_COMPLETED
+                )
+                for event in progress.drain():
+                    yield event
                 done = sorted((t for t in pending if t.done()), key=lambda t: order[running[t].id])
                 pending.difference_update(done)
                 for task in done:
                     call = running[task]
                     results[call.id] = task.result()
+                    for event in progress.drain(call.id):
+                        yield event
                     yield _tool_end(call, results[call.id])
                 if ctx.abort.is_aborted():
                     for task in sorted(pending, key=lambda t: order[running[t].id]):
@@ -295,6 +307,7 @@ class BuiltinAgent:
                         yield _tool_end(call, results[call.id])
                     return
         finally:
+            progress.close()
             abort_wait.cancel()
             for task in pending:
                 if not task.done():
@@ -413,6 +426,65 @@ def _absorb(
     else:
         reply.finish_reason = delta.reason
     return []
+
+
+class _ProgressRelay:
+    """Collects what running tools report and hands it out coalesced: per call and
+    device, at most one ``tool_progress`` event every ``interval`` seconds."""
+
+    def __init__(self, interval: float) -> None:
+        self._interval = interval
+        self._loop = asyncio.get_running_loop()
+        self._buffer: dict[tuple[str, str | None], list[str]] = {}
+        self._names: dict[str, str] = {}
+        self._wake: asyncio.Future[None] = self._loop.create_future()
+        self._timer: asyncio.TimerHandle | None = None
+        self._last = 0.0
+        self._closed = False
+
+    def reporter(self, call: ParsedToolCall) -> Callable[[ToolProgress], None]:
+        self._names[call.id] = call.name
+
+        def report(progress: ToolProgress) -> None:
+            if self._closed or not progress.text:
+                return
+            self._buffer.setdefault((call.id, progress.device), []).append(progress.text)
+            if self._timer is None and not self._wake.done():
+                delay = max(0.0, self._last + self._interval - self._loop.time())
+                self._timer = self._loop.call_later(delay, self._ring)
+
+        return report
+
+    def _ring(self) -> None:
+        self._timer = None
+        if not self._wake.done():
+            self._wake.set_result(None)
+
+    def ready(self) -> asyncio.Future[None]:
+        """Completes when buffered progress is due."""
+        return self._wake
+
+    def drain(self, call_id: str | None = None) -> list[ToolProgressEvent]:
+        """The due events (all calls), or everything buffered for ``call_id``."""
+        if call_id is None:
+            if not self._wake.done():
+                return []
+            self._wake = self._loop.create_future()
+            self._last = self._loop.time()
+            keys = list(self._buffer)
+        else:
+            keys = [key for key in self._buffer if key[0] == call_id]
+        events = []
+        for key in keys:
+            text = "".join(self._buffer.pop(key))
+            events.append(ToolProgressEvent(self._names[key[0]], key[0], text, key[1]))
+        return events
+
+    def close(self) -> None:
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+        self._buffer.clear()
 
 
 def _tool_end(call: ParsedToolCall, result: ToolResult) -> ToolEndEvent:

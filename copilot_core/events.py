@@ -39,6 +39,7 @@ __all__ = [
     "TitleGenerated",
     "ToolCallEvent",
     "ToolEndEvent",
+    "ToolProgressEvent",
     "ToolStartEvent",
     "TurnEvent",
     "TurnRecord",
@@ -106,6 +107,26 @@ class ToolEndEvent:
             "tool_call_id": self.tool_call_id,
             "tool_output": self.tool_output,
             "status": self.status,
+        }
+
+
+@value
+class ToolProgressEvent:
+    """What a running tool has produced since its previous progress event (console
+    output as it arrives); ``tool_end`` still carries the whole output."""
+
+    type: ClassVar[str] = "tool_progress"
+    tool_name: str
+    tool_call_id: str
+    text: str
+    device: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "tool_name": self.tool_name,
+            "tool_call_id": self.tool_call_id,
+            "device": self.device,
+            "text": self.text,
         }
 
 
@@ -222,6 +243,7 @@ WireEvent = (
     | ToolCallEvent
     | ToolStartEvent
     | ToolEndEvent
+    | ToolProgressEvent
     | ErrorEvent
     | AbortEvent
     | DoneEvent

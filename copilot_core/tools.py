@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -13,6 +14,7 @@ from copilot_core.session import CopilotMode
 __all__ = [
     "ParsedToolCall",
     "ToolContext",
+    "ToolProgress",
     "ToolResult",
     "ToolSpec",
     "ToolStatus",
@@ -100,11 +102,28 @@ class ToolResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolProgress:
+    """Text a running tool has produced since its last report (a device's console output).
+
+    ``device`` names where it comes from when the tool works on several.
+    """
+
+    text: str
+    device: str | None = None
+
+
+def _ignore_progress(progress: ToolProgress) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
 class ToolContext:
     """Who calls a tool, where, and how to reach GNS3 on their behalf.
 
     ``credentials`` (the caller's GNS3 token) lives in memory only and is never
-    shown by ``repr``.
+    shown by ``repr``. A tool that runs for a while reports what it has so far with
+    :meth:`report_progress`; the agent forwards it to clients, rate-limited, as
+    ``tool_progress`` events (reporting never blocks and may be called often).
     """
 
     project_id: str
@@ -113,6 +132,14 @@ class ToolContext:
     mode: CopilotMode
     abort: AbortToken
     credentials: str | None = field(default=None, repr=False)
+    progress: Callable[[ToolProgress], None] = field(
+        default=_ignore_progress, repr=False, compare=False
+    )
+
+    def report_progress(self, text: str, *, device: str | None = None) -> None:
+        """Hand on output produced since the last report (empty text is ignored)."""
+        if text:
+            self.progress(ToolProgress(text, device))
 
 
 def render_tool_output(output: Any) -> str:

@@ -21,6 +21,7 @@ from copilot_core.events import (
     HeartbeatEvent,
     ToolCallEvent,
     ToolEndEvent,
+    ToolProgressEvent,
     ToolStartEvent,
     TurnEvent,
 )
@@ -58,6 +59,16 @@ class GaiaTranslator:
             out = []  # announced by the first tool_call fragment already
         elif isinstance(event, ToolEndEvent):
             out = self._tool_end(event)
+        elif isinstance(event, ToolProgressEvent):
+            out = [
+                {
+                    "type": "status",
+                    "status": "progress",
+                    "message": event.text,
+                    "tool": event.tool_name,
+                    "device": event.device,
+                }
+            ]
         elif isinstance(event, DoneEvent):
             result = self._turn.result
             content = result.content if result is not None else "".join(self._text)

@@ -19,6 +19,7 @@ from copilot_core import (
     UsageDelta,
 )
 from copilot_core.testing import Hang, text_reply, tool_reply
+from copilot_core.tools import ToolContext
 
 from .conftest import ALICE, PROJECT, World
 
@@ -340,3 +341,28 @@ async def test_tool_results_may_be_any_json_value(world: World) -> None:
     events = await world.turn("x")
     end = next(e for e in events if e["type"] == "tool_end")
     assert json.loads(str(end["tool_output"])) == [1, "二", None]
+
+
+async def test_a_running_tool_reports_progress_coalesced_before_its_end(world: World) -> None:
+    world.agent_settings = AgentSettings(progress_interval=0.05)
+
+    async def ping(args: dict[str, object], ctx: ToolContext) -> dict[str, str]:
+        for n in range(1, 6):
+            ctx.report_progress(f"reply {n}\n", device="PC1")
+            await asyncio.sleep(0.02)
+        ctx.report_progress("")  # nothing to say: no event
+        return {"output": "".join(f"reply {n}\n" for n in range(1, 6))}
+
+    world.tools.add("execute_multiple_device_commands", ping)
+    world.model.add(
+        tool_reply(("execute_multiple_device_commands", {})), text_reply("Done."), text_reply("T")
+    )
+    events = await world.turn("ping")
+    progress = [e for e in events if e["type"] == "tool_progress"]
+    # Five reports 20 ms apart, forwarded at most every 50 ms: fewer events, no text lost.
+    assert 1 < len(progress) < 5
+    assert "".join(str(e["text"]) for e in progress) == "".join(f"reply {n}\n" for n in range(1, 6))
+    assert {e["device"] for e in progress} == {"PC1"}
+    order = types(events)
+    assert order.index("tool_start") < order.index("tool_progress")
+    assert max(i for i, t in enumerate(order) if t == "tool_progress") < order.index("tool_end")
