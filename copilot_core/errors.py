@@ -24,6 +24,8 @@ vocabulary (the web adapter onto HTTP statuses) in one place::
     │   ├── LLMContextLengthError      the request exceeds the model's context
     │   └── LLMStreamInterruptedError  the provider dropped the stream mid-reply
     ├── Gns3Error                      the GNS3 server answered with an error
+    │   └── Gns3UnavailableError       the GNS3 server cannot be reached (try again later)
+    ├── ServiceUnavailableError        the service is shutting down; retry on another replica
     ├── AgentProcessError              an external agent program failed
     ├── ConversationInvariantError     an append would leave a tool call unanswered
     └── StoreError                     the checkpoint store failed
@@ -43,6 +45,7 @@ __all__ = [
     "ConversationInvariantError",
     "CopilotError",
     "Gns3Error",
+    "Gns3UnavailableError",
     "InvalidRequestError",
     "LLMAuthenticationError",
     "LLMContextLengthError",
@@ -57,6 +60,7 @@ __all__ = [
     "ProjectNotFoundError",
     "ProjectNotOpenedError",
     "SessionBusyError",
+    "ServiceUnavailableError",
     "SessionNotFoundError",
     "StoreCorruptedError",
     "StoreError",
@@ -185,6 +189,25 @@ class Gns3Error(CopilotError):
     def __init__(self, message: str, status_code: int | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
+
+
+class Gns3UnavailableError(Gns3Error):
+    """The GNS3 server could not be reached (connection refused, timed out).
+
+    ``retry_after`` is a hint in seconds for clients.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ServiceUnavailableError(CopilotError):
+    """The service cannot take this request now (it is shutting down)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class AgentProcessError(CopilotError):
