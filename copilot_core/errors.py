@@ -37,6 +37,8 @@ where there is one, what to do. They never contain a token, a key or a password.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "AgentNotFoundError",
     "AgentProcessError",
@@ -59,11 +61,12 @@ __all__ = [
     "PermissionDeniedError",
     "ProjectNotFoundError",
     "ProjectNotOpenedError",
-    "SessionBusyError",
     "ServiceUnavailableError",
+    "SessionBusyError",
     "SessionNotFoundError",
     "StoreCorruptedError",
     "StoreError",
+    "error_code",
 ]
 
 
@@ -231,3 +234,12 @@ class StoreCorruptedError(StoreError):
             "move the file aside to start afresh."
         )
         self.project_id = project_id
+
+
+def error_code(error: CopilotError) -> str:
+    """A stable machine-readable name: ``LLMRateLimitedError`` gives ``llm_rate_limited``."""
+    name = type(error).__name__.removesuffix("Error")
+    return _WORD_BOUNDARY.sub("_", name).lower()
+
+
+_WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
