@@ -19,6 +19,14 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from copilot_core.abort import AbortToken
+from copilot_core.approvals import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    Assessment,
+    ChangePreview,
+    DecisionOutcome,
+    TurnControl,
+)
 from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core.events import AgentEvent, TurnEvent, WireEvent
 from copilot_core.messages import FunctionCall, Message, Role, ToolCall
@@ -40,11 +48,16 @@ __all__ = [
     "AgentCapabilities",
     "AgentInfo",
     "AgentRunConfig",
+    "ApprovalDecision",
+    "ApprovalPolicy",
+    "Assessment",
     "Authenticator",
     "CallOptions",
+    "ChangePreview",
     "CheckpointStore",
     "Clock",
     "CopilotMode",
+    "DecisionOutcome",
     "EventSink",
     "FinishDelta",
     "FunctionCall",
@@ -72,6 +85,7 @@ __all__ = [
     "ToolSpec",
     "ToolStatus",
     "TopologySource",
+    "TurnControl",
     "TurnInfo",
     "TurnLog",
     "TurnState",
@@ -121,6 +135,8 @@ class ModelSelection:
     title_model: LanguageModel | None = None
     context_limit: int = 32_000
     copilot_mode: CopilotMode | None = None
+    #: Which tool calls wait for the user's approval (the user's setting).
+    approval: ApprovalPolicy = ApprovalPolicy.CHANGES
 
 
 class LanguageModelProvider(Protocol):
@@ -142,6 +158,12 @@ class ToolExecutor(Protocol):
     """The tools of the lab; it decides which are offered in each mode."""
 
     def specs(self, mode: CopilotMode) -> Sequence[ToolSpec]: ...
+
+    async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
+        """Whether a valid call would change a device or the topology, and exactly how
+        (the preview the user approves). Must not change anything; bad arguments may be
+        assessed as read-only (``execute`` then reports them)."""
+        ...
 
     async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
         """Run one valid call. Bad arguments are an error *result*, not an exception;
@@ -327,12 +349,13 @@ class TurnLog(Protocol):
     and abort, a turn that another replica runs.
     """
 
-    async def open(self, turn: TurnInfo, abort: AbortToken) -> None:
+    async def open(self, turn: TurnInfo, control: TurnControl) -> None:
         """Start the log of a new turn and claim its session for it.
 
         Raises :class:`~copilot_core.errors.SessionBusyError` when the session already
         has an open turn. An abort requested through :meth:`request_abort`, from
-        anywhere, sets ``abort``.
+        anywhere, sets ``control.abort``; a decision sent through :meth:`send_decision`
+        reaches ``control.decide``.
         """
         ...
 
@@ -367,6 +390,14 @@ class TurnLog(Protocol):
 
     async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
         """Abort the session's open turn wherever it runs; False when none is open."""
+        ...
+
+    async def send_decision(
+        self, project_id: str, session_id: str, approval_id: str, decision: ApprovalDecision
+    ) -> DecisionOutcome:
+        """Deliver a decision on one of the open turn's pending approvals, wherever it
+        runs: accepted once; ``already_decided`` after; ``unknown`` when no open turn of
+        the session has that approval."""
         ...
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from copilot_core.errors import InvalidRequestError
 
 __all__ = [
+    "MAX_COMMENT_CHARS",
     "MAX_MESSAGE_CHARS",
     "TEMPERATURE_MAX",
     "TEMPERATURE_MIN",
@@ -21,6 +22,8 @@ TEMPERATURE_MIN = 0.0
 TEMPERATURE_MAX = 2.0
 #: A session title's length bound (spec 000).
 TITLE_MAX_CHARS = 255
+#: The comment that may come with an approval decision.
+MAX_COMMENT_CHARS = 2000
 
 
 def check_message(message: str, max_chars: int = MAX_MESSAGE_CHARS) -> str:

@@ -12,8 +12,11 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 
+from copilot_core.approvals import ApprovalDecision, DecisionOutcome
 from copilot_core.errors import (
     AgentNotFoundError,
+    ApprovalNotFoundError,
+    ConflictError,
     InvalidRequestError,
     SessionNotFoundError,
 )
@@ -31,7 +34,13 @@ from copilot_core.ports import (
     LanguageModelProvider,
     TurnLog,
 )
-from copilot_core.rules import MAX_MESSAGE_CHARS, TITLE_MAX_CHARS, check_message, check_overrides
+from copilot_core.rules import (
+    MAX_COMMENT_CHARS,
+    MAX_MESSAGE_CHARS,
+    TITLE_MAX_CHARS,
+    check_message,
+    check_overrides,
+)
 from copilot_core.runner import RunnerSettings, TurnHandle, TurnRunner
 from copilot_core.session import CopilotMode, Session
 from copilot_core.turnlog import InMemoryTurnLog
@@ -140,6 +149,36 @@ class ChatService:
         """Abort the session's running turn; False when none was running."""
         await self._owned(project_id, session_id, user_id)
         return await self.runner.abort(project_id, session_id)
+
+    async def decide(
+        self,
+        project_id: str,
+        session_id: str,
+        user_id: str,
+        approval_id: str,
+        *,
+        approve: bool,
+        comment: str = "",
+    ) -> None:
+        """The session owner's decision on a call waiting for approval.
+
+        Raises :class:`ApprovalNotFoundError` when the session's running turn has no such
+        approval (or the session is not the caller's), :class:`ConflictError` when it was
+        decided already (or lapsed).
+        """
+        if len(comment) > MAX_COMMENT_CHARS:
+            raise InvalidRequestError(f"comment must be at most {MAX_COMMENT_CHARS} characters.")
+        await self._owned(project_id, session_id, user_id)
+        outcome = await self.runner.decide(
+            project_id,
+            session_id,
+            approval_id,
+            ApprovalDecision(approve, user_id=user_id, comment=comment.strip()),
+        )
+        if outcome is DecisionOutcome.UNKNOWN:
+            raise ApprovalNotFoundError(approval_id)
+        if outcome is DecisionOutcome.ALREADY_DECIDED:
+            raise ConflictError(f"Approval {approval_id!r} was already decided.")
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """Refuse new turns; abort every running one and give them ``grace`` seconds to save."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from copilot_core.approvals import Assessment, ChangePreview
 from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core.errors import LLMError, LLMNotConfiguredError, SessionNotFoundError
 from copilot_core.events import AgentEvent, LLMCallCompleted, StepCompleted, TitleGenerated
@@ -187,6 +188,8 @@ class FakeTool:
     spec: ToolSpec
     handler: Handler
     modes: frozenset[CopilotMode] = frozenset(CopilotMode)
+    #: How a call is assessed: ``None`` (read-only), or the change it makes.
+    changes: Callable[[dict[str, Any]], ChangePreview] | None = None
 
 
 @dataclass(slots=True)
@@ -206,18 +209,26 @@ class FakeToolExecutor:
         mutates_topology: bool = False,
         description: str = "",
         parameters: dict[str, Any] | None = None,
+        changes: Callable[[dict[str, Any]], ChangePreview] | None = None,
     ) -> FakeToolExecutor:
+        """Add a tool; ``changes`` makes its calls changes of the lab, previewed by it."""
         spec = ToolSpec(
             name,
             description or f"The {name} tool.",
             parameters or {"type": "object", "properties": {}},
             mutates_topology,
         )
-        self.tools[name] = FakeTool(spec, handler, frozenset(modes))
+        self.tools[name] = FakeTool(spec, handler, frozenset(modes), changes)
         return self
 
     def specs(self, mode: CopilotMode) -> Sequence[ToolSpec]:
         return [tool.spec for tool in self.tools.values() if mode in tool.modes]
+
+    async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
+        changes = self.tools[call.name].changes
+        if changes is None:
+            return Assessment.read_only()
+        return Assessment(True, changes(dict(call.arguments or {})))
 
     async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
         self.executed.append(call)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from copilot_core.events import TurnEvent
 from copilot_core.messages import Message
 from copilot_core.session import CopilotMode
 from copilot_core.stats import TurnStats
@@ -46,11 +47,14 @@ class TurnInfo:
 
 @dataclass(frozen=True, slots=True)
 class TurnState:
-    """Where a turn stands in its log: events so far, and whether it has ended."""
+    """Where a turn stands in its log: events so far, whether it has ended, and the
+    ``approval_required`` events still waiting for a decision (to show them again to a
+    client that re-attaches after them)."""
 
     info: TurnInfo
     last_seq: int
     finished: bool
+    pending: tuple[TurnEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

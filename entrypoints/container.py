@@ -36,6 +36,7 @@ from copilot_core import (
     ChatService,
     ChatSettings,
     InMemoryTurnLog,
+    RunnerSettings,
     SystemClock,
     TurnRunner,
     UuidIdFactory,
@@ -171,6 +172,7 @@ class Container(containers.DeclarativeContainer):
     turn_log = providers.Singleton(InMemoryTurnLog, retention=config.finished_turn_retention)
     metrics = providers.Singleton(PrometheusTurnMetrics)
     turn_logger = providers.Singleton(StructlogTurnObserver)
+    runner_settings = providers.Singleton(RunnerSettings, approval_timeout=config.approval_timeout)
     runner = providers.Singleton(
         TurnRunner,
         store,
@@ -178,6 +180,7 @@ class Container(containers.DeclarativeContainer):
         models=models,
         clock=clock,
         ids=ids,
+        settings=runner_settings,
         observers=providers.List(metrics, turn_logger),
     )
     chat = providers.Singleton(

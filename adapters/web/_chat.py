@@ -15,7 +15,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 from adapters.web._auth import Caller
 from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._openapi import errors, sse_response_spec
-from adapters.web._schemas import ID_PATTERN, ChatRequest, RenameRequest
+from adapters.web._schemas import ID_PATTERN, ChatRequest, DecisionRequest, RenameRequest
 from adapters.web._sse import Protocol, parse_last_event_id, sse_response
 from copilot_core import TurnRequest, TurnResult
 from copilot_core.session import CopilotMode, Session
@@ -178,6 +178,8 @@ class ChatController(Controller):
             heartbeat=web_settings.heartbeat_interval,
             on_disconnect=_disconnect_abort(deps, web_settings, project_id, session_id),
             protocol=protocol,
+            # An approval the client saw before it lost its connection is shown again.
+            again=[event for event in turn.pending if event.seq <= after],
         )
 
     @get("/sessions", operation_id="listChatSessions", responses=errors(400, 401, 404, 409))
@@ -292,6 +294,43 @@ class ChatController(Controller):
         _bind(project_id, session_id)
         aborted = await deps.chat.abort(project_id, session_id, caller.user_id)
         return {"status": "ok", "session_id": session_id, "aborted": aborted}
+
+    @post(
+        "/sessions/{session_id:str}/approvals/{approval_id:str}",
+        operation_id="decideApproval",
+        status_code=HTTP_200_OK,
+        responses=errors(400, 401, 404, 409),
+    )
+    async def decide(
+        self,
+        project_id: ProjectId,
+        session_id: SessionId,
+        approval_id: Annotated[
+            str, PathParameter(pattern=ID_PATTERN, description="The approval's id.")
+        ],
+        data: JSONBody[DecisionRequest],
+        caller: NamedDependency[Caller],
+        deps: NamedDependency[WebDependencies],
+    ) -> dict[str, Any]:
+        """Approve or reject a tool call that waits for approval (``approval_required``).
+
+        Only the session's owner may decide (404 to anyone else, as for an unknown
+        approval); a second decision, or one after the wait lapsed, gets 409. The turn
+        resumes at once: an approved call runs, a rejected one is answered to the model
+        with your comment.
+        """
+        await _open_project(deps, caller, project_id)
+        _bind(project_id, session_id)
+        await deps.chat.decide(
+            project_id,
+            session_id,
+            caller.user_id,
+            approval_id,
+            approve=data.decision == "approve",
+            comment=data.comment,
+        )
+        log.info("approval_decided", approval_id=approval_id, decision=data.decision)
+        return {"status": "ok", "approval_id": approval_id, "decision": data.decision}
 
     @put(
         "/sessions/{session_id:str}/pin",

@@ -6,9 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from copilot_core.ports import ApprovalPolicy
+from copilot_core.rules import MAX_COMMENT_CHARS
 from copilot_core.session import CopilotMode
 
-__all__ = ["ID_PATTERN", "ChatRequest", "LLMConfigBody", "RenameRequest"]
+__all__ = ["ID_PATTERN", "ChatRequest", "DecisionRequest", "LLMConfigBody", "RenameRequest"]
 
 #: Ids in paths and bodies: letters, digits, ``_`` and ``-`` (UUIDs), at most 128.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
@@ -45,6 +47,15 @@ class ChatRequest(BaseModel):
         return value
 
 
+class DecisionRequest(BaseModel):
+    """A decision on a tool call waiting for approval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["approve", "reject"]
+    comment: str = Field(default="", max_length=MAX_COMMENT_CHARS)
+
+
 class RenameRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -67,6 +78,11 @@ class LLMConfigBody(BaseModel):
     context_limit: int | None = Field(default=None, ge=1024, le=10_000_000)
     title_model: str | None = Field(default=None, min_length=1, max_length=255)
     copilot_mode: CopilotMode | None = None
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="Which tool calls wait for your approval: changes (default: every call "
+        "that can change a device or the topology), always, or never.",
+    )
 
     def to_settings(self) -> dict[str, Any]:
         """The fields the client sent, with the key revealed (in memory only)."""

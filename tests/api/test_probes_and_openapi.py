@@ -15,6 +15,10 @@ ROUTES = {
     ("patch", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}"),
     ("delete", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}"),
     ("post", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/abort"),
+    (
+        "post",
+        "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/approvals/{approval_id}",
+    ),
     ("put", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/pin"),
     ("delete", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/pin"),
     ("post", "/v3/copilot/reload/skills"),
