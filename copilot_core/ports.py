@@ -74,6 +74,7 @@ __all__ = [
     "ProjectGate",
     "Role",
     "Session",
+    "SessionMatch",
     "TextDelta",
     "TokenCounter",
     "ToolCall",
@@ -179,6 +180,16 @@ class TopologySource(Protocol):
 
 # --------------------------------------------------------------------------- store
 @dataclass(frozen=True, slots=True)
+class SessionMatch:
+    """A session found by a search: where the text was found (``message_id`` ``None``:
+    in the title) and an excerpt around it."""
+
+    session: Session
+    snippet: str
+    message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryPage:
     """The newest messages before a cursor, oldest first; ``next_cursor`` pages back."""
 
@@ -225,7 +236,9 @@ class CheckpointStore(Protocol):
 
         ``message_count`` grows by the number of messages appended, less the draft they
         replace, so it always equals the history's length; ``usage`` (the LLM calls that
-        produced the step) is added to the session's counters in the same transaction.
+        produced the step) is added to the session's counters in the same transaction
+        (the caller also records it in the step's first message as ``metadata.usage``, so
+        that :meth:`truncate` can take it off again).
         ``replaces`` is the id of a draft (a partial answer saved while it streamed) that
         these messages supersede: when it is the session's last message it is deleted in
         the same transaction; otherwise nothing is deleted.
@@ -258,6 +271,25 @@ class CheckpointStore(Protocol):
         """The end of a turn: add ``usage`` (LLM calls not counted with a step), set
         ``last_message_at``/``updated_at`` to ``at`` and, when given, the title. One
         transaction. Raises :class:`~copilot_core.errors.SessionNotFoundError`."""
+        ...
+
+    async def search_sessions(
+        self, project_id: str, user_id: str, text: str, *, limit: int = 20
+    ) -> list[SessionMatch]:
+        """The user's sessions whose title or any message's text contains ``text`` (case
+        does not matter for ASCII letters), most recently updated first, each with an
+        excerpt of its newest match."""
+        ...
+
+    async def truncate(self, project_id: str, thread_id: str, message_id: str) -> int:
+        """Delete ``message_id`` and every later message of the session, and take them off
+        its counters (``message_count``; the LLM calls and tokens each removed message
+        carries in ``metadata.usage``), in one transaction; returns how many went.
+
+        Raises :class:`~copilot_core.errors.SessionNotFoundError`, or
+        :class:`~copilot_core.errors.InvalidRequestError` when the session has no such
+        message (then nothing changes).
+        """
         ...
 
     async def rename_session(

@@ -47,6 +47,7 @@ from copilot_core.errors import (
     CopilotError,
     LLMNotConfiguredError,
     ServiceUnavailableError,
+    SessionNotFoundError,
     error_code,
 )
 from copilot_core.events import (
@@ -286,6 +287,12 @@ class TurnRunner:
                     )
                 )
             else:
+                if request.replace_from is not None:
+                    await self._store.truncate(request.project_id, session_id, request.replace_from)
+                    self.windows.forget(request.project_id, session_id)
+                    session = await self._store.get_session(request.project_id, session_id)
+                    if session is None:
+                        raise SessionNotFoundError(session_id)
                 turn.history = await self.windows.load(
                     session, selection.context_limit if selection else None
                 )
@@ -448,11 +455,20 @@ class TurnRunner:
                 f"{[m.role.value for m in messages]}"
             )
         info = turn.info
+        usage = turn.unsaved_usage
+        if usage:  # the step's first message carries what produced it
+            first = messages[0]
+            messages = [
+                first.model_copy(
+                    update={"metadata": {**first.metadata, "usage": usage.to_metadata()}}
+                ),
+                *messages[1:],
+            ]
         await self._store.append_messages(
             info.project_id,
             info.session_id,
             messages,
-            usage=turn.unsaved_usage or None,
+            usage=usage or None,
             replaces=turn.draft.id,
         )
         turn.conversation.extend(messages)

@@ -32,11 +32,13 @@ from copilot_core.ports import (
     HistoryPage,
     IdFactory,
     LanguageModelProvider,
+    SessionMatch,
     TurnLog,
 )
 from copilot_core.rules import (
     MAX_COMMENT_CHARS,
     MAX_MESSAGE_CHARS,
+    MAX_SEARCH_CHARS,
     TITLE_MAX_CHARS,
     check_message,
     check_overrides,
@@ -128,6 +130,10 @@ class ChatService:
         session = None
         if request.session_id is not None:
             session = await self._owned(request.project_id, request.session_id, request.user_id)
+        if request.replace_from is not None:
+            if session is None:
+                raise InvalidRequestError("replace_from needs the session_id it belongs to.")
+            await self._check_last_question(session, request.replace_from)
         return await self.runner.start(
             request, backend, agent_id=agent_id, query=query, session=session
         )
@@ -231,6 +237,18 @@ class ChatService:
             page = HistoryPage(messages[:-1], page.next_cursor)
         return session, page
 
+    async def search_sessions(
+        self, project_id: str, user_id: str, text: str, *, limit: int = 20
+    ) -> list[SessionMatch]:
+        """The caller's sessions whose title or messages contain ``text``, newest first."""
+        needle = " ".join(text.split())
+        if not 1 <= len(needle) <= MAX_SEARCH_CHARS:
+            raise InvalidRequestError(
+                f"the search text must be 1 to {MAX_SEARCH_CHARS} characters."
+            )
+        self._check_page(limit)
+        return await self._store.search_sessions(project_id, user_id, needle, limit=limit)
+
     async def rename(self, project_id: str, session_id: str, user_id: str, title: str) -> Session:
         clean = " ".join(title.split())
         if not 1 <= len(clean) <= TITLE_MAX_CHARS:
@@ -283,6 +301,16 @@ class ChatService:
         if session is None or session.user_id != user_id:
             raise SessionNotFoundError(session_id)
         return session
+
+    async def _check_last_question(self, session: Session, message_id: str) -> None:
+        """Only the session's last user message can be edited or regenerated."""
+        page = await self._store.history(session.project_id, session.thread_id, limit=256)
+        last = next((m for m in reversed(page.messages) if m.role is Role.USER), None)
+        if last is None or last.id != message_id:
+            raise InvalidRequestError(
+                "Only the last question of a session can be edited or asked again; "
+                f"{message_id!r} is not it."
+            )
 
     def _check_page(self, limit: int) -> None:
         if not 1 <= limit <= self.settings.max_page:

@@ -26,6 +26,9 @@ class TurnRequest:
     temperature: float | None = None
     max_tokens: int | None = None
     credentials: str | None = None
+    #: Edit or regenerate: the id of the session's last user message; it and everything
+    #: after it are dropped (and taken off the counters) before this message is answered.
+    replace_from: str | None = None
 
     def __repr__(self) -> str:
         return (
