@@ -62,7 +62,13 @@ from copilot_core.events import (
     ToolEndEvent,
     ToolProgressEvent,
 )
-from copilot_core.ports import CallOptions, LanguageModel, ModelOverrides, TurnInfo
+from copilot_core.ports import (
+    Assessment,
+    CallOptions,
+    LanguageModel,
+    ModelOverrides,
+    TurnInfo,
+)
 from copilot_core.testing import InMemoryCheckpointStore
 
 __all__ = ["AllowedHosts", "OneModel", "TcpPingTools", "TurnMetrics", "main"]
@@ -110,6 +116,10 @@ class TcpPingTools:
 
     def specs(self, mode: CopilotMode) -> Sequence[ToolSpec]:
         return [TCP_PING]  # a tool that changed things would be offered in one mode only
+
+    async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
+        """A TCP connect changes nothing: no call of this tool waits for approval."""
+        return Assessment.read_only()
 
     async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
         arguments = call.arguments or {}

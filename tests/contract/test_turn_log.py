@@ -14,10 +14,23 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from copilot_core import AbortToken, InMemoryTurnLog, TurnEvent
+from copilot_core import InMemoryTurnLog, TurnEvent
 from copilot_core.errors import SessionBusyError
-from copilot_core.events import ContentEvent, DoneEvent, HeartbeatEvent, ToolStartEvent
-from copilot_core.ports import TurnInfo, TurnLog
+from copilot_core.events import (
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
+    ContentEvent,
+    DoneEvent,
+    HeartbeatEvent,
+    ToolStartEvent,
+)
+from copilot_core.ports import (
+    ApprovalDecision,
+    DecisionOutcome,
+    TurnControl,
+    TurnInfo,
+    TurnLog,
+)
 
 LogFactory = Callable[[float], contextlib.AbstractAsyncContextManager[TurnLog]]
 
@@ -65,37 +78,37 @@ async def eventually(check: Callable[[], object], within: float = 5.0) -> None:
 # ====================================================================== opening
 async def test_open_claims_the_session_until_the_turn_closes(log: TurnLog) -> None:
     first = turn("s1")
-    await log.open(first, AbortToken())
+    await log.open(first, TurnControl())
 
     with pytest.raises(SessionBusyError):
-        await log.open(turn("s1"), AbortToken())
-    await log.open(turn("s2"), AbortToken())  # another session is free
-    await log.open(turn("s1", project="project-2"), AbortToken())  # so is another project's
+        await log.open(turn("s1"), TurnControl())
+    await log.open(turn("s2"), TurnControl())  # another session is free
+    await log.open(turn("s1", project="project-2"), TurnControl())  # so is another project's
 
     log.append(first.turn_id, DoneEvent(None))
     await log.close(first.turn_id)
-    await log.open(turn("s1"), AbortToken())  # released
+    await log.open(turn("s1"), TurnControl())  # released
 
 
 async def test_discard_releases_the_session_of_a_turn_that_never_started(log: TurnLog) -> None:
     never = turn("s1")
-    await log.open(never, AbortToken())
+    await log.open(never, TurnControl())
 
     await log.discard(never.turn_id)
 
     assert await log.find(PROJECT, "s1") is None
     assert await log.request_abort(PROJECT, "s1", "stop") is False
-    await log.open(turn("s1"), AbortToken())
+    await log.open(turn("s1"), TurnControl())
 
 
 async def test_discard_leaves_the_previous_turn_findable(log: TurnLog) -> None:
     earlier = turn("s1")
-    await log.open(earlier, AbortToken())
+    await log.open(earlier, TurnControl())
     log.append(earlier.turn_id, ContentEvent("hello"))
     log.append(earlier.turn_id, DoneEvent("m1", "hello"))
     await log.close(earlier.turn_id)
     never = turn("s1")
-    await log.open(never, AbortToken())
+    await log.open(never, TurnControl())
 
     await log.discard(never.turn_id)
 
@@ -107,8 +120,8 @@ async def test_discard_leaves_the_previous_turn_findable(log: TurnLog) -> None:
 # ==================================================================== appending
 async def test_append_numbers_the_events_of_a_turn_from_one(log: TurnLog) -> None:
     one, two = turn("s1"), turn("s2")
-    await log.open(one, AbortToken())
-    await log.open(two, AbortToken())
+    await log.open(one, TurnControl())
+    await log.open(two, TurnControl())
 
     stamped = [
         log.append(one.turn_id, ContentEvent("a")),
@@ -127,7 +140,7 @@ async def test_subscribe_replays_after_a_sequence_number_then_follows_live_to_th
     log: TurnLog,
 ) -> None:
     info = turn()
-    await log.open(info, AbortToken())
+    await log.open(info, TurnControl())
     for text in ("a", "b", "c"):
         log.append(info.turn_id, ContentEvent(text))
     follower = asyncio.create_task(read_all(log, info.turn_id, after=1))
@@ -150,7 +163,7 @@ async def test_subscribe_replays_after_a_sequence_number_then_follows_live_to_th
 
 async def test_every_follower_gets_every_event_once(log: TurnLog) -> None:
     info = turn()
-    await log.open(info, AbortToken())
+    await log.open(info, TurnControl())
     early = asyncio.create_task(read_all(log, info.turn_id))
     log.append(info.turn_id, ContentEvent("a"))
     late = asyncio.create_task(read_all(log, info.turn_id))
@@ -164,7 +177,7 @@ async def test_every_follower_gets_every_event_once(log: TurnLog) -> None:
 
 async def test_a_closed_turn_is_replayed_whole_within_its_retention(log: TurnLog) -> None:
     info = turn()
-    await log.open(info, AbortToken())
+    await log.open(info, TurnControl())
     log.append(info.turn_id, ContentEvent("a"))
     log.append(info.turn_id, DoneEvent("m1", "a"))
     await log.close(info.turn_id)
@@ -180,7 +193,7 @@ async def test_subscribing_to_an_unknown_turn_yields_nothing(log: TurnLog) -> No
 
 async def test_a_quiet_turn_sends_heartbeats_that_are_not_numbered(log: TurnLog) -> None:
     info = turn()
-    await log.open(info, AbortToken())
+    await log.open(info, TurnControl())
     log.append(info.turn_id, ContentEvent("a"))
     seen: list[TurnEvent] = []
 
@@ -207,7 +220,7 @@ async def test_a_quiet_turn_sends_heartbeats_that_are_not_numbered(log: TurnLog)
 async def test_find_tells_where_a_turn_stands_before_and_after_it_closes(log: TurnLog) -> None:
     info = turn()
     assert await log.find(PROJECT, "s1") is None
-    await log.open(info, AbortToken())
+    await log.open(info, TurnControl())
     log.append(info.turn_id, ContentEvent("a"))
 
     running = await log.find(PROJECT, "s1")
@@ -224,7 +237,7 @@ async def test_find_tells_where_a_turn_stands_before_and_after_it_closes(log: Tu
 async def test_a_closed_turn_is_forgotten_after_its_retention(make_log: LogFactory) -> None:
     async with make_log(0.2) as log:
         info = turn()
-        await log.open(info, AbortToken())
+        await log.open(info, TurnControl())
         log.append(info.turn_id, DoneEvent(None))
         await log.close(info.turn_id)
         assert await log.find(PROJECT, "s1") is not None
@@ -234,13 +247,13 @@ async def test_a_closed_turn_is_forgotten_after_its_retention(make_log: LogFacto
                 await asyncio.sleep(0.02)
 
         assert await read_all(log, info.turn_id) == []
-        await log.open(turn("s1"), AbortToken())
+        await log.open(turn("s1"), TurnControl())
 
 
 async def test_a_running_turn_is_kept_past_the_retention(make_log: LogFactory) -> None:
     async with make_log(0.05) as log:
         info = turn()
-        await log.open(info, AbortToken())
+        await log.open(info, TurnControl())
         log.append(info.turn_id, ContentEvent("a"))
         await asyncio.sleep(0.2)
 
@@ -254,24 +267,51 @@ async def test_a_running_turn_is_kept_past_the_retention(make_log: LogFactory) -
 # ======================================================================= aborting
 async def test_request_abort_fires_the_token_given_to_open(log: TurnLog) -> None:
     info, other = turn("s1"), turn("s2")
-    token, other_token = AbortToken(), AbortToken()
-    await log.open(info, token)
-    await log.open(other, other_token)
+    control, other_control = TurnControl(), TurnControl()
+    await log.open(info, control)
+    await log.open(other, other_control)
 
     assert await log.request_abort(PROJECT, "s1", "stopped by alice") is True
 
-    await eventually(token.is_aborted)
-    assert token.reason == "stopped by alice"
-    assert not other_token.is_aborted()
+    await eventually(control.abort.is_aborted)
+    assert control.abort.reason == "stopped by alice"
+    assert not other_control.abort.is_aborted()
 
 
 async def test_request_abort_is_false_when_nothing_runs(log: TurnLog) -> None:
     assert await log.request_abort(PROJECT, "s1", "stop") is False
     info = turn()
-    token = AbortToken()
-    await log.open(info, token)
+    control = TurnControl()
+    await log.open(info, control)
     log.append(info.turn_id, DoneEvent(None))
     await log.close(info.turn_id)
 
     assert await log.request_abort(PROJECT, "s1", "stop") is False
-    assert not token.is_aborted()
+    assert not control.abort.is_aborted()
+
+
+async def test_a_decision_reaches_the_turn_that_waits_for_it_once(log: TurnLog) -> None:
+    info = turn("s1")
+    control = TurnControl()
+    await log.open(info, control)
+    waiting = control.expect("ap-1")
+    log.append(
+        info.turn_id,
+        ApprovalRequiredEvent("ap-1", "call-1", "set_ip", {"device": "PC1"}, {"summary": "x"}),
+    )
+    state = await log.find(PROJECT, "s1")
+    assert state is not None and [e.event.approval_id for e in state.pending] == ["ap-1"]  # type: ignore[union-attr]
+    yes = ApprovalDecision(True, user_id="alice")
+    assert await log.send_decision(PROJECT, "s1", "nope", yes) is DecisionOutcome.UNKNOWN
+    assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.ACCEPTED
+    assert await asyncio.wait_for(waiting, 5) == yes
+    assert (
+        await log.send_decision(PROJECT, "s1", "ap-1", ApprovalDecision(False))
+        is DecisionOutcome.ALREADY_DECIDED
+    )
+    log.append(info.turn_id, ApprovalResolvedEvent("ap-1", "call-1", "approve", "alice"))
+    state = await log.find(PROJECT, "s1")
+    assert state is not None and state.pending == ()
+    log.append(info.turn_id, DoneEvent(None))
+    await log.close(info.turn_id)
+    assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.UNKNOWN
