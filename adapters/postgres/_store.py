@@ -1,0 +1,297 @@
+"""The PostgreSQL checkpoint store: every project's sessions in one database."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from adapters.postgres._codec import (
+    SESSION_COLUMNS,
+    decode_messages,
+    decode_session,
+    encode_json,
+    encode_message,
+    safe_text,
+    utc,
+)
+from adapters.postgres._database import Connection, PostgresDatabase
+from copilot_core.errors import InvalidRequestError, StoreCorruptedError
+from copilot_core.messages import Message
+from copilot_core.ports import HistoryPage
+from copilot_core.session import CopilotMode, Session
+from copilot_core.stats import TurnStats
+
+__all__ = ["PostgresCheckpointStore"]
+
+# The same rule as the SQLite store's, so that both refuse the same ids.
+_PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+_THIS = "project_id = %s AND thread_id = %s"
+
+_INSERT_SESSION = (
+    "INSERT INTO chat_sessions (project_id, thread_id, user_id, title, copilot_mode, pinned, "
+    "message_count, llm_calls_count, input_tokens, output_tokens, total_tokens, "
+    "last_message_at, created_at, updated_at, metadata, stats) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (project_id, thread_id) DO NOTHING RETURNING id"
+)
+
+# One statement, so one transaction in autocommit mode: the session's row is locked
+# while its next sequence numbers are taken, and nothing is inserted when it does not
+# exist. Concurrent appends to one session (from any replica) queue on that lock.
+_APPEND = (
+    "WITH s AS (UPDATE chat_sessions SET last_seq = last_seq + %(count)s "
+    "WHERE project_id = %(project)s AND thread_id = %(thread)s "
+    "RETURNING id, last_seq - %(count)s AS base) "
+    "INSERT INTO chat_messages (session_id, seq, message) "
+    "SELECT s.id, s.base + m.n, m.message "
+    "FROM s, unnest(%(messages)s::text[]) WITH ORDINALITY AS m(message, n)"
+)
+
+_HISTORY = (
+    "SELECT seq, message FROM chat_messages WHERE session_id = "
+    f"(SELECT id FROM chat_sessions WHERE {_THIS}) AND seq < %s "
+    "ORDER BY seq DESC LIMIT %s"
+)
+
+_RECORD_TURN = (
+    "UPDATE chat_sessions SET "
+    "message_count = message_count + %s, "
+    "llm_calls_count = llm_calls_count + %s, "
+    "input_tokens = input_tokens + %s, "
+    "output_tokens = output_tokens + %s, "
+    "total_tokens = total_tokens + %s, "
+    "last_message_at = %s, updated_at = %s, title = COALESCE(%s, title) "
+    f"WHERE {_THIS}"
+)
+
+_NO_UPPER_BOUND = 1 << 62
+
+
+class PostgresCheckpointStore:
+    """A :class:`~copilot_core.ports.CheckpointStore` in one PostgreSQL database.
+
+    Every project's sessions share the tables of the database's schema (see
+    :mod:`adapters.postgres._schema`), told apart by ``project_id``; any number of
+    replicas may use the same database at once. Each method is one statement (one
+    transaction) on a pooled connection, except a page of history that comes back
+    empty, which checks that the session exists.
+
+    The store does not open or close anything: the :class:`PostgresDatabase` it is
+    given does (the composition root's business).
+    """
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+
+    # ================================================================ sessions
+    async def create_session(self, session: Session) -> Session:
+        project_id = _project(session.project_id)
+        params = (
+            project_id,
+            safe_text(session.thread_id),
+            safe_text(session.user_id),
+            safe_text(session.title),
+            session.copilot_mode.value,
+            session.pinned,
+            session.message_count,
+            session.llm_calls_count,
+            session.input_tokens,
+            session.output_tokens,
+            session.total_tokens,
+            None if session.last_message_at is None else utc(session.last_message_at),
+            utc(session.created_at),
+            utc(session.updated_at),
+            encode_json(session.metadata),
+            encode_json(session.stats),
+        )
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(_INSERT_SESSION, params)
+            row = await cursor.fetchone()
+        if row is None:
+            raise ValueError(f"session {session.thread_id!r} exists already")
+        return session.model_copy(update={"id": row[0]})
+
+    async def get_session(self, project_id: str, thread_id: str) -> Session | None:
+        return await self._one(
+            f"SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE {_THIS}",
+            (_project(project_id), safe_text(thread_id)),
+        )
+
+    async def list_sessions(
+        self,
+        project_id: str,
+        user_id: str,
+        *,
+        limit: int = 100,
+        offset: int = 0,
+        copilot_mode: CopilotMode | None = None,
+    ) -> list[Session]:
+        project_id = _project(project_id)
+        if limit <= 0:
+            return []
+        where = "project_id = %s AND user_id = %s"
+        params: list[Any] = [project_id, safe_text(user_id)]
+        if copilot_mode is not None:
+            where += " AND copilot_mode = %s"
+            params.append(copilot_mode.value)
+        params += [limit, max(offset, 0)]
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE {where} "
+                "ORDER BY pinned DESC, updated_at DESC, id DESC LIMIT %s OFFSET %s",
+                params,
+            )
+            rows = await cursor.fetchall()
+        return [decode_session(row) for row in rows]
+
+    async def record_turn(
+        self,
+        project_id: str,
+        thread_id: str,
+        stats: TurnStats,
+        at: datetime,
+        *,
+        title: str | None = None,
+    ) -> None:
+        project_id = _project(project_id)
+        stamp = utc(at)
+        params = (
+            stats.messages,
+            stats.llm_calls,
+            stats.input_tokens,
+            stats.output_tokens,
+            stats.total_tokens,
+            stamp,
+            stamp,
+            None if title is None else safe_text(title),
+            project_id,
+            safe_text(thread_id),
+        )
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(_RECORD_TURN, params)
+            if cursor.rowcount == 0:
+                raise _missing(project_id, thread_id)
+
+    async def rename_session(
+        self, project_id: str, thread_id: str, title: str, at: datetime
+    ) -> Session | None:
+        return await self._one(
+            f"UPDATE chat_sessions SET title = %s, updated_at = %s WHERE {_THIS} "
+            f"RETURNING {SESSION_COLUMNS}",
+            (safe_text(title), utc(at), _project(project_id), safe_text(thread_id)),
+        )
+
+    async def set_pinned(self, project_id: str, thread_id: str, pinned: bool) -> Session | None:
+        return await self._one(
+            f"UPDATE chat_sessions SET pinned = %s WHERE {_THIS} RETURNING {SESSION_COLUMNS}",
+            (pinned, _project(project_id), safe_text(thread_id)),
+        )
+
+    async def delete_session(self, project_id: str, thread_id: str) -> bool:
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(
+                f"DELETE FROM chat_sessions WHERE {_THIS}",
+                (_project(project_id), safe_text(thread_id)),
+            )
+            return cursor.rowcount > 0
+
+    async def delete_project_sessions(self, project_id: str) -> int:
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(
+                "DELETE FROM chat_sessions WHERE project_id = %s", (_project(project_id),)
+            )
+            return cursor.rowcount
+
+    # ================================================================= messages
+    async def append_messages(
+        self, project_id: str, thread_id: str, messages: Sequence[Message]
+    ) -> None:
+        project_id = _project(project_id)
+        texts = [encode_message(message) for message in messages]  # fails before any write
+        thread = safe_text(thread_id)
+        async with self.database.connection() as conn:
+            if not texts:
+                await self._require(conn, project_id, thread)
+                return
+            cursor = await conn.execute(
+                _APPEND,
+                {"count": len(texts), "project": project_id, "thread": thread, "messages": texts},
+            )
+            if cursor.rowcount != len(texts):
+                raise _missing(project_id, thread_id)
+
+    async def history(
+        self,
+        project_id: str,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        before: int | None = None,
+    ) -> HistoryPage:
+        project_id = _project(project_id)
+        thread = safe_text(thread_id)
+        if limit is not None and limit <= 0:
+            return await self._empty_page(project_id, thread, limit, before)
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(
+                _HISTORY,
+                (project_id, thread, _NO_UPPER_BOUND if before is None else before, limit),
+            )
+            rows = await cursor.fetchall()
+            if not rows:
+                await self._require(conn, project_id, thread)
+                return HistoryPage([], None)
+        rows.reverse()
+        oldest = int(rows[0][0])
+        try:
+            messages = decode_messages([row[1] for row in rows], first=oldest)
+        except ValueError as exc:
+            raise StoreCorruptedError(project_id, f"session {thread_id!r}: {exc}") from exc
+        return HistoryPage(messages, oldest if oldest > 1 else None)
+
+    async def _empty_page(
+        self, project_id: str, thread: str, limit: int, before: int | None
+    ) -> HistoryPage:
+        # A page of at most ``limit <= 0`` messages: only its cursor says anything.
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT (SELECT COALESCE(MAX(seq), 0) FROM chat_messages "
+                f"WHERE session_id = s.id) FROM chat_sessions s WHERE {_THIS}",
+                (project_id, thread),
+            )
+            row = await cursor.fetchone()
+        if row is None:
+            raise _missing(project_id, thread)
+        count = int(row[0])
+        end = count if before is None else min(max(before - 1, 0), count)
+        start = max(end - limit, 0)
+        return HistoryPage([], start + 1 if start > 0 else None)
+
+    # ================================================================ internals
+    async def _one(self, query: str, params: Sequence[Any]) -> Session | None:
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(query, params)
+            row = await cursor.fetchone()
+        return None if row is None else decode_session(row)
+
+    @staticmethod
+    async def _require(conn: Connection, project_id: str, thread: str) -> None:
+        cursor = await conn.execute(
+            f"SELECT 1 FROM chat_sessions WHERE {_THIS}", (project_id, thread)
+        )
+        if await cursor.fetchone() is None:
+            raise _missing(project_id, thread)
+
+
+def _project(project_id: str) -> str:
+    if not isinstance(project_id, str) or not _PROJECT_ID.fullmatch(project_id):
+        raise InvalidRequestError(
+            "project_id must be a GNS3 project id (letters, digits, '-' and '_')."
+        )
+    return project_id
+
+
+def _missing(project_id: str, thread_id: str) -> KeyError:
+    return KeyError(f"no session {thread_id!r} in project {project_id!r}")
