@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import select
 from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import Any, Literal
@@ -59,6 +60,21 @@ def _scrub(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         text = text.replace(secret, "***")
     return " ".join(text.split())  # libpq's messages span lines with tabs
+
+
+async def _check_idle(conn: Connection) -> None:
+    """The pool's check before it hands out a connection, free when all is well.
+
+    A server that shuts down or restarts (or an administrator's
+    ``pg_terminate_backend``) sends an error to each idle connection before closing it:
+    the socket is then readable. Only then is the connection tried (an empty query,
+    which raises if it is gone), so a restart of PostgreSQL costs no failed request.
+    """
+    if conn.broken or conn.closed:
+        raise psycopg.OperationalError("the connection is closed")
+    readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    if readable:
+        await conn.execute("")
 
 
 def describe_url(url: str) -> str:
@@ -157,6 +173,7 @@ class PostgresDatabase:
             timeout=self._pool_timeout,
             open=False,
             name="gns3-copilot",
+            check=_check_idle,
         )
         try:
             await pool.open(wait=True, timeout=self._pool_timeout)
