@@ -28,6 +28,7 @@ from adapters.gns3 import (
     SkillLibrary,
 )
 from adapters.llm import LLMSettingsRepository, SettingsLanguageModelProvider, TiktokenTokenCounter
+from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
 from adapters.web import WebDependencies
@@ -51,8 +52,30 @@ T = TypeVar("T")
 
 
 # ------------------------------------------------------------------- resources
-async def open_store(data_dir: Path) -> AsyncIterator[SqliteCheckpointStore]:
-    """Per-project SQLite databases under ``data_dir/projects``."""
+async def open_database(
+    url: SecretStr | None, schema: str
+) -> AsyncIterator[PostgresDatabase | None]:
+    """The PostgreSQL database when ``database_url`` is set (its schema migrated at
+    open; a clear ``StoreError`` when it cannot be used), else ``None``."""
+    if url is None:
+        yield None
+        return
+    database = PostgresDatabase(url.get_secret_value(), schema=schema)
+    await database.open()
+    try:
+        yield database
+    finally:
+        await database.close()
+
+
+async def open_store(
+    data_dir: Path, database: PostgresDatabase | None = None
+) -> AsyncIterator[SqliteCheckpointStore | PostgresCheckpointStore]:
+    """Sessions in PostgreSQL when there is a database, else per-project SQLite
+    databases under ``data_dir/projects``."""
+    if database is not None:
+        yield PostgresCheckpointStore(database)
+        return
     store = SqliteCheckpointStore(data_dir)
     await store.open()
     try:
@@ -62,11 +85,13 @@ async def open_store(data_dir: Path) -> AsyncIterator[SqliteCheckpointStore]:
 
 
 async def open_llm_settings(
-    data_dir: Path, secret_key: SecretStr | None
+    data_dir: Path, secret_key: SecretStr | None, database: PostgresDatabase | None = None
 ) -> AsyncIterator[LLMSettingsRepository]:
-    """The service-wide database of users' LLM settings (API keys encrypted)."""
+    """The users' LLM settings (API keys encrypted): in PostgreSQL when there is a
+    database, else in the service-wide SQLite database in ``data_dir``."""
     await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
-    repository = await LLMSettingsRepository.open(data_dir, encryption_key=secret_key)
+    rows = PostgresLLMSettingsStore(database) if database is not None else None
+    repository = await LLMSettingsRepository.open(data_dir, encryption_key=secret_key, rows=rows)
     try:
         yield repository
     finally:
@@ -139,9 +164,15 @@ class Container(containers.DeclarativeContainer):
     ids = providers.Singleton(UuidIdFactory)
 
     # ---------------------------------------------------------------- adapters
-    store = providers.Resource(open_store, data_dir=config.data_dir)
+    database = providers.Resource(
+        open_database, url=config.database_url, schema=config.database_schema
+    )
+    store = providers.Resource(open_store, data_dir=config.data_dir, database=database)
     llm_settings = providers.Resource(
-        open_llm_settings, data_dir=config.data_dir, secret_key=config.secret_key
+        open_llm_settings,
+        data_dir=config.data_dir,
+        secret_key=config.secret_key,
+        database=database,
     )
     gns3 = providers.Resource(
         open_gns3_client, base_url=config.gns3_url, request_timeout=config.gns3_timeout
@@ -183,6 +214,7 @@ def build_container(settings: Settings) -> Container:
     container = Container()
     values = settings.model_dump()
     values["secret_key"] = settings.secret_key  # keep it a SecretStr inside the container
+    values["database_url"] = settings.database_url  # likewise (it may hold a password)
     container.config.from_dict(values)
     return container
 
@@ -199,6 +231,9 @@ async def web_dependencies(container: Container) -> WebDependencies:
     gns3 = await resolve(container.gns3())
 
     async def store_ready() -> None:
+        if isinstance(store, PostgresCheckpointStore):
+            await store.database.ping()
+            return
         if not os.access(store.data_dir, os.W_OK):
             raise StoreError(f"the data directory {store.data_dir} is not writable")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Self
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from adapters.subprocess_agent import AgentConfig
@@ -79,3 +79,36 @@ class Settings(BaseSettings):
     )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "console"] = "json"
+    database_url: SecretStr | None = Field(
+        default=None,
+        description=(
+            "PostgreSQL URL (postgresql://user:password@host:5432/dbname?sslmode=…): sessions "
+            "and LLM settings live there, shared by every replica; unset: SQLite files in "
+            "data_dir. Needs secret_key."
+        ),
+    )
+    database_schema: str = Field(
+        default="gns3_copilot",
+        pattern=r"^[a-z_][a-z0-9_]{0,62}$",
+        description="PostgreSQL schema of the copilot's tables (created when missing).",
+    )
+
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _postgres_url(cls, value: Any) -> Any:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if text is None or text == "":
+            return None  # COPILOT_DATABASE_URL= (empty): SQLite
+        if not isinstance(text, str) or not text.startswith(("postgresql://", "postgres://")):
+            # Never echo the value: it may hold a password.
+            raise ValueError("must be a postgresql:// URL")
+        return value
+
+    @model_validator(mode="after")
+    def _one_key_for_every_replica(self) -> Self:
+        if self.database_url is not None and self.secret_key is None:
+            raise ValueError(
+                "database_url needs secret_key (COPILOT_SECRET_KEY): every replica must "
+                "encrypt the stored API keys with the same Fernet key"
+            )
+        return self

@@ -59,7 +59,9 @@ def _secrets_of(url: str) -> list[str]:
 def _scrub(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         text = text.replace(secret, "***")
-    return " ".join(text.split())  # libpq's messages span lines with tabs
+    # libpq's messages span lines (a hint on a tab-indented second line): one line.
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    return "; ".join(line for line in lines if line)
 
 
 async def _check_idle(conn: Connection) -> None:
@@ -135,7 +137,7 @@ class PostgresDatabase:
             info = conninfo_to_dict(url)
         except psycopg.Error as exc:
             raise StoreError(
-                f"The database URL is not valid: {_scrub(str(exc), self._secrets)}."
+                f"The PostgreSQL database URL is not valid: {_scrub(str(exc), self._secrets)}."
             ) from None
         self.schema = schema
         self.target = describe_url(url)
@@ -211,9 +213,25 @@ class PostgresDatabase:
     ) -> None:
         await self.close()
 
-    async def ping(self) -> None:
-        """One round trip through the pool (readiness); raises ``StoreError``."""
-        async with self.connection() as conn:
+    async def ping(self, wait: float = 1.0) -> None:
+        """One round trip through the pool (readiness); raises ``StoreError``.
+
+        When the pool has no connection to give within ``wait`` seconds, one direct
+        connection tells a busy pool (the database answers: fine) from a database that
+        cannot be used (the error says why, as at start-up).
+        """
+        pool = self._pool
+        if pool is None:
+            raise StoreError("The PostgreSQL database is not open.")
+        try:
+            async with pool.connection(timeout=wait) as conn:
+                await conn.execute("SELECT 1")
+            return
+        except PoolTimeout:
+            pass
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+        async with await self._connect() as conn, self._translated("checking readiness"):
             await conn.execute("SELECT 1")
 
     # ---------------------------------------------------------------- connections
