@@ -1,9 +1,11 @@
 """Run the benchmarks: ``python -m tests.benchmarks [NAME ...] [-- ARGS]`` (tox's ``bench``).
 
 Without names it runs ``turns`` (the turn pipeline against its bare baseline), then
-``store``, ``web_sse``, ``llm`` and ``subprocess_agent``, each in its own process.
-Arguments after ``--`` go to every benchmark (``-- --quick`` for a smoke run;
-``bench_turns`` and ``bench_store`` know it). They print figures and assert nothing
+``store``, ``postgres`` (the pipeline on PostgreSQL against SQLite; it needs the
+PostgreSQL server of the tests), ``web_sse``, ``llm`` and ``subprocess_agent``, each
+in its own process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a
+smoke run; ``bench_turns``, ``bench_store`` and ``bench_postgres`` know it). They print
+figures and assert nothing
 about speed; the exit status is non-zero only when a benchmark crashed.
 """
 
@@ -14,8 +16,8 @@ import sys
 
 __all__ = ["BENCHMARKS", "main"]
 
-BENCHMARKS = ("turns", "store", "web_sse", "llm", "subprocess_agent")
-_TAKES_QUICK = {"turns", "store"}
+BENCHMARKS = ("turns", "store", "postgres", "web_sse", "llm", "subprocess_agent")
+_TAKES_QUICK = {"turns", "store", "postgres"}
 
 
 def main(argv: list[str]) -> int:

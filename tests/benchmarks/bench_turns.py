@@ -78,7 +78,7 @@ from copilot_core import (
     UuidIdFactory,
 )
 from copilot_core.conversation import group_steps
-from copilot_core.ports import CallOptions
+from copilot_core.ports import CallOptions, CheckpointStore
 from copilot_core.session import Session
 from copilot_core.stats import TurnStats
 from copilot_core.testing import (
@@ -275,7 +275,7 @@ def stored_turn(t: int) -> list[list[Message]]:
     ]
 
 
-async def prefill(store: SqliteCheckpointStore, turns: int) -> str:
+async def prefill(store: CheckpointStore, turns: int) -> str:
     """A session holding ``turns`` W1 turns, written through the store's own API."""
     thread_id = str(uuid.uuid4())
     now = SystemClock().now()
