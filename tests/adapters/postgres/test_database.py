@@ -8,6 +8,7 @@ import time
 import traceback
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -309,3 +310,40 @@ async def test_text_postgres_cannot_hold_is_stored_with_a_replacement_character(
         renamed = await store.rename_session(PROJECT, "s1", "a\x00b", T0)
         assert renamed is not None
         assert renamed.title == "a\ufffdb"
+
+
+# ============================================================ backup and restore
+async def test_the_documented_backup_and_restore_bring_back_every_session(
+    postgres: PostgresForTests, postgres_schema: str, tmp_path: Path
+) -> None:
+    """The commands of docs/deployment.md: ``pg_dump -Fc --schema``, then
+    ``pg_restore`` into an empty database (here: the same one, schema dropped)."""
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        store = PostgresCheckpointStore(database)
+        await store.create_session(session("s1", title="OSPF lab"))
+        await store.append_messages(PROJECT, "s1", [Message.user("m1", "hello ☃", T0)])
+        await store.record_turn(PROJECT, "s1", TurnStats(messages=1), T0)
+    backup = tmp_path / "copilot.dump"
+    dump = await asyncio.create_subprocess_exec(
+        "pg_dump", "--format=custom", f"--schema={postgres_schema}", f"--file={backup}",
+        f"--dbname={postgres.url}",
+    )  # fmt: skip
+    assert await asyncio.wait_for(dump.wait(), 60) == 0
+    postgres.drop_schema(postgres_schema)
+    assert postgres_schema not in postgres.schemas()
+    restore = await asyncio.create_subprocess_exec(
+        "pg_restore", "--no-owner", f"--dbname={postgres.url}", str(backup)
+    )
+    assert await asyncio.wait_for(restore.wait(), 60) == 0
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        store = PostgresCheckpointStore(database)
+        got = await store.get_session(PROJECT, "s1")
+        assert got is not None
+        assert (got.title, got.message_count) == ("OSPF lab", 1)
+        assert (await store.history(PROJECT, "s1")).messages == [Message.user("m1", "hello ☃", T0)]
+        await store.append_messages(PROJECT, "s1", [Message.user("m2", "again", T0)])
+        assert (await store.history(PROJECT, "s1", limit=1)).next_cursor == 2
+        created = await store.create_session(session("s2"))  # the identity goes on
+        assert created.id is not None
+        assert got.id is not None
+        assert created.id > got.id
