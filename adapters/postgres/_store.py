@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from datetime import datetime
@@ -17,11 +18,11 @@ from adapters.postgres._codec import (
     utc,
 )
 from adapters.postgres._database import Connection, PostgresDatabase
-from copilot_core.errors import InvalidRequestError, StoreCorruptedError
+from copilot_core.errors import InvalidRequestError, SessionNotFoundError, StoreCorruptedError
 from copilot_core.messages import Message
 from copilot_core.ports import HistoryPage
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import TurnStats
+from copilot_core.stats import Usage
 
 __all__ = ["PostgresCheckpointStore"]
 
@@ -37,19 +38,38 @@ _INSERT_SESSION = (
     "ON CONFLICT (project_id, thread_id) DO NOTHING RETURNING id"
 )
 
-# One statement, so one transaction in autocommit mode: the session's row is locked
-# while its next sequence numbers are taken, and nothing is inserted when it does not
-# exist. Concurrent appends to one session (from any replica) queue on that lock.
-_APPEND = (
-    "WITH s AS (UPDATE chat_sessions SET last_seq = last_seq + %(count)s "
+# Nothing is inserted when the session does not exist. The session's row is locked
+# while its next sequence numbers are taken, so concurrent appends to one session (from
+# any replica) queue on that lock. ``%b``: the array goes in binary format, which psycopg
+# dumps a hundred times faster than the escaped text form (3 µs against 350 µs for a
+# 3 KB step).
+_INSERT_STEP = (
+    "INSERT INTO chat_messages (session_id, seq, message) "
+    "SELECT %(session)s, %(base)s + m.n, m.message "
+    "FROM unnest(%(messages)b::text[]) WITH ORDINALITY AS m(message, n)"
+)
+
+# The common case, no draft to replace: one statement (so one transaction in autocommit
+# mode) that locks the session's row, takes its next sequence numbers, counts the step
+# and inserts it; nothing is inserted when the session does not exist.
+_APPEND_STEP = (
+    "WITH s AS (UPDATE chat_sessions SET last_seq = last_seq + %(count)s, "
+    "message_count = message_count + %(count)s, "
+    "llm_calls_count = llm_calls_count + %(calls)s, "
+    "input_tokens = input_tokens + %(input)s, output_tokens = output_tokens + %(output)s, "
+    "total_tokens = total_tokens + %(total)s "
     "WHERE project_id = %(project)s AND thread_id = %(thread)s "
     "RETURNING id, last_seq - %(count)s AS base) "
     "INSERT INTO chat_messages (session_id, seq, message) "
     "SELECT s.id, s.base + m.n, m.message "
     "FROM s, unnest(%(messages)b::text[]) WITH ORDINALITY AS m(message, n)"
 )
-# ``%b``: the array goes in binary format, which psycopg dumps a hundred times faster
-# than the escaped text form (3 µs against 350 µs for a 3 KB step).
+
+_COUNT_STEP = (
+    "UPDATE chat_sessions SET last_seq = %s, message_count = message_count + %s, "
+    "llm_calls_count = llm_calls_count + %s, input_tokens = input_tokens + %s, "
+    "output_tokens = output_tokens + %s, total_tokens = total_tokens + %s WHERE id = %s"
+)
 
 _HISTORY = (
     "SELECT seq, message FROM chat_messages WHERE session_id = "
@@ -59,7 +79,6 @@ _HISTORY = (
 
 _RECORD_TURN = (
     "UPDATE chat_sessions SET "
-    "message_count = message_count + %s, "
     "llm_calls_count = llm_calls_count + %s, "
     "input_tokens = input_tokens + %s, "
     "output_tokens = output_tokens + %s, "
@@ -152,19 +171,19 @@ class PostgresCheckpointStore:
         self,
         project_id: str,
         thread_id: str,
-        stats: TurnStats,
         at: datetime,
         *,
+        usage: Usage | None = None,
         title: str | None = None,
     ) -> None:
         project_id = _project(project_id)
         stamp = utc(at)
+        usage = usage or Usage()
         params = (
-            stats.messages,
-            stats.llm_calls,
-            stats.input_tokens,
-            stats.output_tokens,
-            stats.total_tokens,
+            usage.llm_calls,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.total_tokens,
             stamp,
             stamp,
             None if title is None else safe_text(title),
@@ -174,7 +193,7 @@ class PostgresCheckpointStore:
         async with self.database.connection() as conn:
             cursor = await conn.execute(_RECORD_TURN, params)
             if cursor.rowcount == 0:
-                raise _missing(project_id, thread_id)
+                raise SessionNotFoundError(thread_id)
 
     async def rename_session(
         self, project_id: str, thread_id: str, title: str, at: datetime
@@ -208,21 +227,78 @@ class PostgresCheckpointStore:
 
     # ================================================================= messages
     async def append_messages(
-        self, project_id: str, thread_id: str, messages: Sequence[Message]
+        self,
+        project_id: str,
+        thread_id: str,
+        messages: Sequence[Message],
+        *,
+        usage: Usage | None = None,
+        replaces: str | None = None,
     ) -> None:
         project_id = _project(project_id)
         texts = [encode_message(message) for message in messages]  # fails before any write
+        usage = usage or Usage()
         thread = safe_text(thread_id)
-        async with self.database.connection() as conn:
-            if not texts:
-                await self._require(conn, project_id, thread)
-                return
+        if replaces is None and texts:
+            async with self.database.connection() as conn:
+                cursor = await conn.execute(
+                    _APPEND_STEP,
+                    {
+                        "count": len(texts),
+                        "calls": usage.llm_calls,
+                        "input": usage.input_tokens,
+                        "output": usage.output_tokens,
+                        "total": usage.total_tokens,
+                        "project": project_id,
+                        "thread": thread,
+                        "messages": texts,
+                    },
+                )
+                if cursor.rowcount != len(texts):
+                    raise SessionNotFoundError(thread_id)
+            return
+        # A draft to replace (or nothing to insert): a transaction of a few statements.
+        async with self.database.connection() as conn, conn.transaction():
             cursor = await conn.execute(
-                _APPEND,
-                {"count": len(texts), "project": project_id, "thread": thread, "messages": texts},
+                "SELECT id, last_seq, "
+                + (
+                    "(SELECT message FROM chat_messages "
+                    "WHERE session_id = s.id AND seq = s.last_seq) "
+                    if replaces is not None
+                    else "NULL "
+                )
+                + f"FROM chat_sessions s WHERE {_THIS} FOR UPDATE",
+                (project_id, thread),
             )
-            if cursor.rowcount != len(texts):
-                raise _missing(project_id, thread_id)
+            row = await cursor.fetchone()
+            if row is None:
+                raise SessionNotFoundError(thread_id)
+            session, last_seq, last_text = int(row[0]), int(row[1]), row[2]
+            removed = 0
+            if last_text is not None and _message_id(last_text) == replaces:
+                # The draft is the session's last message: the step takes its place.
+                await conn.execute(
+                    "DELETE FROM chat_messages WHERE session_id = %s AND seq = %s",
+                    (session, last_seq),
+                )
+                removed = 1
+            base = last_seq - removed
+            if texts:
+                await conn.execute(
+                    _INSERT_STEP, {"session": session, "base": base, "messages": texts}
+                )
+            await conn.execute(
+                _COUNT_STEP,
+                (
+                    base + len(texts),
+                    len(texts) - removed,
+                    usage.llm_calls,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.total_tokens,
+                    session,
+                ),
+            )
 
     async def history(
         self,
@@ -265,7 +341,7 @@ class PostgresCheckpointStore:
             )
             row = await cursor.fetchone()
         if row is None:
-            raise _missing(project_id, thread)
+            raise SessionNotFoundError(thread)
         count = int(row[0])
         end = count if before is None else min(max(before - 1, 0), count)
         start = max(end - limit, 0)
@@ -284,7 +360,7 @@ class PostgresCheckpointStore:
             f"SELECT 1 FROM chat_sessions WHERE {_THIS}", (project_id, thread)
         )
         if await cursor.fetchone() is None:
-            raise _missing(project_id, thread)
+            raise SessionNotFoundError(thread)
 
 
 def _project(project_id: str) -> str:
@@ -295,5 +371,11 @@ def _project(project_id: str) -> str:
     return project_id
 
 
-def _missing(project_id: str, thread_id: str) -> KeyError:
-    return KeyError(f"no session {thread_id!r} in project {project_id!r}")
+def _message_id(text: str) -> str | None:
+    """The ``id`` of a stored message (``None`` when the text is not a message)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    found = value.get("id") if isinstance(value, dict) else None
+    return found if isinstance(found, str) else None

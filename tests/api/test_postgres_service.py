@@ -28,7 +28,7 @@ from dependency_injector import providers
 from psycopg import sql
 
 from adapters.web.testing import StaticAuthenticator, StaticProjectGate
-from copilot_core import Principal
+from copilot_core.ports import Principal
 from copilot_core.testing import FakeTopologySource
 from entrypoints import Settings, build_container, create_app
 from entrypoints.cli import CopilotServer

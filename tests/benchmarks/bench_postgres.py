@@ -60,7 +60,7 @@ from copilot_core import (
 )
 from copilot_core.ports import CheckpointStore
 from copilot_core.session import Session
-from copilot_core.stats import TurnStats
+from copilot_core.stats import Usage
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -215,7 +215,7 @@ class Bench:
     async def store_operations(self, sides: list[Side]) -> None:
         reps = self.settings.reps * 3
         now = SystemClock().now()
-        stats = TurnStats(messages=4, llm_calls=2, input_tokens=1800, output_tokens=600)
+        usage = Usage(llm_calls=1, input_tokens=900, output_tokens=300)
 
         async def timed(call: Callable[[], Awaitable[object]]) -> float:
             started = time.perf_counter()
@@ -251,7 +251,9 @@ class Bench:
                     await timed(lambda s=store, t=thread, m=step: s.append_messages(PROJECT, t, m))
                 )
                 figures.setdefault((side.name, "record"), []).append(
-                    await timed(lambda s=store, t=thread: s.record_turn(PROJECT, t, stats, now))
+                    await timed(
+                        lambda s=store, t=thread: s.record_turn(PROJECT, t, now, usage=usage)
+                    )
                 )
                 if rep % 3 == 0:
                     figures.setdefault((side.name, "history"), []).append(

@@ -24,7 +24,7 @@ from adapters.postgres._schema import lock_key
 from copilot_core.errors import StoreError
 from copilot_core.messages import Message
 from copilot_core.session import Session
-from copilot_core.stats import TurnStats
+from copilot_core.stats import Usage
 from tests.real_postgres import PostgresForTests
 
 PROJECT = str(uuid.UUID(int=7))
@@ -272,20 +272,30 @@ async def test_two_replicas_appending_to_one_session_at_once_lose_and_duplicate_
         await stores[0].create_session(session("s1"))
 
         async def append(n: int) -> None:
+            store = stores[n % 2]
             step = [Message.user(f"m{n}-{k}", f"{n}/{k}", T0) for k in range(3)]
-            await stores[n % 2].append_messages(PROJECT, "s1", step)
-            await stores[n % 2].record_turn(PROJECT, "s1", TurnStats(messages=3), T0)
+            draft = None
+            if n % 3 == 0:  # some steps replace a draft (if it is still the last message)
+                draft = f"draft-{n}"
+                partial = Message.assistant(draft, "partial", T0, partial=True)
+                await store.append_messages(PROJECT, "s1", [partial])
+            await store.append_messages(
+                PROJECT, "s1", step, usage=Usage(llm_calls=1), replaces=draft
+            )
+            await store.record_turn(PROJECT, "s1", T0)
 
         await asyncio.gather(*(append(n) for n in range(20)))
         page = await stores[1].history(PROJECT, "s1")
-        ids = [m.id for m in page.messages]
+        ids = [m.id for m in page.messages if not m.id.startswith("draft-")]
+        drafts = len(page.messages) - len(ids)  # drafts another step overtook stay
         assert len(ids) == len(set(ids)) == 60
         for n in range(20):  # each step stayed whole and in order
             at = ids.index(f"m{n}-0")
             assert ids[at : at + 3] == [f"m{n}-0", f"m{n}-1", f"m{n}-2"]
         got = await stores[0].get_session(PROJECT, "s1")
         assert got is not None
-        assert got.message_count == 60
+        assert got.message_count == 60 + drafts == len(page.messages)
+        assert got.llm_calls_count == 20
         walked: list[str] = []
         cursor: int | None = None
         while True:  # the sequence numbers have no gap: pages walk it all
@@ -294,7 +304,7 @@ async def test_two_replicas_appending_to_one_session_at_once_lose_and_duplicate_
             if part.next_cursor is None:
                 break
             cursor = part.next_cursor
-        assert walked == ids
+        assert walked == [m.id for m in page.messages]
 
 
 async def test_text_postgres_cannot_hold_is_stored_with_a_replacement_character(
@@ -322,7 +332,7 @@ async def test_the_documented_backup_and_restore_bring_back_every_session(
         store = PostgresCheckpointStore(database)
         await store.create_session(session("s1", title="OSPF lab"))
         await store.append_messages(PROJECT, "s1", [Message.user("m1", "hello ☃", T0)])
-        await store.record_turn(PROJECT, "s1", TurnStats(messages=1), T0)
+        await store.record_turn(PROJECT, "s1", T0)
     backup = tmp_path / "copilot.dump"
     dump = await asyncio.create_subprocess_exec(
         "pg_dump", "--format=custom", f"--schema={postgres_schema}", f"--file={backup}",
