@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 
 from tests.fakes.gns3_server import RealGns3Server
 from tests.real_postgres import PostgresForTests
+from tests.real_redis import RedisForTests
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
@@ -49,3 +50,11 @@ def postgres_schema(postgres: PostgresForTests) -> Iterator[str]:
         yield schema
     finally:
         postgres.drop_schema(schema)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> RedisForTests:
+    """The machine's Redis (checked once); tests use key prefixes of their own."""
+    server = RedisForTests()
+    server.check()
+    return server
