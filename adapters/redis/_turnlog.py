@@ -233,6 +233,12 @@ class RedisTurnLog:
         for handle in self._forget.values():
             handle.cancel()
 
+    async def flush(self, turn_id: str) -> None:
+        """Wait until every event appended so far to this replica's turn is in Redis."""
+        turn = self._local.get(turn_id)
+        if turn is not None:
+            await self._flushed(turn)
+
     async def ping(self) -> None:
         """One round trip (readiness); raises ``ServiceUnavailableError``."""
         await self._call(self.client.ping())
