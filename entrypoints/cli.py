@@ -64,6 +64,7 @@ def _serve(args: argparse.Namespace) -> int:
         "data_dir": args.data_dir,
         "log_level": args.log_level,
         "database_url": args.database_url,
+        "redis_url": args.redis_url,
     }
     try:
         settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
@@ -117,6 +118,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="postgresql://… URL: sessions and LLM settings in PostgreSQL, for several "
         "replicas (default: SQLite in the data directory); prefer COPILOT_DATABASE_URL, "
         "which other users cannot read in the process list",
+    )
+    serve.add_argument(
+        "--redis-url",
+        help="redis://… URL: running turns shared by every replica (re-attach, abort, one "
+        "turn per session across replicas); default: in memory. Prefer COPILOT_REDIS_URL",
     )
     args = parser.parse_args(argv)
     if args.command == "serve":

@@ -29,6 +29,7 @@ from adapters.gns3 import (
 )
 from adapters.llm import LLMSettingsRepository, SettingsLanguageModelProvider, TiktokenTokenCounter
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
+from adapters.redis import RedisTurnLog, connect_redis
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
 from adapters.web import WebDependencies
@@ -58,6 +59,24 @@ async def open_database(
         yield database
     finally:
         await database.close()
+
+
+async def open_turn_log(
+    url: SecretStr | None, retention: float, lease: float
+) -> AsyncIterator[RedisTurnLog | None]:
+    """The Redis turn log when ``redis_url`` is set (a clear ``ServiceUnavailableError``
+    when Redis cannot be used), else ``None``: the chat service keeps turns in memory."""
+    if url is None:
+        yield None
+        return
+    client = await connect_redis(url.get_secret_value())
+    turn_log = RedisTurnLog(client, retention=retention, lease=lease)
+    try:
+        await turn_log.start()
+        yield turn_log
+    finally:
+        await turn_log.stop()
+        await client.aclose()
 
 
 async def open_store(
@@ -160,6 +179,12 @@ class Container(containers.DeclarativeContainer):
         open_database, url=config.database_url, schema=config.database_schema
     )
     store = providers.Resource(open_store, data_dir=config.data_dir, database=database)
+    turn_log = providers.Resource(
+        open_turn_log,
+        url=config.redis_url,
+        retention=config.finished_turn_retention,
+        lease=config.turn_lease,
+    )
     llm_settings = providers.Resource(
         open_llm_settings,
         data_dir=config.data_dir,
@@ -199,6 +224,7 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         ids=ids,
         settings=chat_settings,
+        turn_log=turn_log,
     )
 
 
@@ -207,6 +233,7 @@ def build_container(settings: Settings) -> Container:
     values = settings.model_dump()
     values["secret_key"] = settings.secret_key  # keep it a SecretStr inside the container
     values["database_url"] = settings.database_url  # likewise (it may hold a password)
+    values["redis_url"] = settings.redis_url
     container.config.from_dict(values)
     return container
 
@@ -232,13 +259,18 @@ async def web_dependencies(container: Container) -> WebDependencies:
     async def gns3_ready() -> None:
         await gns3.version()
 
+    readiness = {"store": store_ready, "gns3": gns3_ready}
+    turn_log = await resolve(container.turn_log())
+    if isinstance(turn_log, RedisTurnLog):
+        readiness["turn_log"] = turn_log.ping
+
     return WebDependencies(
         chat=chat,
         authenticator=await resolve(container.authenticator()),
         projects=await resolve(container.projects()),
         llm_config=await resolve(container.llm_config()),
         reload_skills=await resolve(container.reload_skills()),
-        readiness={"store": store_ready, "gns3": gns3_ready},
+        readiness=readiness,
         models=await resolve(container.models()),
         directory=await resolve(container.directory()),
     )

@@ -93,6 +93,32 @@ class Settings(BaseSettings):
         description="PostgreSQL schema of the copilot's tables (created when missing).",
     )
 
+    redis_url: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Redis URL (redis://[:password@]host:6379/0, rediss:// for TLS): running turns "
+            "are followed, re-attached and aborted from any replica; unset: in memory."
+        ),
+    )
+    turn_lease: float = Field(
+        default=15.0,
+        gt=0,
+        description=(
+            "With Redis: seconds after which the turn of a replica that stopped responding "
+            "is ended and its session freed (the running replica renews it every third)."
+        ),
+    )
+
+    @field_validator("redis_url", mode="before")
+    @classmethod
+    def _redis_url(cls, value: Any) -> Any:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if text is None or text == "":
+            return None  # COPILOT_REDIS_URL= (empty): in memory
+        if not isinstance(text, str) or not text.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must be a redis://, rediss:// or unix:// URL")  # never echoed
+        return value
+
     @field_validator("database_url", mode="before")
     @classmethod
     def _postgres_url(cls, value: Any) -> Any:
