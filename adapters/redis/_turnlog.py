@@ -4,9 +4,10 @@ Keys (``P`` is the prefix, ``gns3-copilot`` by default):
 
 * ``P:turn:{turn_id}``: a hash: project, session, user, owner (the replica running it),
   ``closed`` (0/1), ``previous`` (the session's turn before it).
-* ``P:turn:{turn_id}:events``: a stream, one entry per event, with the entry id
-  ``{seq}-0``: Redis refuses an id that does not grow, so a sequence number is never
-  written twice.
+* ``P:turn:{turn_id}:events``: a stream; each entry holds consecutive events (a JSON
+  array, field ``e``: what the writer had pending, so a stream of tokens costs a few
+  commands, not one per token) and has the id ``{seq}-0`` of its last event. Redis
+  refuses an id that does not grow, so a sequence number is never written twice.
 * ``P:session:{project_id}:{session_id}``: the id of the session's latest turn.
 * ``P:lease:{project_id}:{session_id}``: the session's claim: the running turn's id,
   expiring after ``lease`` seconds unless the replica running it renews it (every
@@ -120,12 +121,19 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return 0 end
 local last = 0
 local newest = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
 if #newest > 0 then last = tonumber(string.match(newest[1][1], '^(%d+)')) end
-redis.call('XADD', KEYS[3], (last + 1) .. '-0', 'e', ARGV[2])
-redis.call('XADD', KEYS[3], (last + 2) .. '-0', 'e', ARGV[3])
+redis.call('XADD', KEYS[3], (last + 2) .. '-0', 'e', '[' .. ARGV[2] .. ',' .. ARGV[3] .. ']')
 redis.call('HSET', KEYS[2], 'closed', '1')
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
 if redis.call('GET', KEYS[4]) == ARGV[1] then redis.call('PEXPIRE', KEYS[4], ARGV[4]) end
+return 1
+"""
+
+# KEYS: turn hash, events; ARGV: entry id, entry
+# Nothing is written once the turn is closed (another replica ended it for dead).
+_APPEND = """
+if redis.call('HGET', KEYS[1], 'closed') ~= '0' then return 0 end
+redis.call('XADD', KEYS[2], ARGV[1], 'e', ARGV[2])
 return 1
 """
 
@@ -199,6 +207,7 @@ class RedisTurnLog:
         self._discard_script = client.register_script(_DISCARD)
         self._reap_script = client.register_script(_REAP)
         self._renew_script = client.register_script(_RENEW)
+        self._append_script = client.register_script(_APPEND)
         self._listening = asyncio.Event()
 
     # ================================================================= lifecycle
@@ -410,23 +419,28 @@ class RedisTurnLog:
         delay = 0.05
         while turn.pending:
             batch = list(turn.pending)
-            pipe = self.client.pipeline(transaction=False)
-            for seq, data in batch:
-                pipe.xadd(self._events(turn.info.turn_id), {"e": data}, id=f"{seq}-0")
+            entry = "[" + ",".join(data for _, data in batch) + "]"
+            turn_id = turn.info.turn_id
             try:
-                await pipe.execute()
+                written = await self._append_script(
+                    keys=[self._hash(turn_id), self._events(turn_id)],
+                    args=[f"{batch[-1][0]}-0", entry],
+                )
             except ResponseError as exc:
-                # An id that does not grow: another replica ended this turn (it took our
-                # lease for dead). Nothing more of it can be written.
-                log.warning("turn %s: its stream refused an event (%s)", turn.info.turn_id, exc)
-                turn.abort.abort("another copilot replica ended this turn")
-                turn.pending.clear()
-                break
+                written = 0  # an id that does not grow: as below
+                log.warning("turn %s: its stream refused events (%s)", turn_id, exc)
             except (RedisError, OSError) as exc:
-                log.warning("turn %s: writing events to Redis failed (%s)", turn.info.turn_id, exc)
+                log.warning("turn %s: writing events to Redis failed (%s)", turn_id, exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 continue
+            if not written:
+                # Another replica ended this turn, taking this one for dead (its lease
+                # expired): nothing more of it can be written.
+                log.warning("turn %s was ended by another replica", turn_id)
+                turn.abort.abort("another copilot replica ended this turn")
+                turn.pending.clear()
+                break
             del turn.pending[: len(batch)]
             delay = 0.05
         turn.written.set()
@@ -529,12 +543,16 @@ class RedisTurnLog:
             done = False
             for _, items in entries or []:
                 for entry_id, values in items:
-                    seq = int(_text(entry_id).split("-", 1)[0])
-                    event = _decode(values)
-                    last = seq
+                    newest = int(_text(entry_id).split("-", 1)[0])
+                    events = _decode(values)
                     quiet_since = loop.time()
-                    yield TurnEvent(seq, info.session_id, event)
-                    done = done or isinstance(event, DoneEvent)
+                    for offset, event in enumerate(events):
+                        seq = newest - len(events) + 1 + offset
+                        if seq <= last:
+                            continue  # before the follower's point (a batch spans it)
+                        yield TurnEvent(seq, info.session_id, event)
+                        done = done or isinstance(event, DoneEvent)
+                    last = newest
             if done:
                 return
             now = loop.time()
@@ -633,9 +651,9 @@ def _encode(event: WireEvent) -> str:
     return json.dumps(event_to_record(event), ensure_ascii=True, separators=(",", ":"))
 
 
-def _decode(values: dict[Any, Any]) -> WireEvent:
+def _decode(values: dict[Any, Any]) -> list[WireEvent]:
     raw = values.get(b"e", values.get("e"))
-    return event_from_record(json.loads(_text(raw)))
+    return [event_from_record(record) for record in json.loads(_text(raw))]
 
 
 def _settle(waiter: asyncio.Future[str | None], why: str | None) -> None:

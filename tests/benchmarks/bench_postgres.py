@@ -49,6 +49,7 @@ import psycopg
 from psycopg import sql
 
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase
+from adapters.redis import RedisTurnLog, connect_redis
 from adapters.sqlite import SqliteCheckpointStore
 from copilot_core import (
     BuiltinAgent,
@@ -56,9 +57,10 @@ from copilot_core import (
     ChatSettings,
     ModelSelection,
     SystemClock,
+    TurnRequest,
     UuidIdFactory,
 )
-from copilot_core.ports import CheckpointStore
+from copilot_core.ports import CheckpointStore, TurnLog
 from copilot_core.session import Session
 from copilot_core.stats import Usage
 from copilot_core.testing import (
@@ -69,10 +71,12 @@ from copilot_core.testing import (
     text_reply,
 )
 from tests.benchmarks.bench_turns import (
+    ABORT_STREAM_QUERY,
     PROJECT,
     TOOL_NAME,
     TOOL_OUTPUT,
     TOPOLOGY,
+    USER_ID,
     W1_QUERY,
     ForgetfulModel,
     Row,
@@ -84,6 +88,7 @@ from tests.benchmarks.bench_turns import (
     stored_turn,
 )
 from tests.real_postgres import MAINTENANCE_URL
+from tests.real_redis import REDIS_URL
 
 __all__ = ["main"]
 
@@ -102,7 +107,7 @@ class Side:
     cold_chat: ChatService
 
 
-def pipeline(name: str, store: CheckpointStore) -> Side:
+def pipeline(name: str, store: CheckpointStore, turn_log: TurnLog | None = None) -> Side:
     tools = FakeToolExecutor()
     tools.add(TOOL_NAME, lambda arguments, context: TOOL_OUTPUT)
     clock, ids = SystemClock(), UuidIdFactory()
@@ -110,7 +115,9 @@ def pipeline(name: str, store: CheckpointStore) -> Side:
     model = ForgetfulModel(ScriptedLanguageModel(default=script))
     title = ForgetfulModel(ScriptedLanguageModel(default=text_reply("OSPF from R1 to R3")))
     models = StaticModelProvider(ModelSelection(model, title_model=title))
-    chat = ChatService(store, {"copilot": agent}, models=models, clock=clock, ids=ids)
+    chat = ChatService(
+        store, {"copilot": agent}, models=models, clock=clock, ids=ids, turn_log=turn_log
+    )
     cold = ChatService(
         store,
         {"copilot": agent},
@@ -118,6 +125,7 @@ def pipeline(name: str, store: CheckpointStore) -> Side:
         clock=clock,
         ids=ids,
         settings=ChatSettings(history_cache_sessions=0),
+        turn_log=turn_log,
     )
     return Side(name, store, chat, cold)
 
@@ -147,11 +155,12 @@ class Settings:
     warmup: int
     sessions: int
     turns_per_session: int
+    abort_tries: int
     depths: tuple[int, ...] = (0, 50, 500)
 
 
-FULL = Settings(reps=30, warmup=3, sessions=50, turns_per_session=5)
-QUICK = Settings(reps=3, warmup=1, sessions=10, turns_per_session=2, depths=(0, 50))
+FULL = Settings(reps=30, warmup=3, sessions=50, turns_per_session=5, abort_tries=50)
+QUICK = Settings(reps=3, warmup=1, sessions=10, turns_per_session=2, abort_tries=5, depths=(0, 50))
 
 
 @dataclass
@@ -336,15 +345,22 @@ async def bare_commit(database: PostgresDatabase) -> None:
 @contextlib.asynccontextmanager
 async def open_sides(root: Path, url: str) -> AsyncIterator[list[Side]]:
     asynchronous = url + "?options=-c%20synchronous_commit%3Doff"
+    prefix = f"copilot-bench-{uuid.uuid4().hex[:8]}"
     async with (
         SqliteCheckpointStore(root / "sqlite") as sqlite_store,
         PostgresDatabase(url, max_size=10) as database,
         PostgresDatabase(asynchronous, schema="relaxed", max_size=10) as relaxed,
+        redis_turn_log(prefix) as turn_log,
     ):
         sides = [
             pipeline("SQLite", sqlite_store),
             pipeline("PostgreSQL", PostgresCheckpointStore(database)),
             pipeline("PostgreSQL, synchronous_commit off", PostgresCheckpointStore(relaxed)),
+            pipeline(
+                "PostgreSQL + Redis turn log",
+                PostgresCheckpointStore(database),
+                turn_log,
+            ),
         ]
         try:
             yield sides
@@ -352,6 +368,62 @@ async def open_sides(root: Path, url: str) -> AsyncIterator[list[Side]]:
             for side in sides:
                 await side.chat.shutdown(grace=2)
                 await side.cold_chat.shutdown(grace=2)
+
+
+@contextlib.asynccontextmanager
+async def redis_turn_log(prefix: str, replica: str = "bench") -> AsyncIterator[RedisTurnLog]:
+    client = await connect_redis(REDIS_URL)
+    log = RedisTurnLog(client, prefix=prefix, replica=replica)
+    await log.start()
+    try:
+        yield log
+    finally:
+        await log.stop()
+        keys = [key async for key in client.scan_iter(match=f"{prefix}:*", count=500)]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+
+async def aborts_across_replicas(bench: Bench, database: PostgresDatabase) -> None:
+    """Abort asked on replica B of a turn replica A runs (two chat services, two Redis
+    turn logs, one database): from the request to the ``abort`` event on A."""
+    prefix = f"copilot-bench-{uuid.uuid4().hex[:8]}"
+    store = PostgresCheckpointStore(database)
+    async with redis_turn_log(prefix, "a") as log_a, redis_turn_log(prefix, "b") as log_b:
+        a = pipeline("A", store, log_a)
+        b = pipeline("B", store, log_b)
+        latencies: list[float] = []
+        session_id: str | None = None
+        for _ in range(bench.settings.abort_tries):
+            turn = await a.chat.start_turn(
+                TurnRequest(PROJECT, USER_ID, ABORT_STREAM_QUERY, session_id)
+            )
+            session_id = turn.session_id
+            asked = 0.0
+            async for event in turn.subscribe():
+                if event.type == "content" and not asked:
+                    asked = time.perf_counter()
+                    assert await b.chat.abort(PROJECT, session_id, USER_ID)
+                elif event.type == "abort":
+                    latencies.append(time.perf_counter() - asked)
+            await turn.wait()
+        for side in (a, b):
+            await side.chat.shutdown(grace=2)
+            await side.cold_chat.shutdown(grace=2)
+    bench.row(
+        "abort asked on another replica (Redis), p50", "ms", None, percentile(latencies, 50) * 1e3
+    )
+    bench.row(
+        "abort asked on another replica (Redis), p99",
+        "ms",
+        None,
+        percentile(latencies, 99) * 1e3,
+        "< 100 ms",
+        100,
+        False,
+        True,
+    )
 
 
 async def run(settings: Settings) -> tuple[Bench, str]:
@@ -365,6 +437,8 @@ async def run(settings: Settings) -> tuple[Bench, str]:
     ):
         async with open_sides(Path(tmp), url) as sides:
             await bench.run(sides)
+        async with PostgresDatabase(url, schema="aborts", max_size=4) as database:
+            await aborts_across_replicas(bench, database)
     return bench, version
 
 
