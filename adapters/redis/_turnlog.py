@@ -163,7 +163,6 @@ class _Local:
     events: list[TurnEvent] = field(default_factory=list)
     waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
     pending: list[tuple[int, str]] = field(default_factory=list)
-    written: asyncio.Event = field(default_factory=asyncio.Event)
     writer: asyncio.Task[None] | None = None
     closed: bool = False
 
@@ -292,7 +291,6 @@ class RedisTurnLog:
         stamped = TurnEvent(len(turn.events) + 1, turn.info.session_id, event)
         turn.events.append(stamped)
         turn.pending.append((stamped.seq, _encode(event)))
-        turn.written.clear()
         if turn.writer is None or turn.writer.done():
             turn.writer = asyncio.get_running_loop().create_task(
                 self._write(turn), name=f"redis-turnlog-writer-{turn_id}"
@@ -415,8 +413,15 @@ class RedisTurnLog:
                 yield TurnEvent(0, turn.info.session_id, HeartbeatEvent())
 
     async def _write(self, turn: _Local) -> None:
-        """Append the turn's pending events to its stream, in order, in batches."""
+        """Append the turn's pending events to its stream, in order, in batches.
+
+        While Redis cannot be reached, it retries for up to a lease; then the pending
+        events are dropped (this replica's own clients still had them; others could not
+        follow anyway), so that ending the turn never hangs.
+        """
         delay = 0.05
+        failing_since: float | None = None
+        loop = asyncio.get_running_loop()
         while turn.pending:
             batch = list(turn.pending)
             entry = "[" + ",".join(data for _, data in batch) + "]"
@@ -431,6 +436,11 @@ class RedisTurnLog:
                 log.warning("turn %s: its stream refused events (%s)", turn_id, exc)
             except (RedisError, OSError) as exc:
                 log.warning("turn %s: writing events to Redis failed (%s)", turn_id, exc)
+                failing_since = failing_since or loop.time()
+                if loop.time() - failing_since > self.lease:
+                    log.error("turn %s: dropped %s events Redis refused", turn_id, len(batch))
+                    turn.pending.clear()
+                    break
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 continue
@@ -443,7 +453,7 @@ class RedisTurnLog:
                 break
             del turn.pending[: len(batch)]
             delay = 0.05
-        turn.written.set()
+            failing_since = None
 
     async def _flushed(self, turn: _Local) -> None:
         while turn.pending or (turn.writer is not None and not turn.writer.done()):
