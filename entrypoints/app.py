@@ -9,13 +9,16 @@ import structlog
 from litestar import Litestar
 
 from adapters.web import WebSettings, create_web_app, install_dependencies
+from copilot_core import CopilotError
 from entrypoints.container import Container, build_container, web_dependencies
 from entrypoints.observability import configure_logging
 from entrypoints.settings import Settings
 
-__all__ = ["CHAT_SERVICE_STATE", "create_app"]
+__all__ = ["CHAT_SERVICE_STATE", "STARTUP_ERROR_STATE", "create_app"]
 
 CHAT_SERVICE_STATE = "chat_service"
+STARTUP_ERROR_STATE = "startup_error"
+"""Where the lifespan leaves the message of a start-up failure (a ``CopilotError``)."""
 
 log = structlog.get_logger("entrypoints")
 
@@ -30,9 +33,17 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        initialised = container.init_resources()
-        if initialised is not None:
-            await initialised
+        try:
+            initialised = container.init_resources()
+            if initialised is not None:
+                await initialised
+        except CopilotError as exc:  # a database that cannot be reached, for instance
+            app.state[STARTUP_ERROR_STATE] = exc.message
+            log.error("startup_failed", error=exc.message)
+            closed = container.shutdown_resources()  # what did open
+            if closed is not None:
+                await closed
+            raise
         try:
             deps = await web_dependencies(container)
             install_dependencies(app, deps)

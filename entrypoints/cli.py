@@ -18,7 +18,7 @@ from litestar import Litestar
 from pydantic import ValidationError
 
 from copilot_core.service import ChatService
-from entrypoints.app import CHAT_SERVICE_STATE, create_app
+from entrypoints.app import CHAT_SERVICE_STATE, STARTUP_ERROR_STATE, create_app
 from entrypoints.settings import Settings
 
 __all__ = ["CopilotServer", "main"]
@@ -63,13 +63,13 @@ def _serve(args: argparse.Namespace) -> int:
         "gns3_url": args.gns3_url,
         "data_dir": args.data_dir,
         "log_level": args.log_level,
+        "database_url": args.database_url,
+        "redis_url": args.redis_url,
     }
     try:
         settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
-        )
+        problems = "; ".join(_problem(error) for error in exc.errors())
         print(f"gns3-copilot: invalid settings: {problems}", file=sys.stderr)
         return 2
     app = create_app(settings)
@@ -83,8 +83,19 @@ def _serve(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=int(settings.shutdown_grace) + 5,
     )
     server = CopilotServer(config, app, settings.shutdown_grace)
-    server.run()
+    try:
+        server.run()  # exits with status 3 when the start-up fails
+    finally:
+        error = app.state.get(STARTUP_ERROR_STATE)
+        if not server.started and error:
+            print(f"gns3-copilot: cannot start: {error}", file=sys.stderr)
     return 0 if server.started else 1
+
+
+def _problem(error: Any) -> str:
+    where = ".".join(str(part) for part in error["loc"])
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -102,6 +113,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--gns3-url", help="GNS3 server URL (default http://127.0.0.1:3080)")
     serve.add_argument("--data-dir", type=Path, help="per-user data directory")
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--database-url",
+        help="postgresql://… URL: sessions and LLM settings in PostgreSQL, for several "
+        "replicas (default: SQLite in the data directory); prefer COPILOT_DATABASE_URL, "
+        "which other users cannot read in the process list",
+    )
+    serve.add_argument(
+        "--redis-url",
+        help="redis://… URL: running turns shared by every replica (re-attach, abort, one "
+        "turn per session across replicas); default: in memory. Prefer COPILOT_REDIS_URL",
+    )
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args)

@@ -28,6 +28,8 @@ from adapters.gns3 import (
     SkillLibrary,
 )
 from adapters.llm import LLMSettingsRepository, SettingsLanguageModelProvider, TiktokenTokenCounter
+from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
+from adapters.redis import RedisTurnLog, connect_redis
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
 from adapters.web import PrometheusTurnMetrics, StructlogTurnObserver, WebDependencies
@@ -52,8 +54,48 @@ T = TypeVar("T")
 
 
 # ------------------------------------------------------------------- resources
-async def open_store(data_dir: Path) -> AsyncIterator[SqliteCheckpointStore]:
-    """Per-project SQLite databases under ``data_dir/projects``."""
+async def open_database(
+    url: SecretStr | None, schema: str
+) -> AsyncIterator[PostgresDatabase | None]:
+    """The PostgreSQL database when ``database_url`` is set (its schema migrated at
+    open; a clear ``StoreError`` when it cannot be used), else ``None``."""
+    if url is None:
+        yield None
+        return
+    database = PostgresDatabase(url.get_secret_value(), schema=schema)
+    await database.open()
+    try:
+        yield database
+    finally:
+        await database.close()
+
+
+async def open_turn_log(
+    url: SecretStr | None, retention: float, lease: float
+) -> AsyncIterator[RedisTurnLog | InMemoryTurnLog]:
+    """The Redis turn log when ``redis_url`` is set (a clear ``ServiceUnavailableError``
+    when Redis cannot be used), else turns in this process's memory."""
+    if url is None:
+        yield InMemoryTurnLog(retention=retention)
+        return
+    client = await connect_redis(url.get_secret_value())
+    turn_log = RedisTurnLog(client, retention=retention, lease=lease)
+    try:
+        await turn_log.start()
+        yield turn_log
+    finally:
+        await turn_log.stop()
+        await client.aclose()
+
+
+async def open_store(
+    data_dir: Path, database: PostgresDatabase | None = None
+) -> AsyncIterator[SqliteCheckpointStore | PostgresCheckpointStore]:
+    """Sessions in PostgreSQL when there is a database, else per-project SQLite
+    databases under ``data_dir/projects``."""
+    if database is not None:
+        yield PostgresCheckpointStore(database)
+        return
     store = SqliteCheckpointStore(data_dir)
     await store.open()
     try:
@@ -63,11 +105,13 @@ async def open_store(data_dir: Path) -> AsyncIterator[SqliteCheckpointStore]:
 
 
 async def open_llm_settings(
-    data_dir: Path, secret_key: SecretStr | None
+    data_dir: Path, secret_key: SecretStr | None, database: PostgresDatabase | None = None
 ) -> AsyncIterator[LLMSettingsRepository]:
-    """The service-wide database of users' LLM settings (API keys encrypted)."""
+    """The users' LLM settings (API keys encrypted): in PostgreSQL when there is a
+    database, else in the service-wide SQLite database in ``data_dir``."""
     await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
-    repository = await LLMSettingsRepository.open(data_dir, encryption_key=secret_key)
+    rows = PostgresLLMSettingsStore(database) if database is not None else None
+    repository = await LLMSettingsRepository.open(data_dir, encryption_key=secret_key, rows=rows)
     try:
         yield repository
     finally:
@@ -140,9 +184,21 @@ class Container(containers.DeclarativeContainer):
     ids = providers.Singleton(UuidIdFactory)
 
     # ---------------------------------------------------------------- adapters
-    store = providers.Resource(open_store, data_dir=config.data_dir)
+    database = providers.Resource(
+        open_database, url=config.database_url, schema=config.database_schema
+    )
+    store = providers.Resource(open_store, data_dir=config.data_dir, database=database)
+    turn_log = providers.Resource(
+        open_turn_log,
+        url=config.redis_url,
+        retention=config.finished_turn_retention,
+        lease=config.turn_lease,
+    )
     llm_settings = providers.Resource(
-        open_llm_settings, data_dir=config.data_dir, secret_key=config.secret_key
+        open_llm_settings,
+        data_dir=config.data_dir,
+        secret_key=config.secret_key,
+        database=database,
     )
     gns3 = providers.Resource(
         open_gns3_client, base_url=config.gns3_url, request_timeout=config.gns3_timeout
@@ -169,7 +225,6 @@ class Container(containers.DeclarativeContainer):
         max_message_chars=config.max_message_chars,
         finished_turn_retention=config.finished_turn_retention,
     )
-    turn_log = providers.Singleton(InMemoryTurnLog, retention=config.finished_turn_retention)
     metrics = providers.Singleton(PrometheusTurnMetrics)
     turn_logger = providers.Singleton(StructlogTurnObserver)
     runner_settings = providers.Singleton(RunnerSettings, approval_timeout=config.approval_timeout)
@@ -199,6 +254,8 @@ def build_container(settings: Settings) -> Container:
     container = Container()
     values = settings.model_dump()
     values["secret_key"] = settings.secret_key  # keep it a SecretStr inside the container
+    values["database_url"] = settings.database_url  # likewise (it may hold a password)
+    values["redis_url"] = settings.redis_url
     container.config.from_dict(values)
     return container
 
@@ -215,11 +272,19 @@ async def web_dependencies(container: Container) -> WebDependencies:
     gns3 = await resolve(container.gns3())
 
     async def store_ready() -> None:
+        if isinstance(store, PostgresCheckpointStore):
+            await store.database.ping()
+            return
         if not os.access(store.data_dir, os.W_OK):
             raise StoreError(f"the data directory {store.data_dir} is not writable")
 
     async def gns3_ready() -> None:
         await gns3.version()
+
+    readiness = {"store": store_ready, "gns3": gns3_ready}
+    turn_log = await resolve(container.turn_log())
+    if isinstance(turn_log, RedisTurnLog):
+        readiness["turn_log"] = turn_log.ping
 
     return WebDependencies(
         chat=chat,
@@ -227,7 +292,7 @@ async def web_dependencies(container: Container) -> WebDependencies:
         projects=await resolve(container.projects()),
         llm_config=await resolve(container.llm_config()),
         reload_skills=await resolve(container.reload_skills()),
-        readiness={"store": store_ready, "gns3": gns3_ready},
+        readiness=readiness,
         models=await resolve(container.models()),
         directory=await resolve(container.directory()),
     )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Self
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from adapters.subprocess_agent import AgentConfig
@@ -85,3 +85,62 @@ class Settings(BaseSettings):
     )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "console"] = "json"
+    database_url: SecretStr | None = Field(
+        default=None,
+        description=(
+            "PostgreSQL URL (postgresql://user:password@host:5432/dbname?sslmode=…): sessions "
+            "and LLM settings live there, shared by every replica; unset: SQLite files in "
+            "data_dir. Needs secret_key."
+        ),
+    )
+    database_schema: str = Field(
+        default="gns3_copilot",
+        pattern=r"^[a-z_][a-z0-9_]{0,62}$",
+        description="PostgreSQL schema of the copilot's tables (created when missing).",
+    )
+
+    redis_url: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Redis URL (redis://[:password@]host:6379/0, rediss:// for TLS): running turns "
+            "are followed, re-attached and aborted from any replica; unset: in memory."
+        ),
+    )
+    turn_lease: float = Field(
+        default=15.0,
+        gt=0,
+        description=(
+            "With Redis: seconds after which the turn of a replica that stopped responding "
+            "is ended and its session freed (the running replica renews it every third)."
+        ),
+    )
+
+    @field_validator("redis_url", mode="before")
+    @classmethod
+    def _redis_url(cls, value: Any) -> Any:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if text is None or text == "":
+            return None  # COPILOT_REDIS_URL= (empty): in memory
+        if not isinstance(text, str) or not text.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must be a redis://, rediss:// or unix:// URL")  # never echoed
+        return value
+
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _postgres_url(cls, value: Any) -> Any:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if text is None or text == "":
+            return None  # COPILOT_DATABASE_URL= (empty): SQLite
+        if not isinstance(text, str) or not text.startswith(("postgresql://", "postgres://")):
+            # Never echo the value: it may hold a password.
+            raise ValueError("must be a postgresql:// URL")
+        return value
+
+    @model_validator(mode="after")
+    def _one_key_for_every_replica(self) -> Self:
+        if self.database_url is not None and self.secret_key is None:
+            raise ValueError(
+                "database_url needs secret_key (COPILOT_SECRET_KEY): every replica must "
+                "encrypt the stored API keys with the same Fernet key"
+            )
+        return self

@@ -12,6 +12,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.fakes.gns3_server import RealGns3Server
+from tests.real_postgres import PostgresForTests
+from tests.real_redis import RedisForTests
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
@@ -27,3 +29,32 @@ def gns3_server() -> Iterator[RealGns3Server]:
     server = RealGns3Server(console_ports=(25000, 25499), udp_ports=(26000, 26499))
     with server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresForTests]:
+    """A database of this test run on the real PostgreSQL server, dropped at the end."""
+    database = PostgresForTests()
+    database.create()
+    try:
+        yield database
+    finally:
+        database.drop()
+
+
+@pytest.fixture
+def postgres_schema(postgres: PostgresForTests) -> Iterator[str]:
+    """A fresh schema name in the run's database (created by the store), dropped after."""
+    schema = postgres.new_schema()
+    try:
+        yield schema
+    finally:
+        postgres.drop_schema(schema)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> RedisForTests:
+    """The machine's Redis (checked once); tests use key prefixes of their own."""
+    server = RedisForTests()
+    server.check()
+    return server

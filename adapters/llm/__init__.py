@@ -4,8 +4,9 @@
   chat model (streams deltas, binds tools, translates provider errors).
 * :class:`SettingsLanguageModelProvider`: the core's ``LanguageModelProvider``,
   building each user's model from their stored :class:`LLMSettings`.
-* :class:`LLMSettingsRepository`: per-user settings in the service-wide SQLite
-  database, the API key encrypted with Fernet.
+* :class:`LLMSettingsRepository`: per-user settings, the API key encrypted with
+  Fernet, in any ``LLMSettingsStore`` (by default :class:`SqliteLLMSettingsStore`,
+  the service-wide SQLite database).
 * :class:`TiktokenTokenCounter`: the core's ``TokenCounter`` with tiktoken.
 * :func:`to_langchain` / :func:`from_langchain`: exact message conversion.
 """
@@ -25,6 +26,7 @@ from adapters.llm._repository import (
     LLMSettingsRepository,
     load_or_create_key,
 )
+from adapters.llm._rows import SqliteLLMSettingsStore
 from adapters.llm._settings import (
     DEFAULT_CONTEXT_LIMIT,
     OPENAI_COMPATIBLE_PROVIDERS,
@@ -47,6 +49,7 @@ __all__ = [
     "ProviderInfo",
     "PublicLLMSettings",
     "SettingsLanguageModelProvider",
+    "SqliteLLMSettingsStore",
     "TiktokenTokenCounter",
     "build_chat_model",
     "from_langchain",
