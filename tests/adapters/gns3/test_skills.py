@@ -62,5 +62,9 @@ async def test_device_skills_tool(mode: CopilotMode):
     assert "vpcs/basics" in missing.output["error"]
     bad = await call({"action": "explain"})
     assert bad.status is ToolStatus.ERROR
-    assert bad.output["expected"] == {"action": "list"}
+    assert bad.output["fields"][0]["field"] == "action"
+    assert "'list' or 'get'" in bad.output["fields"][0]["problem"]
+    assert bad.output["expected"] == {"action": "get", "device_type": "vpcs", "topic": "basics"}
+    half = await call({"action": "get", "device_type": "vpcs"})
+    assert "action get needs device_type and topic" in half.output["error"]
     await executor.client.aclose()

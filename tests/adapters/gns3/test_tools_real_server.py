@@ -333,14 +333,12 @@ async def test_second_user_sees_nothing_of_the_first_users_project(
     assert names == {"Alice", "Bob"}
 
 
-async def test_missing_credentials_and_wrong_mode(executor: Gns3ToolExecutor, project_id: str):
+async def test_missing_credentials_are_a_clear_error(executor: Gns3ToolExecutor, project_id: str):
     no_token = await run(executor, project_id, None, "gns3_topology_reader", {})
+    assert no_token.status is ToolStatus.ERROR
     assert "No GNS3 credentials" in no_token.output["error"]
-    teaching = await run(
-        executor, project_id, "t", "stop_gns3_node", {"node_names": ["A"]}, TEACHING
-    )
-    assert teaching.status is ToolStatus.ERROR
-    assert "not available in teaching_assistant mode" in teaching.output["error"]
+    unknown = await run(executor, project_id, "t", "reboot_the_lab", {})
+    assert "There is no GNS3 tool 'reboot_the_lab'" in unknown.output["error"]
 
 
 async def test_ethernet_switch_needs_dynamips(

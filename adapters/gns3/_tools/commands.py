@@ -1,0 +1,258 @@
+"""Console tools: show commands, configuration lines and VPCS commands on started devices.
+
+Every command is checked before anything is sent: the forbidden list in every mode and,
+in teaching mode, the read-only rule (:func:`~adapters.gns3.configuration_reason`). The
+devices of one call run concurrently, one command stream per console.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
+
+from adapters.gns3._command_policy import DeviceKind, configuration_reason
+from adapters.gns3._console import ConsoleTarget, ConsoleTranscript
+from adapters.gns3._lab import LabSnapshot
+from adapters.gns3._tools.registry import (
+    AUTOMATION_ONLY,
+    BOTH_MODES,
+    AtMost,
+    CallScope,
+    Gns3Tool,
+    LabAccess,
+    LabChange,
+    ToolArguments,
+)
+from adapters.gns3._tools.results import batch, item
+from copilot_core.session import CopilotMode
+from copilot_core.tools import ToolResult
+
+__all__ = ["command_tools"]
+
+JSON = dict[str, Any]
+
+
+def _commands(commands: list[str]) -> list[str]:
+    kept = [command for command in commands if command.strip()]
+    if not kept:
+        raise ValueError("give at least one command")
+    return kept
+
+
+def _device_name(name: str) -> str:
+    if not name.strip():
+        raise ValueError("must not be blank")
+    return name.strip()
+
+
+Commands = Annotated[list[str], AfterValidator(_commands), AtMost("max_commands")]
+DeviceName = Annotated[str, AfterValidator(_device_name)]
+
+
+class DeviceCommands(ToolArguments):
+    device_name: DeviceName = Field(description="node name")
+    commands: Commands = Field(description="commands to run in order, e.g. show ip interface brief")
+
+
+class DeviceConfigLines(ToolArguments):
+    device_name: DeviceName = Field(description="node name")
+    config_commands: Commands = Field(description="configuration lines, in order")
+
+
+class ShowCommands(ToolArguments):
+    device_configs: Annotated[list[DeviceCommands], AtMost("max_batch")] = Field(min_length=1)
+
+
+class ConfigCommands(ToolArguments):
+    device_configs: Annotated[list[DeviceConfigLines], AtMost("max_batch")] = Field(min_length=1)
+
+
+# ------------------------------------------------------------------ handlers
+async def show_commands(lab: LabAccess, args: ShowCommands, scope: CallScope) -> ToolResult:
+    jobs = [(entry.device_name, entry.commands) for entry in args.device_configs]
+    return await _run(lab, scope, jobs, config=False, vpcs_only=False)
+
+
+async def config_commands(lab: LabAccess, args: ConfigCommands, scope: CallScope) -> ToolResult:
+    jobs = [(entry.device_name, entry.config_commands) for entry in args.device_configs]
+    return await _run(lab, scope, jobs, config=True, vpcs_only=False)
+
+
+async def vpcs_commands(lab: LabAccess, args: ShowCommands, scope: CallScope) -> ToolResult:
+    jobs = [(entry.device_name, entry.commands) for entry in args.device_configs]
+    return await _run(lab, scope, jobs, config=False, vpcs_only=True)
+
+
+async def _run(
+    lab: LabAccess,
+    scope: CallScope,
+    jobs: Sequence[tuple[str, list[str]]],
+    *,
+    config: bool,
+    vpcs_only: bool,
+) -> ToolResult:
+    snapshot = await lab.snapshot(scope)
+    results = await asyncio.gather(
+        *(
+            _device(lab, snapshot, scope, name, commands, config=config, vpcs_only=vpcs_only)
+            for name, commands in jobs
+        )
+    )
+    return batch(list(results))
+
+
+async def _device(
+    lab: LabAccess,
+    snapshot: LabSnapshot,
+    scope: CallScope,
+    name: str,
+    commands: list[str],
+    *,
+    config: bool,
+    vpcs_only: bool,
+) -> JSON:
+    node = snapshot.by_name(name)
+    if node is None:
+        return item(name, "failed", error=snapshot.unknown_node(name))
+    kind = snapshot.kind(node)
+    if vpcs_only and kind is not DeviceKind.VPCS:
+        return item(
+            name,
+            "failed",
+            error=f"{name} is a {kind.value} device, not a VPCS; use "
+            "execute_multiple_device_commands or execute_multiple_device_config_commands.",
+        )
+    if node.get("status") != "started":
+        return item(
+            name,
+            "failed",
+            error=f"{name} is {node.get('status')}; start it first with start_gns3_node.",
+        )
+    if node.get("console_type") != "telnet" or not node.get("console"):
+        return item(
+            name,
+            "failed",
+            error=f"{name} has no telnet console (console type {node.get('console_type')!r}); "
+            "its commands cannot be run.",
+        )
+    blocked: list[JSON] = []
+    allowed: list[str] = []
+    for command in commands:
+        reason = lab.skills.forbidden.reason(command)
+        if reason is None and scope.context.mode is CopilotMode.TEACHING_ASSISTANT:
+            reason = configuration_reason(command, kind)
+        if reason is None:
+            allowed.append(command)
+        else:
+            blocked.append({"command": command, "reason": reason})
+    if not allowed:
+        return item(name, "failed", [], blocked_commands=blocked, error="every command was blocked")
+    target = ConsoleTarget(name, snapshot.console_host(node), int(node["console"]), kind)
+    transcript = await lab.runner.run(target, allowed, config_mode=config)
+    return _device_result(transcript, blocked)
+
+
+def _device_result(transcript: ConsoleTranscript, blocked: list[JSON]) -> JSON:
+    name = transcript.target.name
+    output = [outcome.to_dict() for outcome in transcript.outcomes]
+    if transcript.error is not None:
+        return item(
+            name, "failed", output, blocked_commands=blocked or None, error=transcript.error
+        )
+    ok = sum(1 for outcome in transcript.outcomes if outcome.ok)
+    if ok == len(transcript.outcomes) and not blocked:
+        status = "success"
+    elif ok == 0 and not blocked:
+        status = "failed"
+    else:
+        status = "partial_success"
+    problems = [f"{o.command!r}: {o.error}" for o in transcript.outcomes if not o.ok]
+    if blocked:
+        problems.append(f"{len(blocked)} command(s) blocked")
+    return item(
+        name,
+        status,
+        output,
+        blocked_commands=blocked or None,
+        error="; ".join(problems) if problems else None,
+    )
+
+
+# ------------------------------------------------------------------ changes
+def _configured(args: ConfigCommands, mode: CopilotMode) -> LabChange:
+    details = tuple(
+        f"{entry.device_name}: {line}"
+        for entry in args.device_configs
+        for line in entry.config_commands
+    )
+    devices = ", ".join(entry.device_name for entry in args.device_configs)
+    return LabChange("device_config", f"configure {devices}", details)
+
+
+def _maybe_configured(args: ShowCommands, mode: CopilotMode) -> LabChange | None:
+    """Commands that would change a device, judged without knowing its kind (the VPCS and
+    the generic rules); teaching mode blocks them anyway."""
+    if mode is CopilotMode.TEACHING_ASSISTANT:
+        return None
+    details = tuple(
+        f"{entry.device_name}: {command}"
+        for entry in args.device_configs
+        for command in entry.commands
+        if configuration_reason(command, DeviceKind.GENERIC) is not None
+        or configuration_reason(command, DeviceKind.VPCS) is not None
+    )
+    if not details:
+        return None
+    devices = sorted({line.split(":", 1)[0] for line in details})
+    return LabChange("device_config", f"change {', '.join(devices)}", details)
+
+
+def command_tools() -> list[Gns3Tool[Any]]:
+    return [
+        Gns3Tool(
+            "execute_multiple_device_commands",
+            "Run read-only (show/diagnostic) commands on several started devices' consoles at "
+            "once; one result per device with each command's output. Forbidden commands "
+            "(traceroute, debug, reload...) are blocked; in teaching mode so are configuration "
+            "commands.",
+            ShowCommands,
+            show_commands,
+            BOTH_MODES,
+            example={
+                "device_configs": [{"device_name": "R1", "commands": ["show ip interface brief"]}]
+            },
+            change=_maybe_configured,
+        ),
+        Gns3Tool(
+            "execute_multiple_device_config_commands",
+            "Apply configuration lines on several started devices at once. On Cisco IOS the "
+            "tool enters configure terminal and leaves with end itself: give only the lines "
+            "(e.g. interface Gi0/0, ip address 10.0.0.1 255.255.255.0, no shutdown).",
+            ConfigCommands,
+            config_commands,
+            AUTOMATION_ONLY,
+            example={
+                "device_configs": [
+                    {"device_name": "R1", "config_commands": ["interface Gi0/0", "no shutdown"]}
+                ]
+            },
+            change=_configured,
+        ),
+        Gns3Tool(
+            "execute_vpcs_commands",
+            "Run commands on VPCS hosts, including configuration (ip 10.0.0.2/24 10.0.0.1, "
+            "save); one result per host.",
+            ShowCommands,
+            vpcs_commands,
+            AUTOMATION_ONLY,
+            example={
+                "device_configs": [
+                    {"device_name": "PC1", "commands": ["ip 10.0.0.2/24 10.0.0.1", "save"]}
+                ]
+            },
+            change=_maybe_configured,
+        ),
+    ]
