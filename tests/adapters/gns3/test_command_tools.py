@@ -260,9 +260,9 @@ async def test_config_commands_enter_and_leave_configuration_mode(lab: EmulatedD
         "the device rejected the command",
     ]
     assert router.name == "Core1"
-    assert router.mode == "enable"
+    assert router.mode == "user"
     assert router.received[:2] == ["enable", "configure terminal"]
-    assert router.received[-1] == "end"
+    assert router.received[-2:] == ["end", "disable"]
 
 
 async def test_bad_arguments_are_results_that_say_what_exists(lab: EmulatedDeviceLab):
