@@ -223,6 +223,7 @@ class _Session:
         self.prompt = ""
         self.busy = False  # a command was sent and its prompt has not come back
         self.tail = ""  # the last text read (to see a pager when interrupting)
+        self.previous: CommandOutcome | None = None  # the last command that completed
         self.loop = asyncio.get_running_loop()
 
     # ------------------------------------------------------------------ attach
@@ -230,7 +231,7 @@ class _Session:
         """Reach the prompt (answering what stands in the way), then drain."""
         await self.telnet.send("\r\n")
         raw = ""
-        deadline = self.loop.time() + self.runner.wake_timeout
+        deadline = self.loop.time() + min(self.runner.wake_timeout, self.runner.command_timeout)
         while True:
             tail = raw[-400:]
             if _LOGIN.search(tail) or _PASSWORD.search(tail):
@@ -300,7 +301,10 @@ class _Session:
                 raw = raw[: pager.start()]
                 await self.telnet.send(" ")
             if body is None:
-                body = self._echo_end(raw, command)
+                echo = self._echo(raw, command)
+                if echo is not None:
+                    self._attribute_late(raw[: echo[0]])
+                    body = echo[1]
             if body is not None:
                 prompt = self.platform.prompt_at_end(raw[body:])
                 if prompt is not None:
@@ -350,6 +354,7 @@ class _Session:
 
     def _finish(self, outcome: CommandOutcome, text: str, head: str, prompt: str) -> CommandOutcome:
         self.busy = False
+        self.previous = outcome
         self.prompt = clean_text(prompt).strip()
         cap = self.runner.max_output_chars
         output = clean_text(head or text).strip("\n")
@@ -360,8 +365,8 @@ class _Session:
         return outcome
 
     @staticmethod
-    def _echo_end(raw: str, command: str) -> int | None:
-        """Where the output starts: after the line echoing ``command``.
+    def _echo(raw: str, command: str) -> tuple[int, int] | None:
+        """Where the line echoing ``command`` starts, and where the output starts.
 
         The echo may be cut to its end (Cisco scrolls a long line) or preceded by stale
         text; it is searched in the first five lines. ``None`` while it may still come.
@@ -374,9 +379,21 @@ class _Session:
                 return None
             line = clean_text(raw[start:newline]).rstrip()
             if not wanted or line.endswith(wanted):
-                return newline + 1
+                return start, newline + 1
             start = newline + 1
-        return 0  # five lines and no echo: the device does not echo
+        return 0, 0  # five lines and no echo: the device does not echo
+
+    def _attribute_late(self, text: str) -> None:
+        """Text that came before a command's echo was printed after the previous
+        command's prompt (a log message): it belongs to that command."""
+        lines = [
+            line
+            for line in clean_text(text).split("\n")
+            if line.strip() and line.strip() != self.prompt
+        ]
+        if lines and self.previous is not None:
+            late = "\n".join(lines)
+            self.previous.late_output = f"{self.previous.late_output}\n{late}".strip("\n")
 
     def _late_prompt(self, raw: str, body: int | None) -> tuple[int, int, str] | None:
         """A line holding this device's prompt, followed by more text (a log message

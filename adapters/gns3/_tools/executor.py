@@ -88,7 +88,11 @@ class Gns3ToolExecutor:
         self.settings = settings or Gns3ToolSettings()
         self.registry = registry or gns3_tools()
         self.lab = LabAccess(self.client, self.runner, self.skills, self.settings)
-        self._specs = {tool.name: tool.spec(self.settings) for tool in self.registry}
+        self._specs = {tool.name: tool.spec(self.lab) for tool in self.registry}
+
+    async def warm(self) -> None:
+        """Load now what the first console call would otherwise load (the TextFSM index)."""
+        await self.lab.parser.ready()
 
     def specs(self, mode: CopilotMode) -> Sequence[ToolSpec]:
         return [self._specs[tool.name] for tool in self.registry.offered(mode)]

@@ -33,6 +33,7 @@ from pydantic_core import CoreSchema, core_schema
 from adapters.gns3._client import Gns3Client
 from adapters.gns3._console import ConsoleRunner
 from adapters.gns3._lab import LabSnapshot
+from adapters.gns3._parsing import ShowParser
 from adapters.gns3._skills import SkillLibrary
 from copilot_core.session import CopilotMode
 from copilot_core.tools import ToolContext, ToolResult, ToolSpec
@@ -58,10 +59,21 @@ AUTOMATION_ONLY = frozenset({CopilotMode.LAB_AUTOMATION_ASSISTANT})
 
 @dataclass(frozen=True, slots=True)
 class Gns3ToolSettings:
-    """Bounds of the tools (seconds unless said otherwise)."""
+    """Bounds of the tools (seconds unless said otherwise).
+
+    ``max_command_timeout`` bounds a console command's ``timeout_s``; ``call_budget``
+    bounds one console call (commands that would start later are not run; keep it under
+    the agent's tool time limit so the call answers with what it has). ``action_settle``
+    is how long a stop/suspend is given to show in the node's status, ``start_grace``
+    how long a started node may still read "stopped" before the start counts as failed.
+    """
 
     start_timeout: float = 90.0
     poll_interval: float = 0.5
+    action_settle: float = 3.0
+    start_grace: float = 5.0
+    max_command_timeout: float = 300.0
+    call_budget: float = 290.0
     capture_default_seconds: float = 5.0
     capture_max_seconds: float = 30.0
     capture_max_bytes: int = 8 << 20
@@ -172,12 +184,14 @@ def openai_schema(model: type[BaseModel], settings: Gns3ToolSettings) -> JSON:
 # ------------------------------------------------------------------ the lab
 @dataclass(frozen=True, slots=True)
 class LabAccess:
-    """What every handler works with: GNS3's API, the consoles, skills, settings."""
+    """What every handler works with: GNS3's API, the consoles, skills, settings and the
+    show-output parser."""
 
     client: Gns3Client
     runner: ConsoleRunner
     skills: SkillLibrary
     settings: Gns3ToolSettings
+    parser: ShowParser = field(default_factory=ShowParser)
 
     async def snapshot(self, scope: CallScope) -> LabSnapshot:
         """The project (it must be opened), its nodes, links and template names."""
@@ -238,11 +252,13 @@ class Gns3Tool(Generic[ArgsT]):
     needs_gns3: bool = True
     change: Callable[[ArgsT, CopilotMode], LabChange | None] = _no_change
 
-    def spec(self, settings: Gns3ToolSettings) -> ToolSpec:
+    def spec(self, lab: LabAccess) -> ToolSpec:
+        """The tool as offered to a model; its description may quote ``{settings.x}`` and
+        ``{runner.x}`` (limits and defaults the model should plan with)."""
         return ToolSpec(
             self.name,
-            self.description.format(settings=settings),
-            openai_schema(self.arguments, settings),
+            self.description.format(settings=lab.settings, runner=lab.runner),
+            openai_schema(self.arguments, lab.settings),
             mutates_topology=self.mutates_topology,
         )
 
