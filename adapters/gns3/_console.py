@@ -306,6 +306,8 @@ class _Session:
                     self._attribute_late(raw[: echo[0]])
                     body = echo[1]
             if body is not None:
+                if progress is not None and not head:
+                    reported = self._report(raw, max(reported, body), progress)
                 prompt = self.platform.prompt_at_end(raw[body:])
                 if prompt is not None:
                     return self._finish(outcome, raw[body : len(raw) - len(prompt)], head, prompt)
@@ -343,8 +345,6 @@ class _Session:
                 self.busy = False
                 raise _CommandLostError(outcome) from None
             raw += chunk
-            if body is not None and progress is not None and not head:
-                reported = self._report(raw, max(reported, body), progress)
             if body is not None and len(raw) - body > cap + 4096:
                 if not head:
                     head = raw[body : body + cap]

@@ -75,6 +75,7 @@ class EmulatedDevice:
         self.peak_clients = 0
         self.busy = False
         self.paging = True
+        self.probes = 0  # ping replies (or dots) printed so far, by every ping
         self.negotiations: list[tuple[int, int]] = []
         # printed once, right after the prompt that ends the given command (a log message)
         self.after_prompt: dict[str, str] = {}
@@ -247,6 +248,7 @@ class EmulatedDevice:
             if await self.interruptible_sleep(delay):
                 return seq - 1
             self.write(line.format(seq=seq))
+            self.probes += 1
         return count
 
 
@@ -405,7 +407,7 @@ class EmulatedCiscoRouter(EmulatedDevice):
         elif words[0] in ("configure", "conf") and self.mode == "enable":
             self.write("Enter configuration commands, one per line.  End with CNTL/Z.\r\n")
             self.mode = "config"
-        elif words[0] == "show" and len(words) > 1:
+        elif words[0] in ("show", "sh") and len(words) > 1:  # IOS takes abbreviations
             await self._show(words[1:])
         elif words[0] == "ping" and len(words) >= 2:
             repeat = _count(words, "repeat", 5)
@@ -434,7 +436,8 @@ class EmulatedCiscoRouter(EmulatedDevice):
             await self.page("\r\n".join(lines).split("\r\n"))
         elif "version".startswith(topic) and len(topic) >= 3:
             self.write(
-                "Cisco IOS Software, IOSv Software (VIOS-ADVENTERPRISEK9-M), Version 15.9(3)M4\r\n"
+                "Cisco IOS Software, IOSv Software (VIOS-ADVENTERPRISEK9-M), Version 15.9(3)M4, "
+                "RELEASE SOFTWARE (fc2)\r\n"
                 f"{self.name} uptime is 5 minutes\r\n"
             )
         elif topic == "ip" and what[1:2] and what[1].startswith("int"):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, model_validator
@@ -184,15 +183,19 @@ async def _start(lab: LabAccess, snapshot: LabSnapshot, name: str, scope: CallSc
     if node is None:
         return item(name, "failed", error=snapshot.unknown_node(name))
     node_id = str(node["node_id"])
+    loop = asyncio.get_running_loop()
+    accepted = loop.time()
     if node.get("status") != "started":
         try:
             await lab.client.node_action(scope.token, scope.project_id, node_id, "start")
         except CopilotError as exc:
-            return item(name, "failed", error=exc.message)
-    deadline = time.monotonic() + lab.settings.start_timeout
+            return item(name, "failed", {"status": node.get("status")}, error=exc.message)
+        accepted = loop.time()
+    deadline = accepted + lab.settings.start_timeout
     while True:
         current = await lab.client.node(scope.token, scope.project_id, node_id)
-        ready = current.get("status") == "started"
+        status = current.get("status")
+        ready = status == "started"
         if ready and current.get("console_type") == "telnet" and current.get("console"):
             ready = await lab.runner.probe(snapshot.console_host(current), int(current["console"]))
         if ready:
@@ -203,34 +206,83 @@ async def _start(lab: LabAccess, snapshot: LabSnapshot, name: str, scope: CallSc
                     f"{snapshot.console_host(current)}:{current['console']}"
                 )
             return item(name, "success", output)
-        if time.monotonic() >= deadline:
+        now = loop.time()
+        if status == "stopped" and now - accepted >= lab.settings.start_grace:
             return item(
                 name,
                 "failed",
-                {"status": current.get("status")},
+                {"status": status},
+                error=f"GNS3 accepted the start, but {name} is still 'stopped' after "
+                f"{now - accepted:.0f} s: its emulator did not keep running (the GNS3 "
+                "server's log says why).",
+            )
+        if now >= deadline:
+            return item(
+                name,
+                "failed",
+                {"status": status},
                 error=f"{name} did not become ready within {lab.settings.start_timeout:g} s "
-                f"(status {current.get('status')!r}).",
+                f"(status {status!r}).",
             )
         await asyncio.sleep(lab.settings.poll_interval)
+
+
+#: Node types GNS3 accepts a suspend for but that cannot be suspended (seen on 3.0.6: 204,
+#: and the node keeps its status).
+_NOT_SUSPENDABLE = {
+    "vpcs",
+    "ethernet_switch",
+    "ethernet_hub",
+    "frame_relay_switch",
+    "atm_switch",
+    "cloud",
+    "nat",
+}
+_EXPECTED = {"stop": "stopped", "suspend": "suspended"}
 
 
 async def _simple_action(
     lab: LabAccess, args: NodeNames, scope: CallScope, action: str
 ) -> ToolResult:
+    """Stop or suspend, then read the node back: GNS3 may answer 204 and change nothing
+    (suspending a VPCS); the result says what really happened."""
     snapshot = await lab.snapshot(scope)
+    wanted = _EXPECTED[action]
 
     async def one(name: str) -> JSON:
         node = snapshot.by_name(name)
         if node is None:
             return item(name, "failed", error=snapshot.unknown_node(name))
+        node_id = str(node["node_id"])
         try:
-            await lab.client.node_action(
-                scope.token, scope.project_id, str(node["node_id"]), action
-            )
-            current = await lab.client.node(scope.token, scope.project_id, str(node["node_id"]))
+            await lab.client.node_action(scope.token, scope.project_id, node_id, action)
+            current = await lab.client.node(scope.token, scope.project_id, node_id)
+            settle_until = asyncio.get_running_loop().time() + lab.settings.action_settle
+            node_type = str(current.get("node_type") or "")
+            while (
+                current.get("status") != wanted
+                and not (action == "suspend" and node_type in _NOT_SUSPENDABLE)
+                and asyncio.get_running_loop().time() < settle_until
+            ):
+                await asyncio.sleep(lab.settings.poll_interval)
+                current = await lab.client.node(scope.token, scope.project_id, node_id)
         except CopilotError as exc:
             return item(name, "failed", error=exc.message)
-        return item(name, "success", {"status": current.get("status")})
+        status = current.get("status")
+        if status == wanted:
+            return item(name, "success", {"status": status})
+        why = ""
+        if action == "suspend" and node_type in _NOT_SUSPENDABLE:
+            why = f" {node_type} nodes cannot be suspended"
+            why += "; stop it instead." if status == "started" else "."
+        elif action == "suspend" and status == "stopped":
+            why = " A stopped node cannot be suspended."
+        return item(
+            name,
+            "failed",
+            {"status": status},
+            error=f"GNS3 accepted the {action}, but {name} is still {status!r}.{why}",
+        )
 
     return batch(list(await asyncio.gather(*(one(name) for name in args.node_names))))
 

@@ -55,7 +55,8 @@ async def device(request: pytest.FixtureRequest) -> AsyncIterator[EmulatedDevice
             EmulatedAristaSwitch("leaf1"),
             DeviceKind.ARISTA_EOS,
             "show version",
-            "Cisco IOS Software, IOSv Software (VIOS-ADVENTERPRISEK9-M), Version 15.9(3)M4",
+            "Cisco IOS Software, IOSv Software (VIOS-ADVENTERPRISEK9-M), Version 15.9(3)M4, "
+            "RELEASE SOFTWARE (fc2)",
         ),
         (EmulatedJunos("vmx"), DeviceKind.JUNIPER_JUNOS, "show version", "Hostname: vmx"),
         (
