@@ -422,9 +422,10 @@ class _Session:
         return newline + 1
 
     # ------------------------------------------------------------------ recovery
-    async def interrupt(self) -> bool:
+    async def interrupt(self, *, drain: bool = True) -> bool:
         """Stop what runs: ``q`` for a pager, then the platform's interrupt keys, each
-        followed by a bounded wait for the prompt. True once the prompt is back."""
+        followed by a bounded wait for the prompt. True once the prompt is back (then the
+        console is drained, unless the connection is about to close anyway)."""
         keys = list(self.platform.interrupts)
         if PAGER.search(self.tail[-200:]):
             keys.insert(0, "q")
@@ -441,7 +442,8 @@ class _Session:
                     if prompt is not None and not PAGER.search(raw[-200:]):
                         self.prompt = clean_text(prompt).strip()
                         self.busy = False
-                        await self.drain()
+                        if drain:
+                            await self.drain()
                         return True
                     try:
                         raw = (raw + await self.telnet.read(until - self.loop.time()))[-8192:]
@@ -558,7 +560,7 @@ class ConsoleRunner:
     async def _settle(self, session: _Session, lock: asyncio.Lock) -> None:
         """After a cancelled run: interrupt, wait for the prompt, then let go."""
         try:
-            if not await session.interrupt():
+            if not await session.interrupt(drain=False):
                 log.warning(
                     "the console of %s did not come back to a prompt after an interrupt",
                     session.target.name,

@@ -31,6 +31,11 @@ class ShowParser:
         self._table: clitable.CliTable | None = None
         self._lock = threading.Lock()
 
+    @property
+    def is_warm(self) -> bool:
+        """Whether the template index has been read."""
+        return self._table is not None
+
     def warm(self) -> None:
         """Read the template index now (blocking; a thread may call it)."""
         with self._lock:

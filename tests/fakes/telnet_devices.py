@@ -105,6 +105,8 @@ class EmulatedDevice:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        if self._handlers:  # dropped clients end their handlers; cancel only stragglers
+            await asyncio.wait(set(self._handlers), timeout=1.0)
         for task in list(self._handlers):
             task.cancel()
         await asyncio.gather(*self._handlers, return_exceptions=True)

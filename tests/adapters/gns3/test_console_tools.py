@@ -333,3 +333,11 @@ async def test_a_start_that_leaves_the_node_stopped_is_a_failure():
     assert result.status is ToolStatus.ERROR
     assert item["output"] == {"status": "stopped"}
     assert item["error"].startswith("GNS3 accepted the start, but PC1 is still 'stopped'")
+
+
+async def test_the_template_index_is_read_in_the_background_when_the_tools_are_first_offered():
+    executor = Gns3ToolExecutor(Gns3Client("http://127.0.0.1:9"))
+    assert not executor.lab.parser.is_warm
+    executor.specs(AUTOMATION)  # the first turn asks for the specs before the model answers
+    await eventually(lambda: executor.lab.parser.is_warm, within=10)
+    await executor.client.aclose()
