@@ -14,7 +14,7 @@ __all__ = ["skill_tools"]
 
 class DeviceSkills(ToolArguments):
     action: Literal["list", "get"]
-    device_type: str | None = Field(None, description="e.g. vpcs, cisco_ios, linux")
+    device_type: str | None = Field(None, description="e.g. vpcs, cisco_ios, juniper_junos")
     topic: str | None = Field(None, description="get only: the topic, e.g. basics")
 
     @model_validator(mode="after")
@@ -47,7 +47,8 @@ def skill_tools() -> list[Gns3Tool[Any]]:
         Gns3Tool(
             "device_skills",
             "Device know-how: action list (optionally for one device_type: vpcs, cisco_ios, "
-            "linux) shows the topics; action get returns one topic's guide.",
+            "arista_eos, juniper_junos, frr, linux, huawei_vrp, generic) shows the topics; "
+            "action get returns one topic's guide.",
             DeviceSkills,
             device_skills,
             BOTH_MODES,
