@@ -9,8 +9,6 @@ the device ready, see :class:`~adapters.gns3.ConsoleRunner`).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -91,20 +89,15 @@ class Gns3ToolExecutor:
         self.registry = registry or gns3_tools()
         self.lab = LabAccess(self.client, self.runner, self.skills, self.settings)
         self._specs = {tool.name: tool.spec(self.lab) for tool in self.registry}
-        self._warming: asyncio.Future[None] | None = None
 
     async def warm(self) -> None:
-        """Load now what the first console call would otherwise load (the TextFSM index)."""
+        """Load now what the first console call would otherwise load (the TextFSM index,
+        ~0.2 s, in a thread): call it at start-up, before the service takes requests. (Done
+        in the background during the first turn instead, it slowed that turn's own first
+        loads by more than it saved.)"""
         await self.lab.parser.ready()
 
     def specs(self, mode: CopilotMode) -> Sequence[ToolSpec]:
-        if self._warming is None:
-            # The first turn asks for the specs before the model answers: read the TextFSM
-            # index in a thread meanwhile, so the first console call is as fast as later ones.
-            with contextlib.suppress(RuntimeError):  # no running loop: stay lazy
-                self._warming = asyncio.get_running_loop().run_in_executor(
-                    None, self.lab.parser.warm
-                )
         return [self._specs[tool.name] for tool in self.registry.offered(mode)]
 
     async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:

@@ -335,9 +335,10 @@ async def test_a_start_that_leaves_the_node_stopped_is_a_failure():
     assert item["error"].startswith("GNS3 accepted the start, but PC1 is still 'stopped'")
 
 
-async def test_the_template_index_is_read_in_the_background_when_the_tools_are_first_offered():
+async def test_the_template_index_is_read_on_first_use_or_when_warmed():
     executor = Gns3ToolExecutor(Gns3Client("http://127.0.0.1:9"))
-    assert not executor.lab.parser.is_warm
-    executor.specs(AUTOMATION)  # the first turn asks for the specs before the model answers
-    await eventually(lambda: executor.lab.parser.is_warm, within=10)
+    executor.specs(AUTOMATION)
+    assert not executor.lab.parser.is_warm  # offering the tools loads nothing
+    await executor.warm()  # what a service calls at start-up
+    assert executor.lab.parser.is_warm
     await executor.client.aclose()
