@@ -2,6 +2,8 @@
 
 * :class:`Gns3Client` — the GNS3 v3 REST API on httpx, with the caller's token per call.
 * :class:`Gns3ToolExecutor` — the core's ``ToolExecutor``: the copilot's lab tools.
+* :func:`gns3_tools` — the :class:`ToolRegistry` of :class:`Gns3Tool` s (argument model,
+  handler, modes, whether it changes the lab), for any other consumer of the same tools.
 * :class:`Gns3TopologySource` — the core's ``TopologySource``.
 * :class:`ConsoleRunner` — commands over telnet consoles.
 * :class:`SkillLibrary` — device skills and the forbidden-command list, reloadable.
@@ -20,7 +22,16 @@ from adapters.gns3._command_policy import (
 )
 from adapters.gns3._console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
 from adapters.gns3._skills import BUILTIN_SKILLS_DIR, Skill, SkillLibrary
-from adapters.gns3._tools import Gns3ToolExecutor, Gns3ToolSettings, Gns3TopologySource
+from adapters.gns3._tools import (
+    Gns3Tool,
+    Gns3ToolExecutor,
+    Gns3ToolSettings,
+    Gns3TopologySource,
+    LabAccess,
+    ToolRegistry,
+    gns3_tools,
+    openai_schema,
+)
 
 __all__ = [
     "BUILTIN_SKILLS_DIR",
@@ -34,12 +45,17 @@ __all__ = [
     "Gns3Authenticator",
     "Gns3Client",
     "Gns3ProjectGate",
+    "Gns3Tool",
     "Gns3ToolExecutor",
     "Gns3ToolSettings",
     "Gns3TopologySource",
+    "LabAccess",
     "Skill",
     "SkillLibrary",
+    "ToolRegistry",
     "analyze_pcap",
     "configuration_reason",
     "device_kind_of",
+    "gns3_tools",
+    "openai_schema",
 ]

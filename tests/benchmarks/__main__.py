@@ -16,7 +16,17 @@ import sys
 
 __all__ = ["BENCHMARKS", "main"]
 
-BENCHMARKS = ("turns", "store", "postgres", "web_sse", "llm", "subprocess_agent", "soak")
+BENCHMARKS = (
+    "turns",
+    "store",
+    "postgres",
+    "web_sse",
+    "llm",
+    "subprocess_agent",
+    "consoles",
+    "first_turn",
+    "soak",
+)
 _TAKES_QUICK = {"turns", "store", "postgres", "soak"}
 
 
