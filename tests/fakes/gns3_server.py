@@ -8,7 +8,9 @@ TCP port and console/UDP port ranges of its own, and is stopped with SIGTERM.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -28,28 +30,65 @@ _DEFAULT_VENV = _REPO / ".cache" / "gns3-server-venv"
 
 
 def ensure_gns3_server_installed(venv: Path = _DEFAULT_VENV) -> Path:
-    """Return the ``gns3server`` executable, installing it into ``venv`` if missing."""
+    """Return the ``gns3server`` executable, installing it into ``venv`` if missing.
+
+    Safe to call from several processes at once (test runs of other worktrees share
+    ``.cache``): one installs under an exclusive file lock while the others wait, and a
+    venv counts as installed only once its ``.installed`` marker names the version.
+    """
     exe = venv / "bin" / "gns3server"
-    if exe.exists():
+    marker = venv / ".installed"
+    if exe.exists() and _marker_says_installed(marker):
         return exe
     venv.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    subprocess.run(
+    with open(venv.parent / f"{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if exe.exists() and _marker_says_installed(marker):
+            return exe  # another process installed it while we waited
+        if exe.exists() and _installed_version(venv) == GNS3_SERVER_VERSION:
+            marker.write_text(GNS3_SERVER_VERSION)  # installed before markers existed
+            return exe
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+        subprocess.run(
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                f"gns3-server=={GNS3_SERVER_VERSION}",
+            ],
+            check=True,
+            timeout=600,
+        )
+        if not exe.exists():  # pragma: no cover - a broken install
+            raise RuntimeError(f"gns3-server installed but {exe} is missing")
+        marker.write_text(GNS3_SERVER_VERSION)
+    return exe
+
+
+def _marker_says_installed(marker: Path) -> bool:
+    try:
+        return marker.read_text().strip() == GNS3_SERVER_VERSION
+    except OSError:
+        return False
+
+
+def _installed_version(venv: Path) -> str | None:
+    probe = subprocess.run(
         [
             str(venv / "bin" / "python"),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            f"gns3-server=={GNS3_SERVER_VERSION}",
+            "-c",
+            "import importlib.metadata as m; print(m.version('gns3-server'))",
         ],
-        check=True,
-        timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
-    if not exe.exists():  # pragma: no cover - a broken install
-        raise RuntimeError(f"gns3-server installed but {exe} is missing")
-    return exe
+    return probe.stdout.strip() if probe.returncode == 0 else None
 
 
 def _free_port() -> int:
