@@ -219,10 +219,27 @@ def test_gns3_copilot_serve_starts_answers_and_stops_on_sigterm(
             headers={"Authorization": "Bearer tok-SECRET-123"},
             timeout=5,
         )
-        # The token cannot be checked while GNS3 is down: a 502 that says so, not a 401.
-        assert refused.status_code == 502
-        assert "cannot be reached" in refused.json()["detail"]
+        # The token cannot be checked while GNS3 is down: a 503 that says so, not a 401
+        # (it was a 502 on every chat route: issue 18, item 11).
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "5"
+        assert "GNS3 at http://127.0.0.1:9 cannot be reached" in refused.json()["detail"]
         assert "tok-SECRET-123" not in refused.text
+        project = "0f1e2d3c-4b5a-4697-8887-a6b5c4d3e2f1"
+        chat = f"{base}/v3/copilot/projects/{project}/chat"
+        for method, url, body in [
+            ("GET", f"{chat}/sessions", None),
+            ("POST", f"{chat}/stream", {"message": "hello"}),
+            ("GET", f"{chat}/sessions/{project}/history", None),
+            ("DELETE", f"{chat}/sessions/{project}", None),
+            ("GET", f"{base}/v3/copilot/llm-config", None),
+        ]:
+            answer = httpx.request(
+                method, url, json=body, headers={"Authorization": "Bearer tok-2"}, timeout=10
+            )
+            assert answer.status_code == 503, (method, url, answer.text)
+            assert answer.headers["retry-after"] == "5"
+            assert "cannot be reached" in answer.json()["detail"]
         assert data_dir.is_dir()
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)
@@ -237,7 +254,7 @@ def test_gns3_copilot_serve_starts_answers_and_stops_on_sigterm(
     assert "service_started" in events
     assert "service_stopped" in events
     request = next(line for line in lines if line.get("path") == "/v3/copilot/agents")
-    assert request["status"] == 502
+    assert request["status"] == 503
     assert request["request_id"]
     assert "tok-SECRET-123" not in err + out
 
