@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -9,7 +10,8 @@ import structlog
 from litestar import Litestar
 
 from adapters.web import WebSettings, create_web_app, install_dependencies
-from entrypoints.container import Container, build_container, web_dependencies
+from copilot_core import CopilotError
+from entrypoints.container import Container, build_container, resolve, web_dependencies
 from entrypoints.observability import configure_logging
 from entrypoints.settings import Settings
 
@@ -18,6 +20,21 @@ __all__ = ["CHAT_SERVICE_STATE", "create_app"]
 CHAT_SERVICE_STATE = "chat_service"
 
 log = structlog.get_logger("entrypoints")
+
+
+async def _warn_if_gns3_unreachable(container: Container, gns3_url: str) -> None:
+    gns3 = await resolve(container.gns3())
+    try:
+        version = await gns3.version()
+    except CopilotError as exc:
+        log.warning(
+            "gns3_unreachable",
+            gns3_url=gns3_url,
+            reason=exc.message,
+            hint="the service runs, but every chat route answers 503 until GNS3 answers",
+        )
+    else:
+        log.info("gns3_reachable", gns3_url=gns3_url, gns3_version=version.get("version"))
 
 
 def create_app(settings: Settings | None = None, container: Container | None = None) -> Litestar:
@@ -38,9 +55,12 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             install_dependencies(app, deps)
             app.state[CHAT_SERVICE_STATE] = deps.chat
             log.info("service_started", gns3_url=settings.gns3_url, data_dir=str(settings.data_dir))
+            # Say at once when GNS3 does not answer (the service starts all the same).
+            probe = asyncio.ensure_future(_warn_if_gns3_unreachable(container, settings.gns3_url))
             try:
                 yield
             finally:
+                probe.cancel()
                 await deps.chat.shutdown(settings.shutdown_grace)
         finally:
             closed = container.shutdown_resources()

@@ -78,4 +78,7 @@ class Settings(BaseSettings):
         description="External agent programs (spec 002), as a JSON list of agent objects.",
     )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    log_format: Literal["json", "console"] = "json"
+    log_format: Literal["auto", "json", "console"] = Field(
+        default="auto",
+        description="auto: human-readable on a terminal, JSON lines otherwise.",
+    )
