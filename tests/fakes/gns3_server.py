@@ -3,7 +3,8 @@
 Usable as a plain context manager (``with RealGns3Server() as server: ...``) or
 through the session-scoped ``gns3_server`` fixture of ``tests/adapters/gns3``.
 The server gets a private temporary directory for every path it writes, a free
-TCP port and console/UDP port ranges of its own, and is stopped with SIGTERM.
+TCP port and console/UDP port ranges of its own, and is stopped with SIGTERM (also
+when the test process dies, even by SIGKILL: see :mod:`tests.fakes.lifeline`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 from types import TracebackType
 
 import httpx
+
+from tests.fakes.lifeline import die_with_parent
 
 __all__ = ["GNS3_SERVER_VERSION", "RealGns3Server", "ensure_gns3_server_installed"]
 
@@ -119,6 +122,13 @@ class RealGns3Server:
         self.log_path: Path | None = None
 
     @property
+    def pid(self) -> int:
+        """The server process's id (while it runs)."""
+        if self._process is None:
+            raise RuntimeError("the server is not started")
+        return self._process.pid
+
+    @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
@@ -171,6 +181,9 @@ class RealGns3Server:
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # SIGTERM when the test process dies (even by SIGKILL): gns3-server then stops
+            # its own node processes too.
+            preexec_fn=die_with_parent(signal.SIGTERM),
         )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
