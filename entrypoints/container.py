@@ -31,17 +31,9 @@ from adapters.llm import LLMSettingsRepository, SettingsLanguageModelProvider, T
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
 from adapters.web import WebDependencies
-from copilot_core import (
-    AgentBackend,
-    BuiltinAgent,
-    ChatService,
-    ChatSettings,
-    Clock,
-    IdFactory,
-    StoreError,
-    SystemClock,
-    UuidIdFactory,
-)
+from copilot_core import BuiltinAgent, ChatService, ChatSettings, SystemClock, UuidIdFactory
+from copilot_core.errors import StoreError
+from copilot_core.ports import AgentBackend, Clock, IdFactory
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 

@@ -7,8 +7,9 @@ core errors carrying GNS3's own message:
 * 403 → :class:`~copilot_core.errors.PermissionDeniedError`
 * 404 on a project → :class:`~copilot_core.errors.ProjectNotFoundError`
 * anything else ≥ 400 → :class:`~copilot_core.errors.Gns3Error` with the status code
-* an unreachable server (no answer at all) → :class:`~copilot_core.errors.Gns3Error`
-  without a status code (the web adapter answers 503 with ``Retry-After``)
+* an unreachable server (no answer at all) →
+  :class:`~copilot_core.errors.Gns3UnavailableError` with ``retry_after`` (the web
+  adapter answers 503 with ``Retry-After``)
 
 Requests are retried on connection failures, with exponential backoff and full jitter
 (tenacity), within a bounded total time, only where a retry cannot repeat an effect:
@@ -37,6 +38,7 @@ from tenacity import (
 from copilot_core.errors import (
     AuthenticationError,
     Gns3Error,
+    Gns3UnavailableError,
     PermissionDeniedError,
     ProjectNotFoundError,
     ProjectNotOpenedError,
@@ -47,6 +49,9 @@ __all__ = ["Gns3Client"]
 JSON = dict[str, Any]
 
 _log = logging.getLogger(__name__)
+
+RETRY_AFTER = 5.0
+"""Seconds a caller is told to wait when GNS3 cannot be reached."""
 
 # Nothing reached GNS3: safe to send again whatever the method.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
@@ -151,11 +156,15 @@ class Gns3Client:
         try:
             response = await self._send(method, path, token, json_body)
         except httpx.TimeoutException as exc:
-            raise Gns3Error(f"GNS3 did not answer in time while trying to {what}.") from exc
+            raise Gns3UnavailableError(
+                f"GNS3 at {self.base_url} did not answer in time while trying to {what}.",
+                RETRY_AFTER,
+            ) from exc
         except httpx.TransportError as exc:
-            raise Gns3Error(
+            raise Gns3UnavailableError(
                 f"GNS3 at {self.base_url} cannot be reached ({type(exc).__name__}) "
-                f"while trying to {what}."
+                f"while trying to {what}.",
+                RETRY_AFTER,
             ) from exc
         self._raise_for_status(response, what, project_id)
         if response.status_code == 204 or not response.content:

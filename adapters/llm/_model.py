@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -71,7 +71,7 @@ class LangchainLanguageModel:
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], options: CallOptions
-    ) -> AsyncIterator[ModelDelta]:
+    ) -> AsyncGenerator[ModelDelta, None]:
         kwargs = _call_kwargs(self.chat_model, options)
         runnable: Any = self.chat_model
         if tools:

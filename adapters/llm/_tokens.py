@@ -4,7 +4,7 @@ tiktoken normally downloads its encoding files on first use. The copilot never
 does: ``cl100k_base`` ships with this package (``adapters/llm/data``) and is
 loaded from there after its SHA-256 is checked against the official file's. An
 encoding that is not shipped falls back to the core's
-:class:`~copilot_core.context.ApproximateTokenCounter` (about four characters a
+:class:`~copilot_core.tokens.ApproximateTokenCounter` (about four characters a
 token), and :attr:`TiktokenTokenCounter.exact` says which one counts.
 """
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from copilot_core.context import ApproximateTokenCounter
-from copilot_core.messages import Message
+from copilot_core import ApproximateTokenCounter
+from copilot_core.ports import Message
 
 if TYPE_CHECKING:
     from tiktoken import Encoding

@@ -21,6 +21,7 @@ from adapters.web._errors import status_for
 from adapters.web._markdown import MarkdownRenderer
 from adapters.web._schemas import ChatRequest, LLMConfigBody, RenameRequest
 from adapters.web._state import install_dependencies
+from adapters.web._wire import copilot_event
 
 __all__ = [
     "API_PREFIX",
@@ -39,6 +40,7 @@ __all__ = [
     "WebDependencies",
     "WebSettings",
     "bearer_token",
+    "copilot_event",
     "create_web_app",
     "install_dependencies",
     "status_for",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import structlog
@@ -16,9 +17,8 @@ from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._openapi import errors, sse_response_spec
 from adapters.web._schemas import ID_PATTERN, ChatRequest, RenameRequest
 from adapters.web._sse import Protocol, parse_last_event_id, sse_response
-from copilot_core.service import TurnRequest
+from copilot_core import TurnRequest, TurnResult
 from copilot_core.session import CopilotMode, Session
-from copilot_core.turns import TurnResult
 
 __all__ = ["ChatController"]
 
@@ -39,6 +39,19 @@ def _bind(project_id: str, session_id: str | None = None) -> None:
 async def _open_project(deps: WebDependencies, caller: Caller, project_id: str) -> None:
     _bind(project_id)
     await deps.projects.require_open(project_id, caller.token)
+
+
+def _disconnect_abort(
+    deps: WebDependencies, settings: WebSettings, project_id: str, session_id: str
+) -> Callable[[], Awaitable[bool]] | None:
+    """What to do when a client leaves a turn's stream: abort it, when so configured."""
+    if not settings.abort_on_disconnect:
+        return None
+
+    async def abort() -> bool:
+        return await deps.chat.runner.abort(project_id, session_id, "the client disconnected")
+
+    return abort
 
 
 def _result_body(result: TurnResult) -> dict[str, Any]:
@@ -121,7 +134,7 @@ class ChatController(Controller):
         return sse_response(
             turn,
             heartbeat=web_settings.heartbeat_interval,
-            abort_on_disconnect=web_settings.abort_on_disconnect,
+            on_disconnect=_disconnect_abort(deps, web_settings, project_id, turn.session_id),
             protocol=protocol,
         )
 
@@ -153,7 +166,7 @@ class ChatController(Controller):
         await _open_project(deps, caller, project_id)
         _bind(project_id, session_id)
         await deps.chat.get_session(project_id, session_id, caller.user_id)
-        turn = deps.chat.attach(project_id, session_id, caller.user_id)
+        turn = await deps.chat.attach(project_id, session_id, caller.user_id)
         if turn is None:
             return Response(None, status_code=HTTP_204_NO_CONTENT)
         after = parse_last_event_id(last_event_id, turn)
@@ -163,7 +176,7 @@ class ChatController(Controller):
             turn,
             after=after,
             heartbeat=web_settings.heartbeat_interval,
-            abort_on_disconnect=web_settings.abort_on_disconnect,
+            on_disconnect=_disconnect_abort(deps, web_settings, project_id, session_id),
             protocol=protocol,
         )
 

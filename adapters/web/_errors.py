@@ -31,6 +31,7 @@ from copilot_core.errors import (
     ConflictError,
     CopilotError,
     Gns3Error,
+    Gns3UnavailableError,
     InvalidRequestError,
     LLMContextLengthError,
     LLMError,
@@ -38,6 +39,7 @@ from copilot_core.errors import (
     LLMRateLimitedError,
     NotFoundError,
     PermissionDeniedError,
+    ServiceUnavailableError,
     StoreError,
 )
 
@@ -55,29 +57,16 @@ _STATUSES: tuple[tuple[type[CopilotError], int], ...] = (
     (ConflictError, HTTP_409_CONFLICT),
     (LLMRateLimitedError, HTTP_429_TOO_MANY_REQUESTS),
     (LLMError, HTTP_502_BAD_GATEWAY),
+    (Gns3UnavailableError, HTTP_503_SERVICE_UNAVAILABLE),
     (Gns3Error, HTTP_502_BAD_GATEWAY),
     (AgentProcessError, HTTP_502_BAD_GATEWAY),
     (StoreError, HTTP_503_SERVICE_UNAVAILABLE),
+    (ServiceUnavailableError, HTTP_503_SERVICE_UNAVAILABLE),
 )
 
 
-GNS3_RETRY_AFTER = 5
-"""Seconds a client is told to wait (``Retry-After``) when GNS3 cannot be reached."""
-
-
-def _gns3_unreachable(error: CopilotError) -> bool:
-    """GNS3 gave no answer at all (connection refused, reset, timed out): the client
-    translates that into a ``Gns3Error`` without a status code."""
-    return isinstance(error, Gns3Error) and error.status_code is None
-
-
 def status_for(error: CopilotError) -> int:
-    """The HTTP status of a core error (the first matching class, most specific first).
-
-    GNS3 being unreachable is ``503`` (the service is unavailable for now: retry later),
-    GNS3 answering with an error ``502``."""
-    if _gns3_unreachable(error):
-        return HTTP_503_SERVICE_UNAVAILABLE
+    """The HTTP status of a core error (the first matching class, most specific first)."""
     for kind, status in _STATUSES:
         if isinstance(error, kind):
             return status
@@ -89,10 +78,11 @@ def _copilot_error(_: Request[Any, Any, Any], exc: CopilotError) -> Response[dic
     headers: dict[str, str] = {}
     if isinstance(exc, AuthenticationError):
         headers["WWW-Authenticate"] = 'Bearer realm="gns3-copilot"'
-    if isinstance(exc, LLMRateLimitedError) and exc.retry_after is not None:
+    if (
+        isinstance(exc, LLMRateLimitedError | Gns3UnavailableError | ServiceUnavailableError)
+        and exc.retry_after is not None
+    ):
         headers["Retry-After"] = str(max(int(exc.retry_after + 0.999), 0))
-    if _gns3_unreachable(exc):
-        headers["Retry-After"] = str(GNS3_RETRY_AFTER)
     if status >= 500:
         log.warning("request_failed", error=type(exc).__name__, status=status)
     return Response({"detail": exc.message}, status_code=status, headers=headers)

@@ -20,7 +20,8 @@ import pytest
 from dependency_injector import providers
 
 from adapters.web.testing import StaticAuthenticator, StaticProjectGate
-from copilot_core import ModelSelection, Principal
+from copilot_core import ModelSelection
+from copilot_core.ports import Principal
 from copilot_core.testing import (
     Hang,
     InMemoryCheckpointStore,

@@ -28,7 +28,7 @@ from tests.api.conftest import OPEN, Service
         (errors.LLMAuthenticationError("bad key"), 502),
         (errors.LLMUnavailableError("down"), 502),
         (errors.Gns3Error("gns3 said no", 500), 502),
-        (errors.Gns3Error("GNS3 at http://gns3 cannot be reached (ConnectError)"), 503),
+        (errors.Gns3UnavailableError("GNS3 at http://gns3 cannot be reached", 5), 503),
         (errors.AgentProcessError("crashed"), 502),
         (errors.StoreError("locked"), 503),
         (errors.StoreCorruptedError("p", "bad header"), 503),
@@ -60,7 +60,7 @@ async def test_rate_limits_carry_retry_after(service: Service) -> None:
         async def for_user(self, user_id: str, overrides: object) -> object:
             raise errors.LLMRateLimitedError("The provider asks you to slow down.", 2.2)
 
-    service.chat._models = _Limited()  # type: ignore[assignment]
+    service.chat.runner._models = _Limited()  # type: ignore[assignment]
     async with service.client() as client:
         response = await client.post(service.chat_url() + "/stream", json={"message": "hi"})
     assert response.status_code == 429

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from adapters.gns3 import Gns3Client
-from copilot_core import Gns3Error
+from copilot_core.errors import Gns3UnavailableError
 
 PROJECT = "0f1e2d3c-4b5a-4697-8887-a6b5c4d3e2f1"
 
@@ -115,10 +115,10 @@ async def test_a_get_succeeds_once_gns3_comes_back_within_the_retry_time() -> No
 )
 async def test_a_write_that_may_have_reached_gns3_is_never_sent_twice(method: str, call) -> None:  # type: ignore[no-untyped-def]
     async with flaky(drops=1) as gns3, client(gns3.port) as gns3_client:
-        with pytest.raises(Gns3Error) as caught:
+        with pytest.raises(Gns3UnavailableError) as caught:
             await call(gns3_client)
     assert [line.split()[0] for line in gns3.seen] == [method]
-    assert caught.value.status_code is None
+    assert caught.value.status_code is None and caught.value.retry_after == 5
     assert "cannot be reached" in caught.value.message
 
 
@@ -126,10 +126,10 @@ async def test_unreachable_gns3_fails_within_the_bounded_retry_time() -> None:
     port = free_port()  # nothing listens there
     async with client(port, retries=50, retry_within=1.0, retry_backoff=0.05) as gns3_client:
         started = time.monotonic()
-        with pytest.raises(Gns3Error) as caught:
+        with pytest.raises(Gns3UnavailableError) as caught:
             await gns3_client.create_project("token", "lab")  # not sent: safe to retry
         elapsed = time.monotonic() - started
-    assert caught.value.status_code is None
+    assert caught.value.status_code is None and caught.value.retry_after == 5
     assert f"GNS3 at http://127.0.0.1:{port} cannot be reached (ConnectError)" in (
         caught.value.message
     )

@@ -18,10 +18,9 @@ from adapters.llm import (
     build_chat_model,
     parse_llm_settings,
 )
-from copilot_core import (
-    CallOptions,
-    FinishDelta,
-    FunctionCall,
+from copilot_core import Message, ToolSpec
+from copilot_core.accumulator import ToolCallAccumulator
+from copilot_core.errors import (
     InvalidRequestError,
     LLMAuthenticationError,
     LLMContextLengthError,
@@ -30,14 +29,16 @@ from copilot_core import (
     LLMRateLimitedError,
     LLMStreamInterruptedError,
     LLMUnavailableError,
-    Message,
+)
+from copilot_core.ports import (
+    CallOptions,
+    FinishDelta,
+    FunctionCall,
     ModelDelta,
     ModelOverrides,
     TextDelta,
     ToolCall,
-    ToolCallAccumulator,
     ToolCallDelta,
-    ToolSpec,
     UsageDelta,
 )
 from tests.fakes.anthropic_server import ScriptedAnthropicServer
