@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import structlog
 from litestar import Litestar
 
+from adapters.gns3 import Gns3ProjectWatcher
+from adapters.sqlite import SqliteCheckpointStore
 from adapters.web import WebSettings, create_web_app, install_dependencies
-from copilot_core import CopilotError
+from copilot_core import ChatService, CopilotError
 from entrypoints.container import Container, build_container, resolve, web_dependencies
+from entrypoints.lifecycle import ProjectLifecycle
 from entrypoints.observability import configure_logging
 from entrypoints.settings import Settings
 
@@ -37,6 +41,33 @@ async def _warn_if_gns3_unreachable(container: Container, gns3_url: str) -> None
         log.info("gns3_reachable", gns3_url=gns3_url, gns3_version=version.get("version"))
 
 
+def _watch_gns3_projects(
+    container: Container, settings: Settings, chat: ChatService, store: SqliteCheckpointStore
+) -> asyncio.Future[None] | None:
+    """Follow projects being closed or deleted in GNS3 (needs ``gns3_username``)."""
+    if settings.gns3_username is None or settings.gns3_password is None:
+        log.info(
+            "gns3_project_watch_off",
+            hint="set COPILOT_GNS3_USERNAME and COPILOT_GNS3_PASSWORD (a GNS3 superadmin) to "
+            "clean up the conversations of deleted projects",
+        )
+        return None
+    archive = settings.data_dir / "archive" if settings.deleted_projects == "archive" else None
+    username, password = settings.gns3_username, settings.gns3_password.get_secret_value()
+
+    async def watch() -> None:
+        watcher = Gns3ProjectWatcher(
+            await resolve(container.gns3()),
+            ProjectLifecycle(chat, store, archive),
+            store.stored_projects,
+            username=username,
+            password=password,
+        )
+        await watcher.run()
+
+    return asyncio.ensure_future(watch())
+
+
 def create_app(settings: Settings | None = None, container: Container | None = None) -> Litestar:
     """The Litestar app; resources open at start-up and close at shutdown, after running
     turns had ``shutdown_grace`` seconds to save."""
@@ -57,10 +88,16 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             log.info("service_started", gns3_url=settings.gns3_url, data_dir=str(settings.data_dir))
             # Say at once when GNS3 does not answer (the service starts all the same).
             probe = asyncio.ensure_future(_warn_if_gns3_unreachable(container, settings.gns3_url))
+            store = await resolve(container.store())
+            watching = _watch_gns3_projects(container, settings, deps.chat, store)
             try:
                 yield
             finally:
                 probe.cancel()
+                if watching is not None:
+                    watching.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await watching
                 await deps.chat.shutdown(settings.shutdown_grace)
         finally:
             closed = container.shutdown_resources()

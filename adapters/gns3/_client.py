@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -485,4 +485,45 @@ class Gns3Client:
         except httpx.TransportError as exc:
             raise Gns3Error(
                 f"The notification stream from GNS3 failed ({type(exc).__name__})."
+            ) from exc
+
+    # ------------------------------------------------- controller notifications
+    async def controller_notifications(
+        self, token: str, *, on_open: Callable[[], Awaitable[None]] | None = None
+    ) -> AsyncGenerator[JSON, None]:
+        """The controller's notification stream (``GET /v3/notifications``): JSON lines
+        ``{"action": "project.created" | "project.opened" | "project.closed" |
+        "project.deleted" | "project.updated" | "compute.updated" | "ping", "event": {...}}``.
+
+        ``on_open`` is awaited once the stream is accepted, before any event is read.
+        Endless: the caller bounds it (cancel or close the iterator).
+        """
+        url = f"{self._api}/notifications"
+        try:
+            async with self._http.stream(
+                "GET",
+                url,
+                headers=self._headers(token),
+                timeout=httpx.Timeout(self._timeout, read=None),
+            ) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    self._raise_for_status(response, "follow the controller's notifications", None)
+                if on_open is not None:
+                    await on_open()
+                async for line in response.aiter_lines():
+                    line = line.strip()
+                    if not line:
+                        continue
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(event, dict):
+                        yield event
+        except httpx.TransportError as exc:
+            raise Gns3UnavailableError(
+                f"The notification stream from GNS3 at {self.base_url} failed "
+                f"({type(exc).__name__}).",
+                RETRY_AFTER,
             ) from exc
