@@ -34,12 +34,12 @@ class StoreHandler:
         self.deleted: list[str] = []
 
     async def project_closed(self, project_id: str) -> None:
-        self.closed.append(project_id)
         await self.store.close_project(project_id)
+        self.closed.append(project_id)  # recorded once done: tests wait on these lists
 
     async def project_deleted(self, project_id: str) -> None:
-        self.deleted.append(project_id)
         await self.store.remove_project(project_id)
+        self.deleted.append(project_id)
 
 
 @pytest.fixture
