@@ -8,6 +8,7 @@
 * :class:`ConsoleRunner` — commands over telnet consoles.
 * :class:`SkillLibrary` — device skills and the forbidden-command list, reloadable.
 * :func:`analyze_pcap` — a packet capture summarised for a model.
+* :class:`Gns3ProjectWatcher` — follows GNS3's project lifecycle (closed, deleted).
 """
 
 from adapters.gns3._access import Gns3Authenticator, Gns3ProjectGate
@@ -21,6 +22,7 @@ from adapters.gns3._command_policy import (
     device_kind_of,
 )
 from adapters.gns3._console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
+from adapters.gns3._lifecycle import Gns3ProjectWatcher, ProjectLifecycleHandler, ReconcileReport
 from adapters.gns3._skills import BUILTIN_SKILLS_DIR, Skill, SkillLibrary
 from adapters.gns3._tools import (
     Gns3Tool,
@@ -45,11 +47,14 @@ __all__ = [
     "Gns3Authenticator",
     "Gns3Client",
     "Gns3ProjectGate",
+    "Gns3ProjectWatcher",
     "Gns3Tool",
     "Gns3ToolExecutor",
     "Gns3ToolSettings",
     "Gns3TopologySource",
     "LabAccess",
+    "ProjectLifecycleHandler",
+    "ReconcileReport",
     "Skill",
     "SkillLibrary",
     "ToolRegistry",
