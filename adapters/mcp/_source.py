@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 LinkState = Literal["connecting", "up", "down"]
 
 _LIST_PAGES = 20
+#: JSON-RPC errors the client reports for a transport that failed, not for a refusal.
+_TRANSPORT_FAILURES = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT})
 
 
 class McpToolUnavailableError(Exception):
@@ -232,8 +234,13 @@ class McpServerLink:
             raise McpToolUnavailableError(
                 f"the MCP server {self.config.name} did not answer within {self.config.timeout:g} s"
             ) from None
-        except MCPError:
-            raise
+        except MCPError as exc:
+            if exc.error.code not in _TRANSPORT_FAILURES:
+                raise  # the server refused this call: say why
+            self._broken.set()
+            raise McpToolUnavailableError(
+                f"the MCP server {self.config.name} broke off: {exc.error.message}"
+            ) from None
         except Exception as exc:  # the session broke underneath the call
             self._broken.set()
             raise McpToolUnavailableError(
