@@ -6,16 +6,24 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import cast
 
 import structlog
 from litestar import Litestar
+from litestar.types import ASGIApp
 
 from adapters.gns3 import Gns3ProjectWatcher
 from adapters.llm import warm_up
 from adapters.sqlite import SqliteCheckpointStore
-from adapters.web import WebSettings, create_web_app, install_dependencies
+from adapters.web import API_PREFIX, WebSettings, create_web_app, install_dependencies
 from copilot_core import ChatService, CopilotError
-from entrypoints.container import Container, build_container, resolve, web_dependencies
+from entrypoints.container import (
+    Container,
+    build_container,
+    mcp_dependencies,
+    resolve,
+    web_dependencies,
+)
 from entrypoints.lifecycle import ProjectLifecycle
 from entrypoints.observability import configure_logging
 from entrypoints.settings import Settings
@@ -107,8 +115,11 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             probe = asyncio.ensure_future(_warn_if_gns3_unreachable(container, settings.gns3_url))
             store = await resolve(container.store())
             watching = _watch_gns3_projects(container, settings, deps.chat, store)
+            mcp = container.mcp_endpoint()
+            mcp.install(await mcp_dependencies(container, settings.auth_cache_ttl))
             try:
-                yield
+                async with mcp.running():
+                    yield
             finally:
                 probe.cancel()
                 if watching is not None:
@@ -132,4 +143,6 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         ),
         lifespan=[lifespan],
         metrics=container.metrics(),
+        # The MCP endpoint is a plain ASGI app (it authenticates every request itself).
+        mounts={f"{API_PREFIX}/mcp": cast(ASGIApp, container.mcp_endpoint())},
     )

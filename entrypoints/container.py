@@ -28,11 +28,27 @@ from adapters.gns3 import (
     SkillLibrary,
 )
 from adapters.llm import LLMSettingsRepository, SettingsLanguageModelProvider, TiktokenTokenCounter
+from adapters.mcp import (
+    CompositeToolExecutor,
+    McpEndpoint,
+    McpServerConfig,
+    McpServerDependencies,
+    McpServerSettings,
+    McpToolSource,
+    SkillDocument,
+    ToolCallRecord,
+    WithMcpTools,
+)
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
 from adapters.redis import RedisTurnLog, connect_redis
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
-from adapters.web import PrometheusTurnMetrics, StructlogTurnObserver, WebDependencies
+from adapters.web import (
+    CachingAuthenticator,
+    PrometheusTurnMetrics,
+    StructlogTurnObserver,
+    WebDependencies,
+)
 from copilot_core import (
     BuiltinAgent,
     ChatService,
@@ -40,15 +56,24 @@ from copilot_core import (
     InMemoryTurnLog,
     RunnerSettings,
     SystemClock,
+    ToolGate,
     TurnRunner,
     UuidIdFactory,
 )
+from copilot_core.approvals import ApprovalPolicy
 from copilot_core.errors import StoreError
-from copilot_core.ports import AgentBackend, Clock, IdFactory
+from copilot_core.ports import AgentBackend, Clock, IdFactory, ToolExecutor
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 
-__all__ = ["Container", "Gns3ClientDirectory", "build_container", "resolve", "web_dependencies"]
+__all__ = [
+    "Container",
+    "Gns3ClientDirectory",
+    "build_container",
+    "mcp_dependencies",
+    "resolve",
+    "web_dependencies",
+]
 
 T = TypeVar("T")
 
@@ -142,12 +167,34 @@ async def open_tools(
     yield tools
 
 
+async def open_mcp_sources(
+    configs: tuple[McpServerConfig | Mapping[str, Any], ...],
+) -> AsyncIterator[McpToolSource | None]:
+    """The configured MCP servers as tool sources (connecting in the background: the
+    service starts without waiting for them), or ``None`` when there are none."""
+    if not configs:
+        yield None
+        return
+    source = McpToolSource([McpServerConfig.model_validate(config) for config in configs])
+    await source.start()
+    try:
+        yield source
+    finally:
+        await source.aclose()
+
+
+def agent_tools(gns3: ToolExecutor, mcp: McpToolSource | None) -> ToolExecutor:
+    """What the built-in agent may call: the GNS3 tools, then the MCP servers' tools."""
+    return gns3 if mcp is None else CompositeToolExecutor(gns3, mcp)
+
+
 def agent_backends(
     builtin: BuiltinAgent,
     configs: tuple[AgentConfig | Mapping[str, Any], ...],
     gns3_url: str,
     clock: Clock,
     ids: IdFactory,
+    mcp: McpToolSource | None = None,
 ) -> dict[str, AgentBackend]:
     """The built-in agent (always ``copilot``) and every configured external agent."""
     external = build_agent_backends(
@@ -156,7 +203,25 @@ def agent_backends(
         clock=clock,
         ids=ids,
     )
-    return {"copilot": builtin, **external}
+    copilot: AgentBackend = builtin if mcp is None else WithMcpTools(builtin, mcp)
+    return {"copilot": copilot, **external}
+
+
+def mcp_server_settings(approval_timeout: float, secret_key: SecretStr | None) -> McpServerSettings:
+    """The MCP endpoint's settings; the service's secret key (when set) seals the state
+    of approvals asked over several rounds, so that any replica can resume them."""
+    keys = (secret_key.get_secret_value().encode(),) if secret_key is not None else ()
+    return McpServerSettings(approval_timeout=approval_timeout, request_state_keys=keys)
+
+
+class McpToolMetrics:
+    """Counts MCP tool calls in the service's metrics, like the chat's tool calls."""
+
+    def __init__(self, metrics: PrometheusTurnMetrics) -> None:
+        self._metrics = metrics
+
+    def tool_called(self, record: ToolCallRecord) -> None:
+        self._metrics.record_tool_call(record.tool, record.status, record.seconds)
 
 
 class LLMConfigView:
@@ -228,6 +293,7 @@ class Container(containers.DeclarativeContainer):
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
     console = providers.Resource(open_console_runner, command_timeout=config.command_timeout)
     tools = providers.Resource(open_tools, gns3, console=console, skills=skills)
+    mcp_sources = providers.Resource(open_mcp_sources, configs=config.mcp_servers)
     topology = providers.Singleton(Gns3TopologySource, gns3)
     models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
     llm_config = providers.Singleton(LLMConfigView, llm_settings)
@@ -235,9 +301,16 @@ class Container(containers.DeclarativeContainer):
 
     # -------------------------------------------------------------------- core
     agent = providers.Singleton(
-        BuiltinAgent, tools, topology, clock=clock, ids=ids, token_counter=token_counter
+        BuiltinAgent,
+        providers.Callable(agent_tools, tools, mcp_sources),
+        topology,
+        clock=clock,
+        ids=ids,
+        token_counter=token_counter,
     )
-    agents = providers.Singleton(agent_backends, agent, config.agents, config.gns3_url, clock, ids)
+    agents = providers.Singleton(
+        agent_backends, agent, config.agents, config.gns3_url, clock, ids, mcp_sources
+    )
     reload_skills = providers.Singleton(SkillsReloader, skills, agent, config.skills_dir)
     chat_settings = providers.Singleton(
         ChatSettings,
@@ -256,6 +329,12 @@ class Container(containers.DeclarativeContainer):
         ids=ids,
         settings=runner_settings,
         observers=providers.List(metrics, turn_logger),
+    )
+    #: The GNS3 tools served over MCP, under the same rules as the agent's.
+    mcp_tools = providers.Singleton(ToolGate, tools)
+    mcp_endpoint = providers.Singleton(
+        McpEndpoint,
+        providers.Callable(mcp_server_settings, config.approval_timeout, config.secret_key),
     )
     chat = providers.Singleton(
         ChatService,
@@ -305,7 +384,11 @@ async def web_dependencies(container: Container) -> WebDependencies:
     if isinstance(turn_log, RedisTurnLog):
         readiness["turn_log"] = turn_log.ping
 
+    mcp = await resolve(container.mcp_sources())
     return WebDependencies(
+        mcp_servers=(
+            None if mcp is None else (lambda: [server.to_dict() for server in mcp.status()])
+        ),
         chat=chat,
         authenticator=await resolve(container.authenticator()),
         projects=await resolve(container.projects()),
@@ -314,4 +397,35 @@ async def web_dependencies(container: Container) -> WebDependencies:
         readiness=readiness,
         models=await resolve(container.models()),
         directory=await resolve(container.directory()),
+    )
+
+
+async def mcp_dependencies(container: Container, auth_cache_ttl: float) -> McpServerDependencies:
+    """Build what the MCP endpoint needs (after ``init_resources``)."""
+    agent: BuiltinAgent = await resolve(container.agent())
+    skills: SkillLibrary = await resolve(container.skills())
+    llm_settings: LLMSettingsRepository = await resolve(container.llm_settings())
+
+    async def approval(user_id: str) -> ApprovalPolicy:
+        settings = await llm_settings.get_public(user_id)
+        return ApprovalPolicy.CHANGES if settings is None else settings.approval
+
+    def skill_documents() -> list[SkillDocument]:
+        return [
+            SkillDocument(s.device_type, s.topic, s.title, s.summary, s.content)
+            for s in skills.list()
+        ]
+
+    return McpServerDependencies(
+        tools=await resolve(container.mcp_tools()),
+        authenticator=CachingAuthenticator(
+            await resolve(container.authenticator()), ttl=auth_cache_ttl
+        ),
+        projects=await resolve(container.projects()),
+        directory=await resolve(container.directory()),
+        topology=await resolve(container.topology()),
+        approval=approval,
+        prompts=lambda: agent.prompts,
+        skills=skill_documents,
+        observers=(McpToolMetrics(await resolve(container.metrics())),),
     )

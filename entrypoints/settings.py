@@ -10,6 +10,7 @@ from typing import Any, Literal, Self
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from adapters.mcp import McpServerConfig
 from adapters.subprocess_agent import AgentConfig
 
 __all__ = ["Settings", "default_data_dir"]
@@ -82,6 +83,13 @@ class Settings(BaseSettings):
     agents: tuple[AgentConfig, ...] = Field(
         default=(),
         description="External agent programs (spec 002), as a JSON list of agent objects.",
+    )
+    mcp_servers: tuple[McpServerConfig, ...] = Field(
+        default=(),
+        description=(
+            "MCP servers whose tools the built-in agent may use (as <server>__<tool>), as a "
+            "JSON list of server objects (docs/mcp.md)."
+        ),
     )
     gns3_username: str | None = Field(
         default=None,

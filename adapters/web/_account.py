@@ -90,6 +90,8 @@ class AccountController(Controller):
             {"id": a["id"], "name": a["name"], "description": a["description"]}
             for a in _agents(deps)
         ]
+        if deps.mcp_servers is not None:
+            body["mcp_servers"] = [dict(server) for server in deps.mcp_servers()]
         return body
 
     @get("/agents", operation_id="listAgents", responses=errors(401))

@@ -36,7 +36,9 @@ def stdio_config(name: str = "lab", **fields: Any) -> McpServerConfig:
 
 
 @contextlib.asynccontextmanager
-async def connected(*configs: McpServerConfig, within: float = 20.0) -> AsyncIterator[McpToolSource]:
+async def connected(
+    *configs: McpServerConfig, within: float = 20.0
+) -> AsyncIterator[McpToolSource]:
     """A started source whose every server has either connected or failed once."""
     source = McpToolSource(configs, retry_min=0.2, retry_max=1.0)
     await source.start()

@@ -122,7 +122,9 @@ async def test_abort_ends_a_running_call_at_once() -> None:
     async with connected(stdio_config("lab", tools=["hang", "echo"])) as source:
         gate = ToolGate(source)
         abort = AbortToken()
-        running = asyncio.create_task(gate.call(call("lab__hang", seconds=30), context(abort=abort)))
+        running = asyncio.create_task(
+            gate.call(call("lab__hang", seconds=30), context(abort=abort))
+        )
         await asyncio.sleep(0.3)
         abort.abort("stopped by the user")
         async with asyncio.timeout(1):
@@ -153,7 +155,9 @@ async def test_a_changing_tool_waits_for_approval_and_a_read_only_one_does_not(
     async with connected(config) as source:
         gate = ToolGate(source)
         policy = ApprovalPolicy.CHANGES
-        read = await gate.call(call("lab__echo", text="x"), context(approval=policy, approver=approver))
+        read = await gate.call(
+            call("lab__echo", text="x"), context(approval=policy, approver=approver)
+        )
         rejected = await gate.call(
             call("lab__write_note", note="first"), context(approval=policy, approver=approver)
         )
