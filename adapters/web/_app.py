@@ -64,7 +64,7 @@ def create_web_app(
             *page_routes(),
             *([metrics_route(metrics)] if metrics is not None else []),
             *(
-                asgi(path, is_mount=True, include_in_schema=False)(app)
+                asgi(path, is_mount=True, copy_scope=True, include_in_schema=False)(app)
                 for path, app in (mounts or {}).items()
             ),
         ],
