@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import sys
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -27,6 +26,7 @@ from typing import Any, Literal, TextIO
 
 import httpx2
 import mcp_types as types
+import structlog
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -38,7 +38,7 @@ from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
 
 __all__ = ["LinkState", "McpServerLink", "McpServerStatus", "McpToolSource"]
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger("adapters.mcp")
 
 LinkState = Literal["connecting", "up", "down"]
 
@@ -144,14 +144,9 @@ class McpServerLink:
         self.state, self.problem = state, problem
         if state != before or state == "down":
             if state == "up":
-                log.info(
-                    "mcp server %s connected: %d tool(s) %s",
-                    self.config.name,
-                    len(self.tools),
-                    sorted(self.tools),
-                )
+                log.info("mcp_server_connected", server=self.config.name, tools=sorted(self.tools))
             elif state == "down" and before != "down":
-                log.warning("mcp server %s unavailable: %s", self.config.name, problem)
+                log.warning("mcp_server_unavailable", server=self.config.name, problem=problem)
         async with self._changed:
             self._changed.notify_all()
 

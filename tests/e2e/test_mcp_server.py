@@ -363,9 +363,10 @@ async def test_mcp_tool_calls_are_logged_and_counted_like_chat_tool_calls(
         await client.call_tool("gns3_topology_reader", {"project": project["id"]})
 
     assert count() == before + 1
-    assert 'copilot_tool_seconds_count{tool="gns3_topology_reader"}' in httpx.get(
-        f"{service.url}/metrics"
-    ).text
+    assert (
+        'copilot_tool_seconds_count{tool="gns3_topology_reader"}'
+        in httpx.get(f"{service.url}/metrics").text
+    )
     lines = [
         json.loads(line)
         for line in service.log.read_text().splitlines()

@@ -88,7 +88,9 @@ def admin(gns3_server: RealGns3Server) -> str:
 def project(gns3_server: RealGns3Server, admin: str) -> Iterator[str]:
     headers = {"Authorization": f"Bearer {admin}"}
     response = httpx.post(
-        f"{gns3_server.url}/v3/projects", json={"name": f"mcp-src-{time.time_ns()}"}, headers=headers
+        f"{gns3_server.url}/v3/projects",
+        json={"name": f"mcp-src-{time.time_ns()}"},
+        headers=headers,
     )
     assert response.status_code == 201, response.text
     project_id = str(response.json()["project_id"])
@@ -174,7 +176,11 @@ def test_the_agent_calls_an_mcp_tool_in_a_turn(
 
 
 def test_a_server_that_hangs_answers_unavailable_within_its_time_limit(
-    service: ServedCopilot, ready: dict[str, Any], admin: str, project: str, llm: ScriptedOpenAIServer
+    service: ServedCopilot,
+    ready: dict[str, Any],
+    admin: str,
+    project: str,
+    llm: ScriptedOpenAIServer,
 ) -> None:
     llm.clear()
     llm.add(

@@ -70,9 +70,7 @@ async def served(lab: EmulatedDeviceLab, observer: RecordingObserver) -> AsyncIt
 
     endpoint.install(
         McpServerDependencies(
-            tools=ToolGate(
-                Gns3ToolExecutor(gns3, runner=ConsoleRunner(command_timeout=2.0))
-            ),
+            tools=ToolGate(Gns3ToolExecutor(gns3, runner=ConsoleRunner(command_timeout=2.0))),
             authenticator=StaticAuthenticator({TOKEN: Principal("u1", "teacher")}),
             projects=Gns3ProjectGate(gns3),
             directory=OneProject(),
