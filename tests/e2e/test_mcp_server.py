@@ -135,7 +135,7 @@ async def test_the_official_client_cannot_connect_with_a_bad_token(service: Serv
             pass
 
 
-async def test_a_bad_mode_is_refused_with_the_reason(service: ServedCopilot, admin: str) -> None:
+def test_a_bad_mode_is_refused_with_the_reason(service: ServedCopilot, admin: str) -> None:
     response = httpx.post(
         f"{service.url}/v3/copilot/mcp?mode=chaos",
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
@@ -349,8 +349,11 @@ async def test_prompts_are_the_modes_system_prompts_with_the_topology(
 async def test_mcp_tool_calls_are_logged_and_counted_like_chat_tool_calls(
     service: ServedCopilot, admin: str, project: dict[str, str]
 ) -> None:
+    def metrics() -> str:
+        return httpx.get(f"{service.url}/metrics").text
+
     def count() -> float:
-        text = httpx.get(f"{service.url}/metrics").text
+        text = metrics()
         found = re.search(
             r'^copilot_tool_calls_total\{status="success",tool="gns3_topology_reader"\} (\S+)$',
             text,
@@ -363,10 +366,7 @@ async def test_mcp_tool_calls_are_logged_and_counted_like_chat_tool_calls(
         await client.call_tool("gns3_topology_reader", {"project": project["id"]})
 
     assert count() == before + 1
-    assert (
-        'copilot_tool_seconds_count{tool="gns3_topology_reader"}'
-        in httpx.get(f"{service.url}/metrics").text
-    )
+    assert 'copilot_tool_seconds_count{tool="gns3_topology_reader"}' in metrics()
     lines = [
         json.loads(line)
         for line in service.log.read_text().splitlines()
