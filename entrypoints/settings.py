@@ -141,6 +141,17 @@ class Settings(BaseSettings):
         ),
     )
 
+    @field_validator("mcp_servers")
+    @classmethod
+    def _one_name_per_mcp_server(
+        cls, value: tuple[McpServerConfig, ...]
+    ) -> tuple[McpServerConfig, ...]:
+        names = [server.name for server in value]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(f"two MCP servers are named {name!r}")
+        return value
+
     @field_validator("redis_url", mode="before")
     @classmethod
     def _redis_url(cls, value: Any) -> Any:

@@ -2,10 +2,10 @@
 
 Without names it runs ``turns`` (the turn pipeline against its bare baseline), then
 ``store``, ``postgres`` (the pipeline on PostgreSQL against SQLite; it needs the
-PostgreSQL server of the tests), ``web_sse``, ``llm``, ``subprocess_agent`` and ``soak``,
-each in its own process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a
-smoke run; ``bench_turns``, ``bench_store``, ``bench_postgres`` and ``bench_soak`` know it).
-They print figures and assert nothing
+PostgreSQL server of the tests), ``web_sse``, ``llm``, ``subprocess_agent``, ``consoles``,
+``first_turn``, ``mcp`` and ``soak``, each in its own process. Arguments after ``--`` go
+to every benchmark (``-- --quick`` for a smoke run; ``bench_turns``, ``bench_store``,
+``bench_postgres`` and ``bench_soak`` know it). They print figures and assert nothing
 about speed; the exit status is non-zero only when a benchmark crashed.
 """
 
@@ -25,6 +25,7 @@ BENCHMARKS = (
     "subprocess_agent",
     "consoles",
     "first_turn",
+    "mcp",
     "soak",
 )
 _TAKES_QUICK = {"turns", "store", "postgres", "soak"}

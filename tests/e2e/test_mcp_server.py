@@ -377,3 +377,35 @@ async def test_mcp_tool_calls_are_logged_and_counted_like_chat_tool_calls(
     assert {"user_id", "username", "tool", "status", "mode", "duration_ms"} <= mine[-1].keys()
     assert mine[-1]["username"] == "admin"
     assert admin not in service.log.read_text()
+
+
+def test_an_mcp_session_belongs_to_the_user_who_opened_it(
+    service: ServedCopilot, admin: str, gns3_server: RealGns3Server
+) -> None:
+    url = f"{service.url}/v3/copilot/mcp"
+    accept = {"Accept": "application/json, text/event-stream"}
+    opened = httpx.post(
+        url,
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        headers={**accept, "Authorization": f"Bearer {admin}"},
+    )
+    assert opened.status_code == 200, opened.text
+    session = opened.headers["mcp-session-id"]
+    other = gns3_server.create_user(f"mcps-{time.time_ns() % 10**8}", "Other-password-1")
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    headers = {**accept, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+
+    stolen = httpx.post(url, json=listing, headers={**headers, "Authorization": f"Bearer {other}"})
+    own = httpx.post(url, json=listing, headers={**headers, "Authorization": f"Bearer {admin}"})
+
+    assert stolen.status_code == 404
+    assert own.status_code == 200
