@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import statistics
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 import httpx2
+import structlog
 import uvicorn
 from litestar import Litestar
 from litestar.types import ASGIApp
@@ -133,4 +135,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    logging.basicConfig(level=logging.WARNING)
     asyncio.run(main())
