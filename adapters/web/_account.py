@@ -16,6 +16,7 @@ from litestar.params import JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_501_NOT_IMPLEMENTED
 
 from adapters.web._auth import Caller
+from adapters.web._body import json_body
 from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._openapi import errors
 from adapters.web._schemas import LLMConfigBody
@@ -115,6 +116,7 @@ class AccountController(Controller):
     @put(
         "/llm-config",
         operation_id="putLlmConfig",
+        guards=[json_body],
         status_code=HTTP_200_OK,
         responses=errors(400, 401),
     )

@@ -10,9 +10,11 @@ from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.plugins.pydantic import PydanticPlugin
 from litestar.types import ASGIApp
 
 from adapters.web._account import AccountController
+from adapters.web._body import MAX_BODY_BYTES
 from adapters.web._chat import ChatController
 from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._directory import DirectoryController, LoginController
@@ -77,6 +79,9 @@ def create_web_app(
             path="/schema",
         ),
         cors_config=_cors(settings),
+        request_max_body_size=MAX_BODY_BYTES,
+        # Bodies are validated strictly: no string is taken for a bool or a number.
+        plugins=[PydanticPlugin(validate_strict=True)],
         debug=settings.debug,
         logging_config=None,  # the composition root configures logging
     )

@@ -12,9 +12,10 @@ from litestar.response import ServerSentEvent
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from adapters.web._auth import Caller
+from adapters.web._body import json_body
 from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._openapi import errors, sse_response_spec
-from adapters.web._schemas import ID_PATTERN, ChatRequest, RenameRequest
+from adapters.web._schemas import ID_PATTERN, MAX_INT64, ChatRequest, RenameRequest
 from adapters.web._sse import Protocol, parse_last_event_id, sse_response
 from copilot_core.service import TurnRequest
 from copilot_core.session import CopilotMode, Session
@@ -71,6 +72,7 @@ class ChatController(Controller):
     @post(
         "/stream",
         operation_id="streamChat",
+        guards=[json_body],
         status_code=HTTP_200_OK,
         responses={
             200: sse_response_spec(
@@ -174,7 +176,7 @@ class ChatController(Controller):
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-        offset: Annotated[int, QueryParameter(ge=0)] = 0,
+        offset: Annotated[int, QueryParameter(ge=0, le=MAX_INT64)] = 0,
         copilot_mode: FromQuery[CopilotMode | None] = None,
     ) -> list[dict[str, Any]]:
         """The caller's sessions of the project: pinned first, then newest ``updated_at``."""
@@ -196,7 +198,7 @@ class ChatController(Controller):
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-        cursor: Annotated[int | None, QueryParameter(ge=1)] = None,
+        cursor: Annotated[int | None, QueryParameter(ge=1, le=MAX_INT64)] = None,
     ) -> dict[str, Any]:
         """The session's messages in the OpenAI shape, oldest first.
 
@@ -227,6 +229,7 @@ class ChatController(Controller):
     @patch(
         "/sessions/{session_id:str}",
         operation_id="renameChatSession",
+        guards=[json_body],
         responses=errors(400, 401, 404, 409),
     )
     async def rename(

@@ -17,12 +17,14 @@ from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException
 from litestar.params import JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_501_NOT_IMPLEMENTED
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import Field, SecretStr
 
 from adapters.web._auth import Caller
+from adapters.web._body import json_body
 from adapters.web._contracts import Gns3Directory, WebDependencies
 from adapters.web._markdown import MAX_MARKDOWN_CHARS, MarkdownRenderer
 from adapters.web._openapi import errors
+from adapters.web._schemas import StrictBody
 from copilot_core.errors import AuthenticationError
 
 __all__ = ["DirectoryController", "LoginController", "LoginRequest", "RenderRequest"]
@@ -32,18 +34,14 @@ log = structlog.get_logger("adapters.web")
 _RENDERER = MarkdownRenderer()
 
 
-class LoginRequest(BaseModel):
+class LoginRequest(StrictBody):
     """GNS3 credentials (the password is never logged nor stored)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     username: str = Field(min_length=1, max_length=255)
     password: SecretStr = Field(min_length=1, max_length=1024)
 
 
-class RenderRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RenderRequest(StrictBody):
     markdown: str = Field(max_length=MAX_MARKDOWN_CHARS, description="CommonMark text.")
 
 
@@ -72,6 +70,7 @@ class LoginController(Controller):
     @post(
         "/login",
         operation_id="login",
+        guards=[json_body],
         status_code=HTTP_200_OK,
         security=[],
         responses=errors(400, 401, 501, 502),
@@ -127,6 +126,7 @@ class DirectoryController(Controller):
     @post(
         "/render",
         operation_id="renderMarkdown",
+        guards=[json_body],
         status_code=HTTP_200_OK,
         responses=errors(400, 401),
     )

@@ -1,5 +1,9 @@
 """One place that maps errors onto HTTP statuses and ``{"detail": ...}`` bodies.
 
+A request the service cannot read (not JSON, nested too deeply) is a 400; one it can
+read but does not accept (a value of the wrong type or out of range, an unknown field,
+a malformed id) is a 422, whether the body's model, a parameter or the core refused it.
+
 No stack trace and no secret ever reaches a response: core errors carry messages
 written for users; anything unexpected becomes a plain 500 (and is logged with
 its traceback, without local variables).
@@ -18,6 +22,7 @@ from litestar.status_codes import (
     HTTP_403_FORBIDDEN,
     HTTP_404_NOT_FOUND,
     HTTP_409_CONFLICT,
+    HTTP_422_UNPROCESSABLE_ENTITY,
     HTTP_429_TOO_MANY_REQUESTS,
     HTTP_500_INTERNAL_SERVER_ERROR,
     HTTP_502_BAD_GATEWAY,
@@ -46,7 +51,7 @@ __all__ = ["exception_handlers", "status_for"]
 log = structlog.get_logger("adapters.web")
 
 _STATUSES: tuple[tuple[type[CopilotError], int], ...] = (
-    (InvalidRequestError, HTTP_400_BAD_REQUEST),
+    (InvalidRequestError, HTTP_422_UNPROCESSABLE_ENTITY),
     (LLMNotConfiguredError, HTTP_400_BAD_REQUEST),
     (LLMContextLengthError, HTTP_400_BAD_REQUEST),
     (AuthenticationError, HTTP_401_UNAUTHORIZED),
@@ -97,7 +102,9 @@ def _validation_message(exc: ValidationException) -> str:
 
 def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
     if isinstance(exc, ValidationException):
-        return Response({"detail": _validation_message(exc)}, status_code=exc.status_code)
+        return Response(
+            {"detail": _validation_message(exc)}, status_code=HTTP_422_UNPROCESSABLE_ENTITY
+        )
     return Response(
         {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers or None
     )

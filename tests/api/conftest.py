@@ -27,6 +27,7 @@ from copilot_core import (
     ModelSelection,
     Principal,
 )
+from copilot_core.ports import Authenticator, CheckpointStore
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -92,7 +93,7 @@ class Service:
 
     base_url: str
     chat: ChatService
-    store: InMemoryCheckpointStore
+    store: CheckpointStore
     model: ScriptedLanguageModel
     tools: FakeToolExecutor
     models: StaticModelProvider
@@ -126,10 +127,14 @@ async def run_service(
     readiness_timeout: float = 3.0,
     cors_origins: tuple[str, ...] = (),
     extra_agents: Mapping[str, AgentBackend] | None = None,
+    store: CheckpointStore | None = None,
+    authenticator: Authenticator | None = None,
 ) -> AsyncIterator[Service]:
+    """The service around the core's fakes; ``store`` and ``authenticator`` replace the
+    in-memory store and the static token map (by a real SQLite store, say)."""
     clock = SteppingClock()
     ids = SequentialIds()
-    store = InMemoryCheckpointStore()
+    store = store or InMemoryCheckpointStore()
     model = ScriptedLanguageModel(delay=delay)
     tools = FakeToolExecutor()
     agent = BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)
@@ -145,7 +150,7 @@ async def run_service(
         ids=ids,
         settings=ChatSettings(max_message_chars=1000, finished_turn_retention=retention),
     )
-    authenticator = StaticAuthenticator(
+    static_authenticator = StaticAuthenticator(
         {
             ALICE: Principal("u-alice", "alice"),
             BOB: Principal("u-bob", "bob"),
@@ -163,7 +168,7 @@ async def run_service(
     app = create_web_app(
         WebDependencies(
             chat=chat,
-            authenticator=authenticator,
+            authenticator=authenticator or static_authenticator,
             projects=gate,
             llm_config=llm_config,
             reload_skills=reload_skills,
@@ -199,7 +204,7 @@ async def run_service(
             model,
             tools,
             models,
-            authenticator,
+            static_authenticator,
             gate,
             llm_config,
             reloads,

@@ -72,7 +72,7 @@ async def test_llm_config_without_a_key_keeps_none_set(service: Service) -> None
     assert "api_key" not in service.llm_config.settings["u-alice"]
 
 
-async def test_bad_llm_config_is_400_and_changes_nothing(service: Service) -> None:
+async def test_bad_llm_config_is_422_and_changes_nothing(service: Service) -> None:
     async with service.client() as client:
         for body in [
             {"model": "m"},
@@ -82,7 +82,7 @@ async def test_bad_llm_config_is_400_and_changes_nothing(service: Service) -> No
             {"provider": "openai", "model": "m", "colour": "blue"},
         ]:
             response = await client.put("/v3/copilot/llm-config", json=body)
-            assert response.status_code == 400, body
+            assert response.status_code == 422, body
             assert response.json()["detail"].startswith("Invalid request")
     assert service.llm_config.settings == {}
 

@@ -100,7 +100,7 @@ async def test_rename_trims_and_validates_the_title(service: Service) -> None:
     assert renamed.status_code == 200
     assert renamed.json()["title"] == "OSPF lab"
     for response in (empty, blank, long):
-        assert response.status_code == 400
+        assert response.status_code == 422
         assert "title" in response.json()["detail"]
     stored = await service.store.get_session(OPEN, session_id)
     assert stored is not None
@@ -170,10 +170,10 @@ async def test_continuing_another_users_session_is_404_and_stores_nothing(
     ("params", "word"),
     [({"limit": 0}, "limit"), ({"limit": 5000}, "limit"), ({"offset": -1}, "offset")],
 )
-async def test_bad_list_parameters_are_400(
+async def test_bad_list_parameters_are_422(
     service: Service, params: dict[str, int], word: str
 ) -> None:
     async with service.client() as client:
         response = await client.get(service.chat_url() + "/sessions", params=params)
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert word in response.json()["detail"]

@@ -1,4 +1,5 @@
-"""Bad input (4xx, nothing stored), authentication (401) and the project gate (404/409)."""
+"""Bad input (422, or 400 for a body that is not JSON; nothing stored), authentication
+(401) and the project gate (404/409)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,20 @@ from tests.api.conftest import ALICE, CLOSED, OPEN, Service
 @pytest.mark.parametrize(
     ("body", "status", "words"),
     [
-        ({}, 400, ["message"]),
-        ({"message": ""}, 400, ["message"]),
-        ({"message": "   "}, 400, ["message", "blank"]),
-        ({"message": "x" * 32_001}, 400, ["message"]),
-        ({"message": "x" * 1_001}, 400, ["limit is 1000"]),  # the chat service's own bound
-        ({"message": "hi", "temperature": 2.5}, 400, ["temperature"]),
-        ({"message": "hi", "temperature": -0.1}, 400, ["temperature"]),
-        ({"message": "hi", "mode": "voice"}, 400, ["mode"]),
-        ({"message": "hi", "copilot_mode": "god_mode"}, 400, ["copilot_mode"]),
+        ({}, 422, ["message"]),
+        ({"message": ""}, 422, ["message"]),
+        ({"message": "   "}, 422, ["message", "blank"]),
+        ({"message": "x" * 32_001}, 422, ["message"]),
+        ({"message": "x" * 1_001}, 422, ["limit is 1000"]),  # the chat service's own bound
+        ({"message": "hi", "temperature": 2.5}, 422, ["temperature"]),
+        ({"message": "hi", "temperature": -0.1}, 422, ["temperature"]),
+        ({"message": "hi", "mode": "voice"}, 422, ["mode"]),
+        ({"message": "hi", "copilot_mode": "god_mode"}, 422, ["copilot_mode"]),
         ({"message": "hi", "agent_id": "nobody"}, 404, ["Unknown agent 'nobody'", "copilot"]),
         ({"message": "hi", "session_id": "nope"}, 404, ["'nope' was not found"]),
-        ({"message": "hi", "surprise": 1}, 400, ["surprise"]),
-        ({"message": 42}, 400, ["message"]),
-        ({"message": "hi", "stream": "maybe"}, 400, ["stream"]),
+        ({"message": "hi", "surprise": 1}, 422, ["surprise"]),
+        ({"message": 42}, 422, ["message"]),
+        ({"message": "hi", "stream": "maybe"}, 422, ["stream"]),
     ],
 )
 async def test_bad_stream_bodies_get_a_clear_4xx_and_store_nothing(
@@ -127,16 +128,16 @@ async def test_authentication_comes_before_body_validation(service: Service) -> 
 
 
 @pytest.mark.parametrize("bad", ["..", "a.b", "x" * 129, "%20"])
-async def test_ids_outside_the_safe_alphabet_are_400(service: Service, bad: str) -> None:
+async def test_ids_outside_the_safe_alphabet_are_422(service: Service, bad: str) -> None:
     async with service.client() as client:
         in_path = await client.get(f"/v3/copilot/projects/{bad}/chat/sessions")
         session_in_path = await client.get(service.chat_url() + f"/sessions/{bad}/history")
         in_body = await client.post(
             service.chat_url() + "/stream", json={"message": "hi", "session_id": bad}
         )
-    assert in_body.status_code == 400
+    assert in_body.status_code == 422
     assert "session_id" in in_body.json()["detail"]
     for response in (in_path, session_in_path):
         # 404 for "..": the HTTP client resolves it before sending, so no route matches.
-        assert response.status_code == (404 if bad == ".." else 400), response.text
+        assert response.status_code == (404 if bad == ".." else 422), response.text
     assert service.gate.seen_credentials == []
