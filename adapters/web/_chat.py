@@ -7,15 +7,16 @@ from typing import Annotated, Any
 import structlog
 from litestar import Controller, Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
-from litestar.params import FromQuery, HeaderParameter, JSONBody, PathParameter, QueryParameter
+from litestar.params import FromQuery, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from adapters.web._auth import Caller
 from adapters.web._body import json_body
 from adapters.web._contracts import WebDependencies, WebSettings
+from adapters.web._ids import ProjectId, SessionId, canonical_uuid
 from adapters.web._openapi import errors, sse_response_spec
-from adapters.web._schemas import ID_PATTERN, MAX_INT64, ChatRequest, RenameRequest
+from adapters.web._schemas import MAX_INT64, ChatRequest, RenameRequest
 from adapters.web._sse import Protocol, parse_last_event_id, sse_response
 from copilot_core.service import TurnRequest
 from copilot_core.session import CopilotMode, Session
@@ -25,11 +26,6 @@ __all__ = ["ChatController"]
 
 log = structlog.get_logger("adapters.web")
 
-ProjectId = Annotated[
-    str, PathParameter(pattern=ID_PATTERN, description="The GNS3 project's id (a UUID).")
-]
-SessionId = Annotated[str, PathParameter(pattern=ID_PATTERN, description="The session's id.")]
-
 
 def _bind(project_id: str, session_id: str | None = None) -> None:
     structlog.contextvars.bind_contextvars(project_id=project_id)
@@ -37,9 +33,12 @@ def _bind(project_id: str, session_id: str | None = None) -> None:
         structlog.contextvars.bind_contextvars(session_id=session_id)
 
 
-async def _open_project(deps: WebDependencies, caller: Caller, project_id: str) -> None:
+async def _open_project(deps: WebDependencies, caller: Caller, project_id: str) -> str:
+    """The project's canonical id, once GNS3 says the caller may use it and it is open."""
+    project_id = canonical_uuid(project_id)
     _bind(project_id)
     await deps.projects.require_open(project_id, caller.token)
+    return project_id
 
 
 def _result_body(result: TurnResult) -> dict[str, Any]:
@@ -102,7 +101,7 @@ class ChatController(Controller):
         not configured) are answered with a status and ``{"detail": ...}`` and store
         nothing. ``?protocol=gaia`` streams spec 002's event vocabulary instead.
         """
-        await _open_project(deps, caller, project_id)
+        project_id = await _open_project(deps, caller, project_id)
         turn = await deps.chat.start_turn(
             TurnRequest(
                 project_id=project_id,
@@ -152,7 +151,8 @@ class ChatController(Controller):
         ago can still be replayed. 204 when no turn is running (or nothing is left to
         send).
         """
-        await _open_project(deps, caller, project_id)
+        project_id = await _open_project(deps, caller, project_id)
+        session_id = canonical_uuid(session_id)
         _bind(project_id, session_id)
         await deps.chat.get_session(project_id, session_id, caller.user_id)
         turn = deps.chat.attach(project_id, session_id, caller.user_id)
@@ -180,7 +180,7 @@ class ChatController(Controller):
         copilot_mode: FromQuery[CopilotMode | None] = None,
     ) -> list[dict[str, Any]]:
         """The caller's sessions of the project: pinned first, then newest ``updated_at``."""
-        await _open_project(deps, caller, project_id)
+        project_id = await _open_project(deps, caller, project_id)
         sessions = await deps.chat.list_sessions(
             project_id, caller.user_id, limit=limit, offset=offset, copilot_mode=copilot_mode
         )
@@ -205,7 +205,8 @@ class ChatController(Controller):
         The newest ``limit`` messages are returned; pass ``next_cursor`` back as
         ``cursor`` to page towards older ones (``null`` when there are none).
         """
-        await _open_project(deps, caller, project_id)
+        project_id = await _open_project(deps, caller, project_id)
+        session_id = canonical_uuid(session_id)
         _bind(project_id, session_id)
         session, page = await deps.chat.history(
             project_id, session_id, caller.user_id, limit=limit, before=cursor
@@ -241,7 +242,8 @@ class ChatController(Controller):
         deps: NamedDependency[WebDependencies],
     ) -> dict[str, Any]:
         """Rename the session (1–255 characters); returns the updated session."""
-        await _open_project(deps, caller, project_id)
+        project_id = await _open_project(deps, caller, project_id)
+        session_id = canonical_uuid(session_id)
         _bind(project_id, session_id)
         session = await deps.chat.rename(project_id, session_id, caller.user_id, data.title)
         return _session_body(session)
@@ -259,7 +261,8 @@ class ChatController(Controller):
         deps: NamedDependency[WebDependencies],
     ) -> None:
         """Delete the session and all its messages (a running turn is aborted first)."""
-        await _open_project(deps, caller, project_id)
+        project_id = await _open_project(deps, caller, project_id)
+        session_id = canonical_uuid(session_id)
         _bind(project_id, session_id)
         await deps.chat.delete(project_id, session_id, caller.user_id)
 
@@ -278,7 +281,8 @@ class ChatController(Controller):
     ) -> dict[str, Any]:
         """Abort the session's running turn; every attached stream ends with ``abort``
         then ``done``. ``aborted`` is false when no turn was running."""
-        await _open_project(deps, caller, project_id)
+        project_id = await _open_project(deps, caller, project_id)
+        session_id = canonical_uuid(session_id)
         _bind(project_id, session_id)
         aborted = await deps.chat.abort(project_id, session_id, caller.user_id)
         return {"status": "ok", "session_id": session_id, "aborted": aborted}
@@ -296,7 +300,8 @@ class ChatController(Controller):
         deps: NamedDependency[WebDependencies],
     ) -> dict[str, Any]:
         """Pin the session to the top of the list; returns the updated session."""
-        await _open_project(deps, caller, project_id)
+        project_id = await _open_project(deps, caller, project_id)
+        session_id = canonical_uuid(session_id)
         _bind(project_id, session_id)
         return _session_body(
             await deps.chat.set_pinned(project_id, session_id, caller.user_id, True)
@@ -316,7 +321,8 @@ class ChatController(Controller):
         deps: NamedDependency[WebDependencies],
     ) -> dict[str, Any]:
         """Unpin the session; returns the updated session."""
-        await _open_project(deps, caller, project_id)
+        project_id = await _open_project(deps, caller, project_id)
+        session_id = canonical_uuid(session_id)
         _bind(project_id, session_id)
         return _session_body(
             await deps.chat.set_pinned(project_id, session_id, caller.user_id, False)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, field_validator
 
+from adapters.web._ids import SessionIdField
 from copilot_core.session import CopilotMode
 
 __all__ = [
@@ -55,7 +56,7 @@ class StrictBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-#: Ids in paths and bodies: letters, digits, ``_`` and ``-`` (UUIDs), at most 128.
+#: Agent ids (``copilot``, configured names): letters, digits, ``_`` and ``-``, at most 128.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
 
 #: The largest integer a query parameter takes (offsets and cursors are stored as
@@ -70,8 +71,8 @@ class ChatRequest(StrictBody):
     """One user message. Without ``session_id`` a new session is created."""
 
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, description="The user's text.")
-    session_id: str | None = Field(
-        default=None, pattern=ID_PATTERN, description="Continue this session."
+    session_id: SessionIdField | None = Field(
+        default=None, description="Continue this session (its UUID)."
     )
     stream: bool = Field(default=True, description="SSE when true, one JSON reply when false.")
     temperature: float | None = Field(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +35,6 @@ from copilot_core.testing import (
     FakeTopologySource,
     InMemoryCheckpointStore,
     ScriptedLanguageModel,
-    SequentialIds,
     StaticModelProvider,
     SteppingClock,
     text_reply,
@@ -42,12 +43,25 @@ from copilot_core.testing import (
 ALICE = "token-alice"
 BOB = "token-bob"
 ADMIN = "token-admin"
-OPEN = "project-open"
-CLOSED = "project-closed"
+#: GNS3 project ids are UUIDs: one project is opened, the other closed.
+OPEN = "0b1e2c3d-4f50-4a6b-8c7d-9e0f1a2b3c4d"
+CLOSED = "c105ed00-0000-4000-8000-00000000c105"
+#: A project GNS3 does not know, and a session nobody created.
+UNKNOWN = "00000000-dead-4000-8000-000000000404"
 
 
 def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+class SequentialUuids:
+    """Ids of the product's shape (UUIDs: sessions must be), numbered for reproducibility."""
+
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+
+    def new_id(self) -> str:
+        return str(uuid.UUID(int=next(self._counter)))
 
 
 @dataclass(frozen=True)
@@ -133,7 +147,7 @@ async def run_service(
     """The service around the core's fakes; ``store`` and ``authenticator`` replace the
     in-memory store and the static token map (by a real SQLite store, say)."""
     clock = SteppingClock()
-    ids = SequentialIds()
+    ids = SequentialUuids()
     store = store or InMemoryCheckpointStore()
     model = ScriptedLanguageModel(delay=delay)
     tools = FakeToolExecutor()

@@ -32,6 +32,7 @@ from entrypoints.cli import CopilotServer
 from tests.api.conftest import raw_events
 
 ROOT = Path(__file__).resolve().parents[2]
+PROJECT = "5e1f0000-0000-4000-8000-000000000001"
 
 
 def test_settings_come_from_copilot_environment_variables(
@@ -120,7 +121,7 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     container.authenticator.override(
         providers.Object(StaticAuthenticator({"tok-SECRET-xyz": Principal("u1", "user")}))
     )
-    container.projects.override(providers.Object(StaticProjectGate(opened={"p1"})))
+    container.projects.override(providers.Object(StaticProjectGate(opened={PROJECT})))
     container.models.override(
         providers.Object(StaticModelProvider(ModelSelection(model, title_model=title)))
     )
@@ -136,7 +137,7 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
         async with httpx.AsyncClient(
             base_url=base_url, headers={"Authorization": "Bearer tok-SECRET-xyz"}, timeout=10
         ) as client:
-            url = "/v3/copilot/projects/p1/chat/stream"
+            url = f"/v3/copilot/projects/{PROJECT}/chat/stream"
             quick = await client.post(url, json={"message": "hi", "stream": False})
             assert quick.json()["content"] == "quick answer"
             async with client.stream("POST", url, json={"message": "slow"}) as r:
@@ -149,7 +150,7 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
                     if event.type == "done":
                         break
         assert [e.type for e in events][-2:] == ["abort", "done"]
-        page = await store.history("p1", session_id)
+        page = await store.history(PROJECT, session_id)
         assert [m.content for m in page.messages] == ["slow", "partial answer"[:16]]
         assert page.messages[-1].role.value == "assistant"
     logging.getLogger().removeHandler(lines)
@@ -157,7 +158,7 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     started = [r for r in records if r["event"] == "turn_started" and r["stream"] is True]
     assert started
     assert started[0]["user_id"] == "u1"
-    assert started[0]["project_id"] == "p1"
+    assert started[0]["project_id"] == PROJECT
     assert started[0]["session_id"] == session_id
     assert started[0]["request_id"]
     assert not any("tok-SECRET-xyz" in line for line in lines.lines)

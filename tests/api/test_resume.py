@@ -7,6 +7,7 @@ import asyncio
 from copilot_core.testing import Hang, text_reply
 from tests.api.conftest import (
     OPEN,
+    UNKNOWN,
     RawEvent,
     Service,
     auth,
@@ -140,7 +141,7 @@ async def test_reattach_to_another_users_session_is_404(service: Service) -> Non
             service.chat_url() + f"/sessions/{session_id}/stream", headers=auth("token-bob")
         )
         missing = await bob.get(
-            service.chat_url() + "/sessions/nope/stream", headers=auth("token-bob")
+            service.chat_url() + f"/sessions/{UNKNOWN}/stream", headers=auth("token-bob")
         )
         await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
         await collect_until_done(first)

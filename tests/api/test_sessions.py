@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from copilot_core.testing import text_reply
-from tests.api.conftest import BOB, OPEN, Service
+from tests.api.conftest import BOB, OPEN, UNKNOWN, Service
 
 
 async def _new_session(service: Service, message: str = "hello") -> str:
@@ -141,7 +141,7 @@ async def test_another_users_session_is_a_404_like_a_missing_one(
             method, service.chat_url() + f"/sessions/{session_id}{suffix}", json=body
         )
         missing = await bob.request(
-            method, service.chat_url() + f"/sessions/no-such-session{suffix}", json=body
+            method, service.chat_url() + f"/sessions/{UNKNOWN}{suffix}", json=body
         )
         bob_list = await bob.get(service.chat_url() + "/sessions")
     assert theirs.status_code == missing.status_code == 404

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from copilot_core.testing import text_reply
-from tests.api.conftest import ALICE, CLOSED, OPEN, Service
+from tests.api.conftest import ALICE, CLOSED, OPEN, UNKNOWN, Service
 
 
 @pytest.mark.parametrize(
@@ -24,7 +24,7 @@ from tests.api.conftest import ALICE, CLOSED, OPEN, Service
         ({"message": "hi", "mode": "voice"}, 422, ["mode"]),
         ({"message": "hi", "copilot_mode": "god_mode"}, 422, ["copilot_mode"]),
         ({"message": "hi", "agent_id": "nobody"}, 404, ["Unknown agent 'nobody'", "copilot"]),
-        ({"message": "hi", "session_id": "nope"}, 404, ["'nope' was not found"]),
+        ({"message": "hi", "session_id": UNKNOWN}, 404, [f"{UNKNOWN!r} was not found"]),
         ({"message": "hi", "surprise": 1}, 422, ["surprise"]),
         ({"message": 42}, 422, ["message"]),
         ({"message": "hi", "stream": "maybe"}, 422, ["stream"]),
@@ -101,12 +101,12 @@ async def test_a_closed_project_is_409_and_an_unknown_one_404(service: Service) 
     async with service.client() as client:
         closed = await client.post(service.chat_url(CLOSED) + "/stream", json={"message": "hi"})
         closed_list = await client.get(service.chat_url(CLOSED) + "/sessions")
-        unknown = await client.post(service.chat_url("nope") + "/stream", json={"message": "hi"})
+        unknown = await client.post(service.chat_url(UNKNOWN) + "/stream", json={"message": "hi"})
     assert closed.status_code == 409
     assert "is not opened" in closed.json()["detail"]
     assert closed_list.status_code == 409
     assert unknown.status_code == 404
-    assert "'nope' was not found" in unknown.json()["detail"]
+    assert f"{UNKNOWN!r} was not found" in unknown.json()["detail"]
     assert service.model.calls == []
     assert await service.store.list_sessions(CLOSED, "u-alice") == []
 
