@@ -81,7 +81,7 @@ class AccountController(Controller):
     path = "/"
     tags = ["copilot"]  # noqa: RUF012 - Litestar's declared attribute
 
-    @get("/capabilities", operation_id="getCapabilities", responses=errors(401))
+    @get("/capabilities", operation_id="getCapabilities")
     async def capabilities(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
     ) -> dict[str, Any]:
@@ -93,14 +93,14 @@ class AccountController(Controller):
         ]
         return body
 
-    @get("/agents", operation_id="listAgents", responses=errors(401))
+    @get("/agents", operation_id="listAgents")
     async def agents(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
     ) -> dict[str, Any]:
         """The agents a turn may use (``agent_id`` in the stream body)."""
         return {"default": deps.chat.settings.default_agent, "agents": _agents(deps)}
 
-    @get("/llm-config", operation_id="getLlmConfig", responses=errors(401, 404))
+    @get("/llm-config", operation_id="getLlmConfig", responses=errors(404))
     async def get_llm_config(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
     ) -> dict[str, Any]:
@@ -118,7 +118,6 @@ class AccountController(Controller):
         operation_id="putLlmConfig",
         guards=[json_body],
         status_code=HTTP_200_OK,
-        responses=errors(400, 401),
     )
     async def put_llm_config(
         self,
@@ -136,7 +135,7 @@ class AccountController(Controller):
         "/llm-config/test",
         operation_id="testLlmConfig",
         status_code=HTTP_200_OK,
-        responses=errors(400, 401, 429, 501, 502),
+        responses=errors(400, 429, 501),
     )
     async def test_llm_config(
         self,
@@ -162,7 +161,7 @@ class AccountController(Controller):
         log.info("llm_config_tested", latency_ms=latency)
         return {"status": "ok", "latency_ms": latency, "reply": reply[:200]}
 
-    @delete("/llm-config", operation_id="deleteLlmConfig", responses=errors(401))
+    @delete("/llm-config", operation_id="deleteLlmConfig")
     async def delete_llm_config(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
     ) -> None:
@@ -173,7 +172,7 @@ class AccountController(Controller):
         "/reload/skills",
         operation_id="reloadSkills",
         status_code=HTTP_200_OK,
-        responses=errors(401, 403, 501),
+        responses=errors(403, 501),
     )
     async def reload_skills(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]

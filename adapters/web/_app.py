@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
-from litestar import Litestar, Router
+from litestar import Litestar, Request, Router
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import (
+    JsonRenderPlugin,
+    OpenAPIRenderPlugin,
+    RedocRenderPlugin,
+    SwaggerRenderPlugin,
+    YamlRenderPlugin,
+)
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.pydantic import PydanticPlugin
 from litestar.types import ASGIApp
@@ -17,12 +25,21 @@ from adapters.web._account import AccountController
 from adapters.web._body import MAX_BODY_BYTES
 from adapters.web._chat import ChatController
 from adapters.web._contracts import WebDependencies, WebSettings
-from adapters.web._directory import DirectoryController, LoginController
+from adapters.web._directory import (
+    DirectoryController,
+    LoginController,
+    LoginRequest,
+    RenderRequest,
+)
 from adapters.web._errors import exception_handlers
 from adapters.web._health import healthz, readyz
 from adapters.web._logging import request_context_middleware
+from adapters.web._methods import complete_allow_middleware
+from adapters.web._openapi import ExactDocument, ExtraContent, RefinedRenderPlugin
 from adapters.web._page import page_routes
-from adapters.web._state import authenticated, dependencies, init_state
+from adapters.web._responses import TurnReply
+from adapters.web._schemas import ChatRequest, LLMConfigBody, RenameRequest
+from adapters.web._state import authenticated, dependencies, init_state, installed
 
 __all__ = ["API_PREFIX", "create_web_app"]
 
@@ -56,7 +73,7 @@ def create_web_app(
         route_handlers=[api, sign_in, healthz, readyz, *page_routes()],
         dependencies=dependencies(),
         exception_handlers=exception_handlers,
-        middleware=[request_context_middleware, *middleware],
+        middleware=[request_context_middleware, complete_allow_middleware, *middleware],
         lifespan=list(lifespan),
         state=_state(settings, deps),
         openapi_config=OpenAPIConfig(
@@ -77,6 +94,7 @@ def create_web_app(
             ),
             use_handler_docstrings=True,
             path="/schema",
+            render_plugins=_render_plugins(),
         ),
         cors_config=_cors(settings),
         request_max_body_size=MAX_BODY_BYTES,
@@ -85,6 +103,29 @@ def create_web_app(
         debug=settings.debug,
         logging_config=None,  # the composition root configures logging
     )
+
+
+def _message_limit(request: Request[Any, Any, Any]) -> int | None:
+    deps = installed(request.app.state)
+    return None if deps is None else deps.chat.settings.max_message_chars
+
+
+def _render_plugins() -> list[OpenAPIRenderPlugin]:
+    """``/schema/openapi.json`` (and ``.yaml``), ``/schema/swagger`` and ``/schema/redoc``
+    (also ``/schema``), all from the document made exact (see ``_openapi``)."""
+    exact = ExactDocument(
+        api_prefix=API_PREFIX,
+        bodies=(ChatRequest, RenameRequest, LLMConfigBody, LoginRequest, RenderRequest),
+        extra_content=(ExtraContent("streamChat", 200, "application/json", TurnReply),),
+        turn_operations=("streamChat", "resumeChatStream"),
+        message_limit=_message_limit,
+    )
+    return [
+        RefinedRenderPlugin(JsonRenderPlugin(path="/openapi.json"), exact),
+        RefinedRenderPlugin(YamlRenderPlugin(path="/openapi.yaml"), exact),
+        RefinedRenderPlugin(RedocRenderPlugin(path=["/redoc", "/"]), exact),
+        RefinedRenderPlugin(SwaggerRenderPlugin(path="/swagger"), exact),
+    ]
 
 
 def _cors(settings: WebSettings) -> CORSConfig | None:

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import structlog
 from litestar import Controller, Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromQuery, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
@@ -16,13 +17,22 @@ from adapters.web._body import json_body
 from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._ids import ProjectId, SessionId, canonical_uuid
 from adapters.web._openapi import errors, sse_response_spec
-from adapters.web._schemas import MAX_INT64, ChatRequest, RenameRequest
+from adapters.web._responses import turn_reply
+from adapters.web._schemas import MAX_SAFE_INTEGER, ChatRequest, RenameRequest
 from adapters.web._sse import Protocol, parse_last_event_id, sse_response
+from copilot_core.errors import InvalidRequestError
 from copilot_core.service import TurnRequest
 from copilot_core.session import CopilotMode, Session
-from copilot_core.turns import TurnResult
 
-__all__ = ["ChatController"]
+__all__ = ["LAST_EVENT_ID_PATTERN", "MODE_NAMES", "MODE_PATTERN", "ChatController"]
+
+#: The copilot modes, by name (the ``copilot_mode`` filter; a parameter typed as the enum
+#: would take the string ``null`` for "no filter").
+MODE_NAMES = [mode.value for mode in CopilotMode]
+MODE_PATTERN = "^(?:" + "|".join(MODE_NAMES) + ")$"
+
+#: An SSE id as the stream sends it: ``<turn_id>:<seq>`` (empty: from the first event).
+LAST_EVENT_ID_PATTERN = r"^(?:\S+:[0-9]{1,18})?$"
 
 log = structlog.get_logger("adapters.web")
 
@@ -41,23 +51,13 @@ async def _open_project(deps: WebDependencies, caller: Caller, project_id: str) 
     return project_id
 
 
-def _result_body(result: TurnResult) -> dict[str, Any]:
-    stats = result.stats
-    return {
-        "session_id": result.session_id,
-        "message_id": result.message_id,
-        "content": result.content,
-        "messages": [message.to_dict() for message in result.messages],
-        "stats": {
-            "messages": stats.messages,
-            "llm_calls": stats.llm_calls,
-            "input_tokens": stats.input_tokens,
-            "output_tokens": stats.output_tokens,
-            "total_tokens": stats.total_tokens,
-        },
-        "aborted": result.aborted,
-        "error": result.error,
-    }
+def _within_limit(message: str, limit: int) -> None:
+    """The deployment's message limit, on the message as sent (what the OpenAPI
+    document's ``maxLength`` says)."""
+    if len(message) > limit:
+        raise InvalidRequestError(
+            f"message is {len(message)} characters long; the limit is {limit}."
+        )
 
 
 def _session_body(session: Session) -> dict[str, Any]:
@@ -79,7 +79,7 @@ class ChatController(Controller):
                 '"stream": false, one JSON object {session_id, message_id, content, '
                 "messages, stats}."
             ),
-            **errors(400, 401, 404, 409, 429, 502, 503),
+            **errors(404, 409, 429),
         },
     )
     async def stream_chat(
@@ -102,6 +102,7 @@ class ChatController(Controller):
         nothing. ``?protocol=gaia`` streams spec 002's event vocabulary instead.
         """
         project_id = await _open_project(deps, caller, project_id)
+        _within_limit(data.message, deps.chat.settings.max_message_chars)
         turn = await deps.chat.start_turn(
             TurnRequest(
                 project_id=project_id,
@@ -118,7 +119,10 @@ class ChatController(Controller):
         _bind(project_id, turn.session_id)
         log.info("turn_started", turn_id=turn.turn_id, stream=data.stream)
         if not data.stream:
-            return Response(_result_body(await turn.wait()))
+            return Response(
+                turn_reply(await turn.wait()),
+                headers={"X-Session-Id": turn.session_id, "X-Turn-Id": turn.turn_id},
+            )
         return sse_response(
             turn,
             heartbeat=web_settings.heartbeat_interval,
@@ -131,7 +135,10 @@ class ChatController(Controller):
         operation_id="resumeChatStream",
         responses={
             200: sse_response_spec("The missed events of the running turn, then live ones."),
-            **errors(400, 401, 404, 409),
+            204: ResponseSpec(
+                None, description="No turn is running, or a finished turn has nothing left."
+            ),
+            **errors(404, 409),
         },
     )
     async def resume_stream(
@@ -141,7 +148,14 @@ class ChatController(Controller):
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
         web_settings: NamedDependency[WebSettings],
-        last_event_id: Annotated[str | None, HeaderParameter(name="Last-Event-ID")] = None,
+        last_event_id: Annotated[
+            str,
+            HeaderParameter(
+                name="Last-Event-ID",
+                pattern=LAST_EVENT_ID_PATTERN,
+                description="The last 'id:' received: '<turn_id>:<seq>'.",
+            ),
+        ] = "",
         protocol: FromQuery[Protocol] = "copilot",
     ) -> ServerSentEvent | Response[None]:
         """Re-attach to the session's running turn.
@@ -169,27 +183,38 @@ class ChatController(Controller):
             protocol=protocol,
         )
 
-    @get("/sessions", operation_id="listChatSessions", responses=errors(400, 401, 404, 409))
+    @get("/sessions", operation_id="listChatSessions", responses=errors(404, 409))
     async def list_sessions(
         self,
         project_id: ProjectId,
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-        offset: Annotated[int, QueryParameter(ge=0, le=MAX_INT64)] = 0,
-        copilot_mode: FromQuery[CopilotMode | None] = None,
+        offset: Annotated[int, QueryParameter(ge=0, le=MAX_SAFE_INTEGER)] = 0,
+        copilot_mode: Annotated[
+            str | None,
+            QueryParameter(
+                pattern=MODE_PATTERN,
+                schema_extra={"enum": MODE_NAMES},
+                description="Only the sessions in this copilot mode.",
+            ),
+        ] = None,
     ) -> list[dict[str, Any]]:
         """The caller's sessions of the project: pinned first, then newest ``updated_at``."""
         project_id = await _open_project(deps, caller, project_id)
         sessions = await deps.chat.list_sessions(
-            project_id, caller.user_id, limit=limit, offset=offset, copilot_mode=copilot_mode
+            project_id,
+            caller.user_id,
+            limit=limit,
+            offset=offset,
+            copilot_mode=CopilotMode(copilot_mode) if copilot_mode else None,
         )
         return [_session_body(session) for session in sessions]
 
     @get(
         "/sessions/{session_id:str}/history",
         operation_id="getChatHistory",
-        responses=errors(400, 401, 404, 409),
+        responses=errors(404, 409),
     )
     async def history(
         self,
@@ -198,7 +223,14 @@ class ChatController(Controller):
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-        cursor: Annotated[int | None, QueryParameter(ge=1, le=MAX_INT64)] = None,
+        cursor: Annotated[
+            int,
+            QueryParameter(
+                ge=0,
+                le=MAX_SAFE_INTEGER,
+                description="The previous page's next_cursor; 0 (or none): the newest page.",
+            ),
+        ] = 0,
     ) -> dict[str, Any]:
         """The session's messages in the OpenAI shape, oldest first.
 
@@ -209,7 +241,7 @@ class ChatController(Controller):
         session_id = canonical_uuid(session_id)
         _bind(project_id, session_id)
         session, page = await deps.chat.history(
-            project_id, session_id, caller.user_id, limit=limit, before=cursor
+            project_id, session_id, caller.user_id, limit=limit, before=cursor or None
         )
         return {
             "thread_id": session.thread_id,
@@ -231,7 +263,7 @@ class ChatController(Controller):
         "/sessions/{session_id:str}",
         operation_id="renameChatSession",
         guards=[json_body],
-        responses=errors(400, 401, 404, 409),
+        responses=errors(404, 409),
     )
     async def rename(
         self,
@@ -251,7 +283,7 @@ class ChatController(Controller):
     @delete(
         "/sessions/{session_id:str}",
         operation_id="deleteChatSession",
-        responses=errors(401, 404, 409),
+        responses=errors(404, 409),
     )
     async def delete_session(
         self,
@@ -270,7 +302,7 @@ class ChatController(Controller):
         "/sessions/{session_id:str}/abort",
         operation_id="abortChatTurn",
         status_code=HTTP_200_OK,
-        responses=errors(401, 404, 409),
+        responses=errors(404, 409),
     )
     async def abort(
         self,
@@ -290,7 +322,7 @@ class ChatController(Controller):
     @put(
         "/sessions/{session_id:str}/pin",
         operation_id="pinChatSession",
-        responses=errors(401, 404, 409),
+        responses=errors(404, 409),
     )
     async def pin(
         self,
@@ -311,7 +343,7 @@ class ChatController(Controller):
         "/sessions/{session_id:str}/pin",
         operation_id="unpinChatSession",
         status_code=HTTP_200_OK,
-        responses=errors(401, 404, 409),
+        responses=errors(404, 409),
     )
     async def unpin(
         self,

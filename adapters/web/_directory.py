@@ -73,7 +73,7 @@ class LoginController(Controller):
         guards=[json_body],
         status_code=HTTP_200_OK,
         security=[],
-        responses=errors(400, 401, 501, 502),
+        responses=errors(401, 501, 502),
     )
     async def login(
         self, data: JSONBody[LoginRequest], deps: NamedDependency[WebDependencies]
@@ -102,12 +102,12 @@ class DirectoryController(Controller):
     path = "/"
     tags = ["ui"]  # noqa: RUF012 - Litestar's declared attribute
 
-    @get("/me", operation_id="whoAmI", responses=errors(401))
+    @get("/me", operation_id="whoAmI")
     async def me(self, caller: NamedDependency[Caller]) -> dict[str, Any]:
         """The signed-in user (checks that a stored token is still accepted)."""
         return _user(caller)
 
-    @get("/projects", operation_id="listProjects", responses=errors(401, 501, 502))
+    @get("/projects", operation_id="listProjects", responses=errors(501))
     async def projects(
         self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
     ) -> list[dict[str, Any]]:
@@ -128,7 +128,6 @@ class DirectoryController(Controller):
         operation_id="renderMarkdown",
         guards=[json_body],
         status_code=HTTP_200_OK,
-        responses=errors(400, 401),
     )
     async def render(
         self, data: JSONBody[RenderRequest], caller: NamedDependency[Caller]

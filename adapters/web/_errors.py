@@ -16,6 +16,7 @@ from typing import Any
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.params import ParameterKwarg
 from litestar.status_codes import (
     HTTP_400_BAD_REQUEST,
     HTTP_401_UNAUTHORIZED,
@@ -86,13 +87,23 @@ def _copilot_error(_: Request[Any, Any, Any], exc: CopilotError) -> Response[dic
     return Response({"detail": exc.message}, status_code=status, headers=headers)
 
 
-def _validation_message(exc: ValidationException) -> str:
+def _wire_name(request: Request[Any, Any, Any], key: str) -> str:
+    """A parameter's name as the client sends it (``Last-Event-ID``, not ``last_event_id``)."""
+    handler = request.scope.get("route_handler")
+    signature = getattr(handler, "parsed_fn_signature", None)
+    parameter = signature.parameters.get(key) if signature is not None else None
+    definition = getattr(parameter, "kwarg_definition", None)
+    name = getattr(definition, "name", None) if isinstance(definition, ParameterKwarg) else None
+    return name or key
+
+
+def _validation_message(request: Request[Any, Any, Any], exc: ValidationException) -> str:
     problems: list[str] = []
     extra = exc.extra if isinstance(exc.extra, list) else []
     for item in extra:
         if not isinstance(item, dict):
             continue
-        key = item.get("key")
+        key = _wire_name(request, str(item["key"])) if item.get("key") else None
         message = str(item.get("message", "is invalid"))
         problems.append(f"{key}: {message}" if key else message)
     if not problems:
@@ -100,10 +111,11 @@ def _validation_message(exc: ValidationException) -> str:
     return "Invalid request: " + "; ".join(problems)
 
 
-def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
+def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
     if isinstance(exc, ValidationException):
         return Response(
-            {"detail": _validation_message(exc)}, status_code=HTTP_422_UNPROCESSABLE_ENTITY
+            {"detail": _validation_message(request, exc)},
+            status_code=HTTP_422_UNPROCESSABLE_ENTITY,
         )
     return Response(
         {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers or None

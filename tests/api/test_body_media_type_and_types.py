@@ -89,7 +89,8 @@ async def test_unauthenticated_requests_are_401_whatever_their_content_type(
         ({"message": "hi", "temperature": "1"}, "temperature"),
         ({"message": "hi", "temperature": True}, "temperature"),
         ({"message": "hi", "max_tokens": "5"}, "max_tokens"),
-        ({"message": "hi", "max_tokens": 5.0}, "max_tokens"),
+        ({"message": "hi", "max_tokens": 5.5}, "max_tokens"),
+        ({"message": "hi", "max_tokens": True}, "max_tokens"),
         ({"message": 42}, "message"),
         ({"message": "hi", "session_id": 7}, "session_id"),
         ({"message": "hi", "copilot_mode": 1}, "copilot_mode"),
@@ -136,10 +137,11 @@ async def test_enum_and_number_fields_take_their_json_types(service: Service) ->
                 "provider": "openai",
                 "model": "m",
                 "temperature": 1,
-                "max_tokens": 64,
+                "max_tokens": 64.0,  # JSON Schema's integer: no fraction
                 "copilot_mode": "lab_automation_assistant",
             },
         )
     assert stored.status_code == 200, stored.text
     assert stored.json()["temperature"] == 1.0
+    assert stored.json()["max_tokens"] == 64
     assert stored.json()["copilot_mode"] == "lab_automation_assistant"

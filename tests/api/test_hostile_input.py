@@ -16,7 +16,9 @@ from adapters.sqlite import SqliteCheckpointStore
 from copilot_core.testing import text_reply
 from tests.api.conftest import OPEN, Service, run_service
 
+#: Beyond what SQLite's integers hold (this overflowed), and beyond what JSON holds exactly.
 TOO_BIG = 2**63
+LARGEST = 2**53 - 1
 
 
 @pytest.fixture
@@ -54,21 +56,21 @@ async def test_a_non_ascii_bearer_token_is_401_before_gns3_is_asked() -> None:
 
 
 @pytest.mark.parametrize("name", ["offset", "limit"])
-async def test_a_session_list_query_integer_beyond_64_bits_is_422(
-    on_sqlite: Service, name: str
+@pytest.mark.parametrize("value", [TOO_BIG, LARGEST + 1])
+async def test_a_session_list_query_integer_beyond_2_to_the_53_is_422(
+    on_sqlite: Service, name: str, value: int
 ) -> None:
     async with on_sqlite.client() as client:
-        response = await client.get(on_sqlite.chat_url() + "/sessions", params={name: TOO_BIG})
-        largest = await client.get(
-            on_sqlite.chat_url() + "/sessions", params={"offset": TOO_BIG - 1}
-        )
+        response = await client.get(on_sqlite.chat_url() + "/sessions", params={name: value})
+        largest = await client.get(on_sqlite.chat_url() + "/sessions", params={"offset": LARGEST})
     assert response.status_code == 422, response.text
     assert name in response.json()["detail"]
     assert largest.status_code == 200, largest.text
     assert largest.json() == []
 
 
-async def test_a_history_cursor_beyond_64_bits_is_422(on_sqlite: Service) -> None:
+@pytest.mark.parametrize("value", [TOO_BIG, LARGEST + 1])
+async def test_a_history_cursor_beyond_2_to_the_53_is_422(on_sqlite: Service, value: int) -> None:
     on_sqlite.model.add(text_reply("hello"))
     async with on_sqlite.client() as client:
         created = await client.post(
@@ -76,8 +78,8 @@ async def test_a_history_cursor_beyond_64_bits_is_422(on_sqlite: Service) -> Non
         )
         session = created.json()["session_id"]
         url = on_sqlite.chat_url() + f"/sessions/{session}/history"
-        response = await client.get(url, params={"cursor": TOO_BIG})
-        largest = await client.get(url, params={"cursor": TOO_BIG - 1})
+        response = await client.get(url, params={"cursor": value})
+        largest = await client.get(url, params={"cursor": LARGEST})
     assert response.status_code == 422, response.text
     assert "cursor" in response.json()["detail"]
     assert largest.status_code == 200, largest.text

@@ -119,8 +119,6 @@ async def test_an_unknown_session_in_any_spelling_is_404_with_its_canonical_id(
     service: Service,
 ) -> None:
     async with service.client() as client:
-        response = await client.get(
-            service.chat_url() + f"/sessions/{UNKNOWN.upper()}/history"
-        )
+        response = await client.get(service.chat_url() + f"/sessions/{UNKNOWN.upper()}/history")
     assert response.status_code == 404
     assert response.json()["detail"] == f"Session {UNKNOWN!r} was not found in this project."

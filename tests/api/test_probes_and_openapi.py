@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from copilot_core.errors import StoreError
-from tests.api.conftest import Service, run_service
+from tests.api.conftest import OPEN, Service, run_service
 
 ROUTES = {
     ("post", "/v3/copilot/projects/{project_id}/chat/stream"),
@@ -141,3 +142,66 @@ async def test_cors_is_off_by_default_and_allows_configured_origins(service: Ser
     assert "authorization" in allowed.headers["access-control-allow-headers"].lower()
     assert other.headers.get("access-control-allow-origin") != "https://evil"
     assert "x-session-id" in simple.headers["access-control-expose-headers"].lower()
+
+
+async def _document(service: Service) -> dict[str, Any]:
+    async with service.client(token=None) as client:
+        response = await client.get("/schema/openapi.json")
+    assert response.status_code == 200
+    document: dict[str, Any] = response.json()
+    return document
+
+
+async def test_request_bodies_are_described_as_validation_enforces_them(service: Service) -> None:
+    schemas = (await _document(service))["components"]["schemas"]
+    for name in ("ChatRequest", "RenameRequest", "LLMConfigBody", "LoginRequest", "RenderRequest"):
+        assert schemas[name]["additionalProperties"] is False, name
+    chat = schemas["ChatRequest"]["properties"]
+    assert chat["message"]["maxLength"] == 1000  # this deployment's limit (ChatSettings)
+    assert chat["max_tokens"]["anyOf"][0]["exclusiveMinimum"] == 0
+    assert chat["session_id"]["anyOf"][0]["pattern"].startswith("^(?:[0-9A-Fa-f]{8}-")
+    config = schemas["LLMConfigBody"]["properties"]
+    assert config["max_tokens"]["anyOf"][0]["exclusiveMinimum"] == 0
+    assert config["base_url"]["anyOf"][0]["pattern"].startswith("^https?://")
+    assert config["temperature"]["anyOf"][0] == {"type": "number", "minimum": 0.0, "maximum": 2.0}
+    assert config["api_key"]["anyOf"][0]["writeOnly"] is True
+
+
+async def test_every_error_response_has_the_one_error_schema(service: Service) -> None:
+    document = await _document(service)
+    body_errors = {"400", "413", "415", "422"}
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            responses = operation["responses"]
+            for status, response in responses.items():
+                if int(status) < 400 or (path, status) == ("/readyz", "503"):
+                    continue
+                schema = response["content"]["application/json"]["schema"]
+                assert schema == {"$ref": "#/components/schemas/ErrorBody"}, (method, path, status)
+            if "requestBody" in operation:
+                assert body_errors <= set(responses), (method, path)
+            elif "400" in responses:  # only where a 400 can happen without a body
+                assert operation["operationId"] == "testLlmConfig", (method, path)
+            if operation.get("parameters"):
+                assert "422" in responses, (method, path)
+            if path.startswith("/v3/copilot"):
+                assert "503" in responses, (method, path)
+    readiness = document["paths"]["/readyz"]["get"]["responses"]["503"]
+    assert readiness["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Readiness"
+    }
+
+
+async def test_options_and_405_list_every_method_of_the_path(service: Service) -> None:
+    document = await _document(service)
+    async with service.client() as client:
+        for template, operations in document["paths"].items():
+            path = template.replace("{project_id}", OPEN).replace("{session_id}", OPEN)
+            documented = {method.upper() for method in operations} | {"OPTIONS"}
+            options = await client.options(path)
+            assert options.status_code == 204, path
+            assert set(options.headers["allow"].split(", ")) == documented, path
+            refused = await client.request("TRACE", path)
+            assert refused.status_code == 405, path
+            assert set(refused.headers["allow"].split(", ")) == documented, path
+            assert refused.json() == {"detail": "Method Not Allowed"}
