@@ -1,202 +1,65 @@
 """gns3-copilot's domain core: a pure library with no I/O and no frameworks.
 
-Start with :class:`ChatService` (what an application calls), :class:`BuiltinAgent`
-(the agent loop) and the ports in :mod:`copilot_core.ports`. Test doubles for
-every port are in :mod:`copilot_core.testing`.
+What a service that embeds the copilot needs is here: :class:`ChatService` (turns and
+sessions), :class:`BuiltinAgent` (the agent loop), :class:`TurnRunner` and its
+:class:`InMemoryTurnLog`, and the values they speak. The rest is in four topical
+modules:
+
+* :mod:`copilot_core.ports`: the ports to implement (language model, tools, store,
+  turn log, …) and the vocabulary they speak (messages, deltas, tool calls);
+* :mod:`copilot_core.events`: what a turn streams (wire events) and what an agent
+  backend reports (records);
+* :mod:`copilot_core.errors`: the error tree;
+* :mod:`copilot_core.testing`: fakes of every port (a scripted model, an in-memory
+  store, tools as functions).
+
+Every other module is internal.
 """
 
 from copilot_core.abort import AbortToken
-from copilot_core.accumulator import ToolCallAccumulator
 from copilot_core.agent import AgentSettings, BuiltinAgent
-from copilot_core.context import ApproximateTokenCounter
 from copilot_core.conversation import Conversation
-from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
-from copilot_core.errors import (
-    AgentNotFoundError,
-    AgentProcessError,
-    AuthenticationError,
-    ConflictError,
-    ConversationInvariantError,
-    CopilotError,
-    Gns3Error,
-    InvalidRequestError,
-    LLMAuthenticationError,
-    LLMContextLengthError,
-    LLMError,
-    LLMModelNotFoundError,
-    LLMNotConfiguredError,
-    LLMRateLimitedError,
-    LLMStreamInterruptedError,
-    LLMUnavailableError,
-    NotFoundError,
-    PermissionDeniedError,
-    ProjectNotFoundError,
-    ProjectNotOpenedError,
-    SessionBusyError,
-    SessionNotFoundError,
-    StoreCorruptedError,
-    StoreError,
-)
-from copilot_core.events import (
-    AbortEvent,
-    AgentErrorEvent,
-    AgentEvent,
-    AnswerEvent,
-    ContentEvent,
-    DoneEvent,
-    ErrorEvent,
-    HeartbeatEvent,
-    LLMCallCompleted,
-    PlanEvent,
-    StatusEvent,
-    StepCompleted,
-    StepEvent,
-    ThinkingEvent,
-    TitleGenerated,
-    ToolCallEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    TurnEvent,
-    TurnRecord,
-    WireEvent,
-)
-from copilot_core.messages import FunctionCall, Message, Role, ToolCall
-from copilot_core.ports import (
-    AgentBackend,
-    AgentCapabilities,
-    AgentInfo,
-    AgentRunConfig,
-    Authenticator,
-    CallOptions,
-    CheckpointStore,
-    Clock,
-    EventSink,
-    HistoryPage,
-    IdFactory,
-    LanguageModel,
-    LanguageModelProvider,
-    ModelOverrides,
-    ModelSelection,
-    Principal,
-    ProjectGate,
-    TokenCounter,
-    ToolExecutor,
-    TopologySource,
-)
-from copilot_core.prompts import PromptBook, clean_title, fallback_title
-from copilot_core.service import ChatService, ChatSettings, TurnRequest
+from copilot_core.errors import CopilotError
+from copilot_core.events import TurnEvent
+from copilot_core.messages import Message, Role
+from copilot_core.ports import ModelSelection
+from copilot_core.runner import RunnerSettings, TurnHandle, TurnRunner
+from copilot_core.service import ChatService, ChatSettings
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import StatsCollector, TurnStats
 from copilot_core.system import SystemClock, UuidIdFactory
-from copilot_core.tools import (
-    ParsedToolCall,
-    ToolContext,
-    ToolResult,
-    ToolSpec,
-    ToolStatus,
-    render_tool_output,
-)
-from copilot_core.turns import RunningTurn, TurnResult
+from copilot_core.tokens import ApproximateTokenCounter
+from copilot_core.toolgate import ToolGate
+from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec, ToolStatus
+from copilot_core.turnlog import InMemoryTurnLog
+from copilot_core.turns import TurnRequest, TurnResult
 
 __all__ = [
-    "AbortEvent",
     "AbortToken",
-    "AgentBackend",
-    "AgentCapabilities",
-    "AgentErrorEvent",
-    "AgentEvent",
-    "AgentInfo",
-    "AgentNotFoundError",
-    "AgentProcessError",
-    "AgentRunConfig",
     "AgentSettings",
-    "AnswerEvent",
     "ApproximateTokenCounter",
-    "AuthenticationError",
-    "Authenticator",
     "BuiltinAgent",
-    "CallOptions",
     "ChatService",
     "ChatSettings",
-    "CheckpointStore",
-    "Clock",
-    "ConflictError",
-    "ContentEvent",
     "Conversation",
-    "ConversationInvariantError",
     "CopilotError",
     "CopilotMode",
-    "DoneEvent",
-    "ErrorEvent",
-    "EventSink",
-    "FinishDelta",
-    "FunctionCall",
-    "Gns3Error",
-    "HeartbeatEvent",
-    "HistoryPage",
-    "IdFactory",
-    "InvalidRequestError",
-    "LLMAuthenticationError",
-    "LLMCallCompleted",
-    "LLMContextLengthError",
-    "LLMError",
-    "LLMModelNotFoundError",
-    "LLMNotConfiguredError",
-    "LLMRateLimitedError",
-    "LLMStreamInterruptedError",
-    "LLMUnavailableError",
-    "LanguageModel",
-    "LanguageModelProvider",
+    "InMemoryTurnLog",
     "Message",
-    "ModelDelta",
-    "ModelOverrides",
     "ModelSelection",
-    "NotFoundError",
     "ParsedToolCall",
-    "PermissionDeniedError",
-    "PlanEvent",
-    "Principal",
-    "ProjectGate",
-    "ProjectNotFoundError",
-    "ProjectNotOpenedError",
-    "PromptBook",
     "Role",
-    "RunningTurn",
+    "RunnerSettings",
     "Session",
-    "SessionBusyError",
-    "SessionNotFoundError",
-    "StatsCollector",
-    "StatusEvent",
-    "StepCompleted",
-    "StepEvent",
-    "StoreCorruptedError",
-    "StoreError",
     "SystemClock",
-    "TextDelta",
-    "ThinkingEvent",
-    "TitleGenerated",
-    "TokenCounter",
-    "ToolCall",
-    "ToolCallAccumulator",
-    "ToolCallDelta",
-    "ToolCallEvent",
     "ToolContext",
-    "ToolEndEvent",
-    "ToolExecutor",
+    "ToolGate",
     "ToolResult",
     "ToolSpec",
-    "ToolStartEvent",
     "ToolStatus",
-    "TopologySource",
     "TurnEvent",
-    "TurnRecord",
+    "TurnHandle",
     "TurnRequest",
     "TurnResult",
-    "TurnStats",
-    "UsageDelta",
+    "TurnRunner",
     "UuidIdFactory",
-    "WireEvent",
-    "clean_title",
-    "fallback_title",
-    "render_tool_output",
 ]

@@ -1,35 +1,30 @@
 """The built-in agent: LLM call → tools → LLM call …, as spec 000's graph, without a graph.
 
 One run answers one user message. It streams the model's text and tool calls as
-they come, runs the calls of one message concurrently (only the tools the mode
-allows), appends their results in call order, and repeats until the model
+they come, runs the calls of one message concurrently through the
+:class:`~copilot_core.toolgate.ToolGate` (which applies the mode's policy, limits
+and abort), appends their results in call order, and repeats until the model
 answers without tools, the step budget is spent, the user aborts, or something
-fails. Every finished step is yielded as a :class:`StepCompleted` record so that
-the chat service persists it; the conversation is valid after every record.
+fails. Every finished step is yielded as a :class:`StepCompleted` record that the
+turn runner validates and persists; when the user aborts, the run saves its
+partial answer and simply stops (the runner sends ``abort`` and ``done``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
 from typing import Any
 
 from copilot_core.abort import AbortToken
 from copilot_core.accumulator import ToolCallAccumulator
-from copilot_core.context import (
-    ApproximateTokenCounter,
-    CachedTokenCounter,
-    ConversationUnits,
-    drop_orphan_tool_messages,
-)
+from copilot_core.conversation import Conversation
 from copilot_core.deltas import FinishDelta, TextDelta, ToolCallDelta, UsageDelta
-from copilot_core.errors import CopilotError, LLMError, LLMNotConfiguredError
+from copilot_core.errors import CopilotError, LLMError, LLMNotConfiguredError, error_code
 from copilot_core.events import (
-    AbortEvent,
     AgentEvent,
     ContentEvent,
     ErrorEvent,
@@ -39,8 +34,6 @@ from copilot_core.events import (
     TitleGenerated,
     ToolCallEvent,
     ToolEndEvent,
-    ToolProgressEvent,
-    ToolStartEvent,
 )
 from copilot_core.messages import FunctionCall, Message, ToolCall
 from copilot_core.ports import (
@@ -56,18 +49,12 @@ from copilot_core.ports import (
     TopologySource,
 )
 from copilot_core.prompts import TITLE_INSTRUCTION, PromptBook, clean_title, fallback_title
-from copilot_core.streams import Aborted, abortable, closing, race_abort
-from copilot_core.tools import (
-    ParsedToolCall,
-    ToolContext,
-    ToolProgress,
-    ToolResult,
-    ToolSpec,
-    ToolStatus,
-    render_tool_output,
-)
+from copilot_core.streams import Aborted, abortable, race_abort
+from copilot_core.tokens import ApproximateTokenCounter, CachedTokenCounter
+from copilot_core.toolgate import ToolGate
+from copilot_core.tools import ParsedToolCall, ToolContext, ToolSpec, render_tool_output
 
-__all__ = ["AgentSettings", "BuiltinAgent", "error_code"]
+__all__ = ["AgentSettings", "BuiltinAgent"]
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +96,7 @@ class BuiltinAgent:
 
     def __init__(
         self,
-        tools: ToolExecutor,
+        tools: ToolGate | ToolExecutor,
         topology: TopologySource | None,
         *,
         clock: Clock,
@@ -118,14 +105,22 @@ class BuiltinAgent:
         prompts: PromptBook | None = None,
         settings: AgentSettings | None = None,
     ) -> None:
-        self._tools = tools
+        self._settings = settings or AgentSettings()
+        #: Where the agent's tool calls go (an executor is wrapped in a gate of its own).
+        self.tools = (
+            tools
+            if isinstance(tools, ToolGate)
+            else ToolGate(
+                tools,
+                timeout=self._settings.tool_timeout,
+                progress_interval=self._settings.progress_interval,
+            )
+        )
         self._topology = topology
         self._clock = clock
         self._ids = ids
         self._counter = CachedTokenCounter(token_counter or ApproximateTokenCounter())
         self.prompts = prompts or PromptBook()
-        self._settings = settings or AgentSettings()
-        self._orphans: set[asyncio.Task[Any]] = set()
 
     # -------------------------------------------------------------- AgentBackend
     def capabilities(self) -> AgentCapabilities:
@@ -142,21 +137,20 @@ class BuiltinAgent:
 
     async def run(
         self, query: str, history: Sequence[Message], config: AgentRunConfig
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         selection = config.model
         if selection is None:
             raise LLMNotConfiguredError()
         ctx = config.context
         abort = ctx.abort
-        specs = list(self._tools.specs(ctx.mode))
-        allowed = {spec.name: spec for spec in specs}
-        conversation = ConversationUnits(drop_orphan_tool_messages(history), self._counter)
-        conversation.extend((Message.user(self._ids.new_id(), query, self._clock.now()),))
+        specs = self.tools.specs(ctx.mode)
+        by_name = {spec.name: spec for spec in specs}
+        conversation = Conversation.restore(history, counter=self._counter)
+        conversation.append(Message.user(self._ids.new_id(), query, self._clock.now()))
         budget = self._message_budget(selection, specs)
         topology, problem = await self._read_topology(ctx)
         calls_made = 0
         answered = False
-        abort_sent = False
 
         while not abort.is_aborted():
             if calls_made >= self._settings.max_llm_calls:
@@ -175,13 +169,14 @@ class BuiltinAgent:
             # token would otherwise pass through one more generator on its way out.
             reply = _Reply()
             accumulator = ToolCallAccumulator(self._ids.new_id)
+            started = time.monotonic()
             deltas = abortable(
                 selection.model.stream(prompt, specs, selection.options),
                 abort,
                 self._settings.stream_buffer,
             )
             try:
-                async with closing(deltas):
+                async with aclosing(deltas):
                     async for delta in deltas:
                         if isinstance(delta, TextDelta):
                             if delta.text:
@@ -198,21 +193,17 @@ class BuiltinAgent:
                     yield complete
                 reply.calls = accumulator.calls() if accumulator.has_calls else []
             calls_made += 1
-            yield LLMCallCompleted(reply.input_tokens, reply.output_tokens)
+            yield LLMCallCompleted(
+                reply.input_tokens, reply.output_tokens, time.monotonic() - started
+            )
 
             if reply.error is not None or abort.is_aborted():
-                if reply.error is None:
-                    # Tell the client at once; saving the partial answer comes after
-                    # (``done`` still follows the save).
-                    yield AbortEvent()
-                    abort_sent = True
                 if reply.content:
                     flag = {"aborted": True} if reply.error is None else {"error": True}
                     yield StepCompleted((self._assistant(reply.content, metadata=flag),))
                 if reply.error is not None:
                     yield ErrorEvent(reply.error.message, error_code(reply.error))
-                    return
-                break
+                return  # aborted: the turn runner sends ``abort`` and ``done``
 
             assistant = self._assistant(reply.content, calls=reply.calls)
             if not reply.calls:
@@ -220,130 +211,37 @@ class BuiltinAgent:
                 answered = True
                 break
 
-            results: dict[str, ToolResult] = {}
-            async with closing(self._run_tools(reply.calls, allowed, ctx, results)) as events:
+            ends: dict[str, ToolEndEvent] = {}
+            async with aclosing(self.tools.run(reply.calls, ctx)) as events:
                 async for event in events:
+                    if isinstance(event, ToolEndEvent):
+                        ends[event.tool_call_id] = event
                     yield event
-            tool_messages = [
-                Message.tool(
-                    self._ids.new_id(),
-                    call.id,
-                    call.name,
-                    render_tool_output(results[call.id].output),
-                    self._clock.now(),
-                )
-                for call in reply.calls
-            ]
-            if abort.is_aborted():
-                yield AbortEvent()  # before the save, as above
-                abort_sent = True
-            yield StepCompleted((assistant, *tool_messages))
-            conversation.extend((assistant, *tool_messages))
+            step = (
+                assistant,
+                *(
+                    Message.tool(
+                        self._ids.new_id(),
+                        call.id,
+                        call.name,
+                        render_tool_output(ends[call.id].output),
+                        self._clock.now(),
+                    )
+                    for call in reply.calls
+                ),
+            )
+            yield StepCompleted(step)
+            conversation.extend(step)
             if any(
-                allowed[call.name].mutates_topology
-                and results[call.id].status is ToolStatus.SUCCESS
+                by_name[call.name].mutates_topology and ends[call.id].status == "success"
                 for call in reply.calls
-                if call.name in allowed
+                if call.name in by_name
             ):
                 topology, problem = await self._read_topology(ctx)
 
-        if abort.is_aborted():
-            if not abort_sent:
-                yield AbortEvent()
-            return
-        if answered and config.generate_title:
+        if answered and config.generate_title and not abort.is_aborted():
             yield TitleGenerated(
                 await self._title(selection, query, conversation.last.content, abort)
-            )
-
-    # --------------------------------------------------------------------- tools
-    async def _run_tools(
-        self,
-        calls: list[ParsedToolCall],
-        allowed: dict[str, ToolSpec],
-        ctx: ToolContext,
-        results: dict[str, ToolResult],
-    ) -> AsyncGenerator[AgentEvent, None]:
-        progress = _ProgressRelay(self._settings.progress_interval)
-        running: dict[asyncio.Task[ToolResult], ParsedToolCall] = {}
-        for call in calls:
-            yield ToolStartEvent(call.name, call.id)
-            refusal = self._refusal(call, allowed, ctx)
-            if refusal is not None:
-                results[call.id] = refusal
-                yield _tool_end(call, refusal)
-            else:
-                call_ctx = replace(ctx, progress=progress.reporter(call))
-                running[asyncio.create_task(self._execute(call, call_ctx))] = call
-        if not running:
-            return
-
-        abort_wait: asyncio.Future[Any] = asyncio.ensure_future(ctx.abort.wait())
-        pending: set[asyncio.Task[ToolResult]] = set(running)
-        order = {call.id: n for n, call in enumerate(calls)}
-        try:
-            while pending:
-                await asyncio.wait(
-                    {*pending, abort_wait, progress.ready()}, return_when=asyncio.FIRST_COMPLETED
-                )
-                for event in progress.drain():
-                    yield event
-                done = sorted((t for t in pending if t.done()), key=lambda t: order[running[t].id])
-                pending.difference_update(done)
-                for task in done:
-                    call = running[task]
-                    results[call.id] = task.result()
-                    for event in progress.drain(call.id):
-                        yield event
-                    yield _tool_end(call, results[call.id])
-                if ctx.abort.is_aborted():
-                    for task in sorted(pending, key=lambda t: order[running[t].id]):
-                        task.cancel()
-                        # Cancelled, not awaited: it closes its connections on its own time.
-                        self._orphans.add(task)
-                        task.add_done_callback(self._orphans.discard)
-                        call = running[task]
-                        results[call.id] = ToolResult.aborted()
-                        yield _tool_end(call, results[call.id])
-                    return
-        finally:
-            progress.close()
-            abort_wait.cancel()
-            for task in pending:
-                if not task.done():
-                    task.cancel()
-
-    def _refusal(
-        self, call: ParsedToolCall, allowed: dict[str, ToolSpec], ctx: ToolContext
-    ) -> ToolResult | None:
-        if call.name not in allowed:
-            names = ", ".join(sorted(allowed)) or "none"
-            return ToolResult.error(
-                f"Tool {call.name!r} is not available in {ctx.mode.value} mode; "
-                f"available tools: {names}."
-            )
-        if not call.is_valid:
-            return ToolResult.error(
-                f"The call of {call.name!r} was malformed ({call.error}); it was not run. "
-                "Call it again with a JSON object as arguments.",
-                arguments=call.raw_arguments[:2000],
-            )
-        return None
-
-    async def _execute(self, call: ParsedToolCall, ctx: ToolContext) -> ToolResult:
-        try:
-            async with asyncio.timeout(self._settings.tool_timeout):
-                return await self._tools.execute(call, ctx)
-        except TimeoutError:
-            return ToolResult.error(
-                f"{call.name} did not finish within {self._settings.tool_timeout:g} s."
-            )
-        except CopilotError as exc:
-            return ToolResult.error(exc.message)
-        except Exception:
-            log.exception("tool %s failed", call.name)
-            return ToolResult.error(
-                f"{call.name} failed with an internal error; see the server log."
             )
 
     # ---------------------------------------------------------------- side calls
@@ -376,7 +274,7 @@ class BuiltinAgent:
 
         async def collect() -> str:
             parts: list[str] = []
-            async with closing(
+            async with aclosing(
                 abortable(model.stream(prompt, (), CallOptions(max_tokens=32)), abort)
             ) as deltas:
                 async for delta in deltas:
@@ -426,75 +324,3 @@ def _absorb(
     else:
         reply.finish_reason = delta.reason
     return []
-
-
-class _ProgressRelay:
-    """Collects what running tools report and hands it out coalesced: per call and
-    device, at most one ``tool_progress`` event every ``interval`` seconds."""
-
-    def __init__(self, interval: float) -> None:
-        self._interval = interval
-        self._loop = asyncio.get_running_loop()
-        self._buffer: dict[tuple[str, str | None], list[str]] = {}
-        self._names: dict[str, str] = {}
-        self._wake: asyncio.Future[None] = self._loop.create_future()
-        self._timer: asyncio.TimerHandle | None = None
-        self._last = 0.0
-        self._closed = False
-
-    def reporter(self, call: ParsedToolCall) -> Callable[[ToolProgress], None]:
-        self._names[call.id] = call.name
-
-        def report(progress: ToolProgress) -> None:
-            if self._closed or not progress.text:
-                return
-            self._buffer.setdefault((call.id, progress.device), []).append(progress.text)
-            if self._timer is None and not self._wake.done():
-                delay = max(0.0, self._last + self._interval - self._loop.time())
-                self._timer = self._loop.call_later(delay, self._ring)
-
-        return report
-
-    def _ring(self) -> None:
-        self._timer = None
-        if not self._wake.done():
-            self._wake.set_result(None)
-
-    def ready(self) -> asyncio.Future[None]:
-        """Completes when buffered progress is due."""
-        return self._wake
-
-    def drain(self, call_id: str | None = None) -> list[ToolProgressEvent]:
-        """The due events (all calls), or everything buffered for ``call_id``."""
-        if call_id is None:
-            if not self._wake.done():
-                return []
-            self._wake = self._loop.create_future()
-            self._last = self._loop.time()
-            keys = list(self._buffer)
-        else:
-            keys = [key for key in self._buffer if key[0] == call_id]
-        events = []
-        for key in keys:
-            text = "".join(self._buffer.pop(key))
-            events.append(ToolProgressEvent(self._names[key[0]], key[0], text, key[1]))
-        return events
-
-    def close(self) -> None:
-        self._closed = True
-        if self._timer is not None:
-            self._timer.cancel()
-        self._buffer.clear()
-
-
-def _tool_end(call: ParsedToolCall, result: ToolResult) -> ToolEndEvent:
-    return ToolEndEvent(call.name, call.id, render_tool_output(result.output), result.status.value)
-
-
-def error_code(error: CopilotError) -> str:
-    """A stable machine-readable name: ``LLMRateLimitedError`` gives ``llm_rate_limited``."""
-    name = type(error).__name__.removesuffix("Error")
-    return _WORD_BOUNDARY.sub("_", name).lower()
-
-
-_WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")

@@ -1,9 +1,14 @@
 """A conversation: the ordered messages of a session, always a valid OpenAI conversation.
 
 The invariant: every tool call of an assistant message is answered by exactly one
-tool message (with its ``tool_call_id``) before the next user, assistant or system
-message. A conversation may *end* with unanswered calls only while a step is being
-built; :attr:`Conversation.open_tool_call_ids` says which.
+tool message (with its ``tool_call_id``), in order, before the next user, assistant
+or system message. A conversation may *end* with unanswered calls only while a step
+is being built; :attr:`Conversation.open_tool_call_ids` says which.
+
+It is also what the model is shown: :meth:`Conversation.prompt` fits the
+conversation into a token budget by dropping whole units, oldest first (an
+assistant message with its tool results is one unit, so a call is never separated
+from its result), always keeping the newest user message and the newest unit.
 """
 
 from __future__ import annotations
@@ -13,19 +18,51 @@ from typing import overload
 
 from copilot_core.errors import ConversationInvariantError
 from copilot_core.messages import Message, Role
+from copilot_core.ports import TokenCounter
 
-__all__ = ["Conversation", "group_steps"]
+__all__ = ["Conversation"]
 
 
 class Conversation(Sequence[Message]):
-    """An append-only list of messages that refuses any append breaking the invariant."""
+    """An append-only list of messages that refuses any append breaking the invariant.
 
-    __slots__ = ("_messages", "_open")
+    With a ``counter`` it also knows what each unit costs in tokens, counted once as
+    messages are appended, so that :meth:`prompt` can be asked before every model call
+    of a turn without counting the history again.
+    """
 
-    def __init__(self, messages: Iterable[Message] = ()) -> None:
+    __slots__ = ("_costs", "_counter", "_messages", "_newest_user", "_open", "_total", "_units")
+
+    def __init__(
+        self, messages: Iterable[Message] = (), *, counter: TokenCounter | None = None
+    ) -> None:
         self._messages: list[Message] = []
         self._open: dict[str, str] = {}  # open tool_call_id -> tool name, in call order
+        self._counter = counter
+        self._units: list[list[Message]] = []
+        self._costs: list[int] = []
+        self._total = 0
+        self._newest_user = -1
         self.extend(messages)
+
+    @classmethod
+    def restore(
+        cls, messages: Sequence[Message], *, counter: TokenCounter | None = None
+    ) -> Conversation:
+        """A conversation from stored messages that may be cut: tool messages whose call
+        is not among them (a window that starts mid-step) and assistant calls left
+        without all their results are dropped, so the rest is valid."""
+        kept: list[Message] = []
+        for unit in _units(messages):
+            head = unit[0]
+            if head.role is Role.TOOL:
+                continue
+            if head.role is Role.ASSISTANT and head.tool_calls:
+                answered = {m.tool_call_id for m in unit[1:]}
+                if any(call.id not in answered for call in head.tool_calls):
+                    continue
+            kept.extend(unit)
+        return cls(kept, counter=counter)
 
     # ------------------------------------------------------------------ mutation
     def append(self, message: Message) -> None:
@@ -34,9 +71,10 @@ class Conversation(Sequence[Message]):
             call_id = message.tool_call_id
             if call_id is None:
                 raise ConversationInvariantError(f"tool message {message.id!r} has no tool_call_id")
-            if call_id not in self._open:
+            if next(iter(self._open), None) != call_id:
+                why = "is not an open call" if call_id not in self._open else "is out of order"
                 raise ConversationInvariantError(
-                    f"tool message {message.id!r} answers {call_id!r}, which is not an open call"
+                    f"tool message {message.id!r} answers {call_id!r}, which {why}"
                 )
             del self._open[call_id]
         else:
@@ -56,6 +94,7 @@ class Conversation(Sequence[Message]):
                 # before the next message anyway.
                 self._open = {call.id: call.function.name for call in message.tool_calls}
         self._messages.append(message)
+        self._add_to_units(message)
 
     def extend(self, messages: Iterable[Message]) -> None:
         for message in messages:
@@ -63,14 +102,51 @@ class Conversation(Sequence[Message]):
 
     def can_append(self, messages: Iterable[Message]) -> bool:
         """Whether appending ``messages`` in order would keep the invariant (nothing changes)."""
-        probe = Conversation.__new__(Conversation)
-        probe._messages = []
+        probe = Conversation()
         probe._open = dict(self._open)
         try:
             probe.extend(messages)
         except ConversationInvariantError:
             return False
         return True
+
+    # -------------------------------------------------------------------- prompt
+    def prompt(self, system: Message, budget: int) -> list[Message]:
+        """``system`` followed by the newest units that fit in ``budget`` tokens.
+
+        The newest user message and the newest unit are always kept; when even they do
+        not fit they are returned anyway (the provider then reports the context error,
+        which is clearer than a silently empty prompt). Needs a ``counter``.
+        """
+        if self._counter is None:
+            raise TypeError("this conversation was built without a token counter")
+        units, costs = self._units, self._costs
+        total = self._counter.count((system,)) + self._total
+        if total <= budget:
+            return [system, *self._messages]
+        last = len(units) - 1
+        newest_user = self._newest_user if self._newest_user >= 0 else last
+        dropped: set[int] = set()
+        for index in (*range(newest_user), *range(newest_user + 1, last)):
+            if total <= budget:
+                break
+            if units[index][0].role is Role.SYSTEM:
+                continue
+            dropped.add(index)
+            total -= costs[index]
+        return [system, *(m for i, unit in enumerate(units) if i not in dropped for m in unit)]
+
+    def _add_to_units(self, message: Message) -> None:
+        cost = self._counter.count((message,)) if self._counter is not None else 0
+        if message.role is Role.TOOL and self._units:
+            self._units[-1].append(message)  # append() checked it answers the last unit
+            self._costs[-1] += cost
+        else:
+            if message.role is Role.USER:
+                self._newest_user = len(self._units)
+            self._units.append([message])
+            self._costs.append(cost)
+        self._total += cost
 
     # ------------------------------------------------------------------- queries
     @property
@@ -82,6 +158,11 @@ class Conversation(Sequence[Message]):
     def is_complete(self) -> bool:
         """True when no tool call waits for its result."""
         return not self._open
+
+    @property
+    def last(self) -> Message:
+        """The newest message (``IndexError`` when empty)."""
+        return self._messages[-1]
 
     def to_dicts(self) -> list[dict[str, object]]:
         return [message.to_dict() for message in self._messages]
@@ -105,24 +186,20 @@ class Conversation(Sequence[Message]):
         return f"Conversation({len(self._messages)} messages, open={list(self._open)})"
 
 
-def group_steps(messages: Sequence[Message]) -> list[list[Message]]:
-    """Split messages into units that must stay together: an assistant message with
-    its tool results is one unit; every other message is a unit of its own.
-
-    Leading tool messages whose call is not in ``messages`` (a page cut through a
-    step) form units of their own; callers that need validity drop them.
-    """
+def _units(messages: Sequence[Message]) -> list[list[Message]]:
+    """Messages grouped into what must stay together: an assistant message with its tool
+    results; every other message alone (tool messages whose call is not in the group
+    before them form units of their own)."""
     units: list[list[Message]] = []
     for message in messages:
-        if message.role is Role.TOOL and units and _belongs(units[-1], message):
+        if message.role is Role.TOOL and units and _answers(units[-1][0], message):
             units[-1].append(message)
         else:
             units.append([message])
     return units
 
 
-def _belongs(unit: list[Message], message: Message) -> bool:
-    head = unit[0]
+def _answers(head: Message, message: Message) -> bool:
     return (
         head.role is Role.ASSISTANT
         and head.tool_calls is not None

@@ -24,6 +24,8 @@ vocabulary (the web adapter onto HTTP statuses) in one place::
     │   ├── LLMContextLengthError      the request exceeds the model's context
     │   └── LLMStreamInterruptedError  the provider dropped the stream mid-reply
     ├── Gns3Error                      the GNS3 server answered with an error
+    │   └── Gns3UnavailableError       the GNS3 server cannot be reached (try again later)
+    ├── ServiceUnavailableError        the service is shutting down; retry on another replica
     ├── AgentProcessError              an external agent program failed
     ├── ConversationInvariantError     an append would leave a tool call unanswered
     └── StoreError                     the checkpoint store failed
@@ -35,6 +37,8 @@ where there is one, what to do. They never contain a token, a key or a password.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "AgentNotFoundError",
     "AgentProcessError",
@@ -43,6 +47,7 @@ __all__ = [
     "ConversationInvariantError",
     "CopilotError",
     "Gns3Error",
+    "Gns3UnavailableError",
     "InvalidRequestError",
     "LLMAuthenticationError",
     "LLMContextLengthError",
@@ -56,10 +61,12 @@ __all__ = [
     "PermissionDeniedError",
     "ProjectNotFoundError",
     "ProjectNotOpenedError",
+    "ServiceUnavailableError",
     "SessionBusyError",
     "SessionNotFoundError",
     "StoreCorruptedError",
     "StoreError",
+    "error_code",
 ]
 
 
@@ -187,6 +194,25 @@ class Gns3Error(CopilotError):
         self.status_code = status_code
 
 
+class Gns3UnavailableError(Gns3Error):
+    """The GNS3 server could not be reached (connection refused, timed out).
+
+    ``retry_after`` is a hint in seconds for clients.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ServiceUnavailableError(CopilotError):
+    """The service cannot take this request now (it is shutting down)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class AgentProcessError(CopilotError):
     """An external agent program could not be started or failed."""
 
@@ -208,3 +234,12 @@ class StoreCorruptedError(StoreError):
             "move the file aside to start afresh."
         )
         self.project_id = project_id
+
+
+def error_code(error: CopilotError) -> str:
+    """A stable machine-readable name: ``LLMRateLimitedError`` gives ``llm_rate_limited``."""
+    name = type(error).__name__.removesuffix("Error")
+    return _WORD_BOUNDARY.sub("_", name).lower()
+
+
+_WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")

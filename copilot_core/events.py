@@ -4,18 +4,23 @@ Two families:
 
 * **Wire events** (:data:`WireEvent`) are what clients see: spec 000's ``content``,
   ``tool_call``, ``tool_start``, ``tool_end``, ``error``, ``abort``, ``done`` and
-  ``heartbeat``, and spec 002's ``thinking``, ``status``, ``step``, ``plan``,
-  ``answer`` and ``agent_error``. Each has a ``type`` and a :meth:`payload`.
-* **Records** (:data:`TurnRecord`) are what an agent backend tells the chat
-  service and no client sees: a step to persist, an LLM call to count, a title.
+  ``heartbeat``, ours ``tool_progress``, and spec 002's ``thinking``, ``status``,
+  ``step``, ``plan``, ``answer`` and ``agent_error``. Each has a ``type`` and carries
+  structured data; how an event looks on the wire (the copilot SSE protocol, spec
+  002's protocol) is decided by the adapter that sends it.
+* **Records** (:data:`TurnRecord`) are what an agent backend tells the turn runner
+  and no client sees: a step to persist, an LLM call to count, a title.
 
-An agent backend yields both (:data:`AgentEvent`); the chat service stamps each
-wire event with the session id and a per-turn sequence number (:class:`TurnEvent`).
+An agent backend yields both (:data:`AgentEvent`); the turn runner stamps each wire
+event with the session id and a per-turn sequence number (:class:`TurnEvent`) in the
+turn's :class:`~copilot_core.ports.TurnLog`. :func:`event_to_record` and
+:func:`event_from_record` turn a wire event into plain JSON data and back, for turn
+logs that are shared between processes.
 """
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import field, fields
 from typing import Any, ClassVar
 
 from copilot_core.messages import Message
@@ -44,6 +49,8 @@ __all__ = [
     "TurnEvent",
     "TurnRecord",
     "WireEvent",
+    "event_from_record",
+    "event_to_record",
 ]
 
 
@@ -53,20 +60,18 @@ class ContentEvent:
 
     ``from_answer`` marks the whole answer of an agent that did not stream it, sent so
     that clients which render ``content`` see it; protocols that carry the ``answer``
-    event itself skip it. It is not part of the payload.
+    event itself skip it.
     """
 
     type: ClassVar[str] = "content"
     content: str
     from_answer: bool = False
 
-    def payload(self) -> dict[str, Any]:
-        return {"content": self.content}
-
 
 @value
 class ToolCallEvent:
-    """A tool call as the model writes it: arguments grow; the last one is ``complete``."""
+    """A tool call as the model writes it: ``arguments`` is the whole argument text so
+    far (it grows); the last event of a call is ``complete``."""
 
     type: ClassVar[str] = "tool_call"
     id: str
@@ -74,40 +79,12 @@ class ToolCallEvent:
     arguments: str
     complete: bool = False
 
-    def payload(self) -> dict[str, Any]:
-        function: dict[str, Any] = {"name": self.name, "arguments": self.arguments}
-        if self.complete:
-            function["complete"] = True
-        return {"tool_call": {"id": self.id, "type": "function", "function": function}}
-
 
 @value
 class ToolStartEvent:
     type: ClassVar[str] = "tool_start"
     tool_name: str
     tool_call_id: str
-
-    def payload(self) -> dict[str, Any]:
-        return {"tool_name": self.tool_name, "tool_call_id": self.tool_call_id}
-
-
-@value
-class ToolEndEvent:
-    """A tool finished; ``tool_output`` is the text stored as the tool message."""
-
-    type: ClassVar[str] = "tool_end"
-    tool_name: str
-    tool_call_id: str
-    tool_output: str
-    status: str = "success"
-
-    def payload(self) -> dict[str, Any]:
-        return {
-            "tool_name": self.tool_name,
-            "tool_call_id": self.tool_call_id,
-            "tool_output": self.tool_output,
-            "status": self.status,
-        }
 
 
 @value
@@ -121,13 +98,19 @@ class ToolProgressEvent:
     text: str
     device: str | None = None
 
-    def payload(self) -> dict[str, Any]:
-        return {
-            "tool_name": self.tool_name,
-            "tool_call_id": self.tool_call_id,
-            "device": self.device,
-            "text": self.text,
-        }
+
+@value
+class ToolEndEvent:
+    """A tool finished: ``output`` is its JSON-serialisable result (a string, or data
+    that is stored as JSON text in the tool message); ``status`` is ``success``,
+    ``error`` or ``aborted``; ``elapsed`` the seconds it ran, when measured."""
+
+    type: ClassVar[str] = "tool_end"
+    tool_name: str
+    tool_call_id: str
+    output: Any
+    status: str = "success"
+    elapsed: float | None = None
 
 
 @value
@@ -138,44 +121,31 @@ class ErrorEvent:
     error: str
     code: str = "error"
 
-    def payload(self) -> dict[str, Any]:
-        return {"error": self.error, "code": self.code}
-
 
 @value
 class AbortEvent:
     type: ClassVar[str] = "abort"
 
-    def payload(self) -> dict[str, Any]:
-        return {}
-
 
 @value
 class DoneEvent:
-    """The turn is over and saved; ``message_id`` is the final assistant message's id."""
+    """The turn is over and saved; ``message_id`` is the final assistant message's id
+    and ``content`` its text."""
 
     type: ClassVar[str] = "done"
     message_id: str | None
-
-    def payload(self) -> dict[str, Any]:
-        return {"message_id": self.message_id}
+    content: str = ""
 
 
 @value
 class HeartbeatEvent:
     type: ClassVar[str] = "heartbeat"
 
-    def payload(self) -> dict[str, Any]:
-        return {}
-
 
 @value
 class ThinkingEvent:
     type: ClassVar[str] = "thinking"
     content: str
-
-    def payload(self) -> dict[str, Any]:
-        return {"content": self.content}
 
 
 @value
@@ -187,9 +157,6 @@ class StatusEvent:
     message: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def payload(self) -> dict[str, Any]:
-        return {"status": self.status, "message": self.message, **self.extra}
-
 
 @value
 class StepEvent:
@@ -198,18 +165,12 @@ class StepEvent:
     total: int | None = None
     status: str = "started"
 
-    def payload(self) -> dict[str, Any]:
-        return {"step": self.step, "total": self.total, "status": self.status}
-
 
 @value
 class PlanEvent:
     type: ClassVar[str] = "plan"
     steps: tuple[str, ...]
     current_step: int | None = None
-
-    def payload(self) -> dict[str, Any]:
-        return {"steps": list(self.steps), "current_step": self.current_step}
 
 
 @value
@@ -220,30 +181,19 @@ class AnswerEvent:
     steps: int | None = None
     tools_used: int | None = None
 
-    def payload(self) -> dict[str, Any]:
-        return {
-            "content": self.content,
-            "elapsed": self.elapsed,
-            "steps": self.steps,
-            "tools_used": self.tools_used,
-        }
-
 
 @value
 class AgentErrorEvent:
     type: ClassVar[str] = "agent_error"
     content: str
 
-    def payload(self) -> dict[str, Any]:
-        return {"content": self.content}
-
 
 WireEvent = (
     ContentEvent
     | ToolCallEvent
     | ToolStartEvent
-    | ToolEndEvent
     | ToolProgressEvent
+    | ToolEndEvent
     | ErrorEvent
     | AbortEvent
     | DoneEvent
@@ -260,18 +210,20 @@ WireEvent = (
 # ------------------------------------------------------------------------ records
 @value
 class StepCompleted:
-    """Messages to persist atomically: the user message, or an assistant message with
-    every one of its tool results."""
+    """Messages to persist atomically: an assistant message with every one of its tool
+    results, or an assistant message alone."""
 
     messages: tuple[Message, ...]
 
 
 @value
 class LLMCallCompleted:
-    """One LLM call of the turn finished (or was cut short) with this usage."""
+    """One LLM call of the turn finished (or was cut short) with this usage;
+    ``seconds`` is how long it took, when measured."""
 
     input_tokens: int = 0
     output_tokens: int = 0
+    seconds: float | None = None
 
 
 @value
@@ -299,5 +251,46 @@ class TurnEvent:
     def type(self) -> str:
         return self.event.type
 
-    def to_wire(self) -> dict[str, Any]:
-        return {"type": self.event.type, "session_id": self.session_id, **self.event.payload()}
+
+# ------------------------------------------------------------------------ codec
+_WIRE_TYPES: dict[str, type[WireEvent]] = {
+    cls.type: cls
+    for cls in (
+        ContentEvent,
+        ToolCallEvent,
+        ToolStartEvent,
+        ToolProgressEvent,
+        ToolEndEvent,
+        ErrorEvent,
+        AbortEvent,
+        DoneEvent,
+        HeartbeatEvent,
+        ThinkingEvent,
+        StatusEvent,
+        StepEvent,
+        PlanEvent,
+        AnswerEvent,
+        AgentErrorEvent,
+    )
+}
+
+
+def event_to_record(event: WireEvent) -> dict[str, Any]:
+    """The event as plain JSON data: ``{"type": ..., <field>: ...}``."""
+    record: dict[str, Any] = {"type": event.type}
+    for item in fields(event):
+        record[item.name] = getattr(event, item.name)
+    if isinstance(event, PlanEvent):
+        record["steps"] = list(event.steps)
+    return record
+
+
+def event_from_record(record: dict[str, Any]) -> WireEvent:
+    """The inverse of :func:`event_to_record`; raises ``ValueError`` for an unknown type."""
+    data = dict(record)
+    kind = _WIRE_TYPES.get(str(data.pop("type", "")))
+    if kind is None:
+        raise ValueError(f"not a wire event: {record.get('type')!r}")
+    if kind is PlanEvent:
+        data["steps"] = tuple(data.get("steps", ()))
+    return kind(**data)

@@ -1,5 +1,10 @@
 """The core's ports: what it needs from the outside world, in its own types.
 
+An adapter imports what it implements from here, and the vocabulary the ports speak
+(messages, the deltas a model streams, tool specs, calls and results, sessions) is
+re-exported here too, so that this module is all an adapter author needs besides
+:mod:`copilot_core.events` and :mod:`copilot_core.errors`.
+
 Every port is a :class:`typing.Protocol`. Streaming members are plain ``def``
 returning an ``AsyncIterator`` so that an ``async def`` generator implements them.
 Opening and closing connections is not part of any port: the composition root
@@ -8,19 +13,29 @@ does that.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from copilot_core.deltas import ModelDelta
-from copilot_core.events import AgentEvent, TurnEvent
-from copilot_core.messages import Message
+from copilot_core.abort import AbortToken
+from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
+from copilot_core.events import AgentEvent, TurnEvent, WireEvent
+from copilot_core.messages import FunctionCall, Message, Role, ToolCall
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import TurnStats
-from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core.stats import Usage
+from copilot_core.tools import (
+    ParsedToolCall,
+    ToolContext,
+    ToolProgress,
+    ToolResult,
+    ToolSpec,
+    ToolStatus,
+)
+from copilot_core.turns import TurnInfo, TurnState
 
 __all__ = [
+    "AbortToken",
     "AgentBackend",
     "AgentCapabilities",
     "AgentInfo",
@@ -29,18 +44,39 @@ __all__ = [
     "CallOptions",
     "CheckpointStore",
     "Clock",
+    "CopilotMode",
     "EventSink",
+    "FinishDelta",
+    "FunctionCall",
     "HistoryPage",
     "IdFactory",
     "LanguageModel",
     "LanguageModelProvider",
+    "Message",
+    "ModelDelta",
     "ModelOverrides",
     "ModelSelection",
+    "ParsedToolCall",
     "Principal",
     "ProjectGate",
+    "Role",
+    "Session",
+    "TextDelta",
     "TokenCounter",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolContext",
     "ToolExecutor",
+    "ToolProgress",
+    "ToolResult",
+    "ToolSpec",
+    "ToolStatus",
     "TopologySource",
+    "TurnInfo",
+    "TurnLog",
+    "TurnState",
+    "Usage",
+    "UsageDelta",
 ]
 
 
@@ -65,7 +101,7 @@ class LanguageModel(Protocol):
 
     def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], options: CallOptions
-    ) -> AsyncIterator[ModelDelta]: ...
+    ) -> AsyncGenerator[ModelDelta, None]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +191,26 @@ class CheckpointStore(Protocol):
         ...
 
     async def append_messages(
-        self, project_id: str, thread_id: str, messages: Sequence[Message]
+        self,
+        project_id: str,
+        thread_id: str,
+        messages: Sequence[Message],
+        *,
+        usage: Usage | None = None,
+        replaces: str | None = None,
     ) -> None:
-        """Append one step's messages in one transaction: all of them or none."""
+        """Append one step's messages and count them, in one transaction: all or nothing.
+
+        ``message_count`` grows by the number of messages appended, less the draft they
+        replace, so it always equals the history's length; ``usage`` (the LLM calls that
+        produced the step) is added to the session's counters in the same transaction.
+        ``replaces`` is the id of a draft (a partial answer saved while it streamed) that
+        these messages supersede: when it is the session's last message it is deleted in
+        the same transaction; otherwise nothing is deleted.
+
+        Raises :class:`~copilot_core.errors.SessionNotFoundError` when the session does
+        not exist (then nothing is written).
+        """
         ...
 
     async def history(
@@ -175,13 +228,14 @@ class CheckpointStore(Protocol):
         self,
         project_id: str,
         thread_id: str,
-        stats: TurnStats,
         at: datetime,
         *,
+        usage: Usage | None = None,
         title: str | None = None,
     ) -> None:
-        """Add a turn's counters by increments, set ``last_message_at``/``updated_at``
-        to ``at`` and, when given, the title. One transaction."""
+        """The end of a turn: add ``usage`` (LLM calls not counted with a step), set
+        ``last_message_at``/``updated_at`` to ``at`` and, when given, the title. One
+        transaction. Raises :class:`~copilot_core.errors.SessionNotFoundError`."""
         ...
 
     async def rename_session(
@@ -246,18 +300,74 @@ class AgentBackend(Protocol):
     The backend yields wire events for clients and records
     (:data:`~copilot_core.events.TurnRecord`) for the chat service, which persists
     :class:`~copilot_core.events.StepCompleted` messages, counts calls and emits
-    ``done``. A backend never yields ``done`` itself. It observes
-    ``config.context.abort`` and, when it fires, closes what it has open and ends
-    with an ``abort`` event.
+    ``abort`` and ``done``: a backend never yields either. It observes
+    ``config.context.abort`` and, when it fires, saves what it has (a partial answer
+    as a step), closes what it has open and stops. ``run`` is an async generator
+    (``async def`` with ``yield``): closing it early must stop all its work.
     """
 
     def run(
         self, query: str, history: Sequence[Message], config: AgentRunConfig
-    ) -> AsyncIterator[AgentEvent]: ...
+    ) -> AsyncGenerator[AgentEvent, None]: ...
 
     def capabilities(self) -> AgentCapabilities: ...
 
     def agents(self) -> Sequence[AgentInfo]: ...
+
+
+# ---------------------------------------------------------------------- turn log
+class TurnLog(Protocol):
+    """The events of running turns, for every client that follows one.
+
+    A turn's events are numbered from 1 in the order they are appended, kept while it
+    runs and for a retention time after it closes, and can be followed from any
+    sequence number: a client that lost its connection resumes with nothing missed and
+    nothing repeated. A session has at most one open turn across the deployment. The
+    in-memory log serves one process; a shared one (Redis) lets any replica attach to,
+    and abort, a turn that another replica runs.
+    """
+
+    async def open(self, turn: TurnInfo, abort: AbortToken) -> None:
+        """Start the log of a new turn and claim its session for it.
+
+        Raises :class:`~copilot_core.errors.SessionBusyError` when the session already
+        has an open turn. An abort requested through :meth:`request_abort`, from
+        anywhere, sets ``abort``.
+        """
+        ...
+
+    def append(self, turn_id: str, event: WireEvent) -> TurnEvent:
+        """Number and keep one event of an open turn; never blocks (a shared log writes
+        in the background, in order)."""
+        ...
+
+    async def close(self, turn_id: str) -> None:
+        """The turn has ended (its last event, ``done``, was appended): release the
+        session, end every subscription once it has everything, and keep the events
+        for the retention time."""
+        ...
+
+    async def discard(self, turn_id: str) -> None:
+        """Forget a turn that never started (it has no events) and release the session."""
+        ...
+
+    async def find(self, project_id: str, session_id: str) -> TurnState | None:
+        """The session's open turn, or the last one if it closed within the retention time."""
+        ...
+
+    def subscribe(
+        self, turn_id: str, *, after: int = 0, heartbeat: float | None = None
+    ) -> AsyncIterator[TurnEvent]:
+        """Every event with ``seq > after``, then live ones until the turn closes.
+
+        With ``heartbeat`` set, a heartbeat (``seq == 0``) is yielded whenever that
+        many seconds pass without an event. An unknown or expired turn yields nothing.
+        """
+        ...
+
+    async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
+        """Abort the session's open turn wherever it runs; False when none is open."""
+        ...
 
 
 # ------------------------------------------------------------------ who and where
@@ -287,9 +397,11 @@ class ProjectGate(Protocol):
 
 # ---------------------------------------------------------------------- small ones
 class EventSink(Protocol):
-    """Receives every stamped event of every turn (observers: logs, metrics, tests)."""
+    """Observes every turn (structured logs, metrics, tests): each event and record the
+    turn runner handles, in order, including its own ``abort`` and ``done``. Must not
+    block or raise (an observer that raises is logged and skipped)."""
 
-    def emit(self, event: TurnEvent) -> None: ...
+    def emit(self, turn: TurnInfo, event: AgentEvent) -> None: ...
 
 
 class Clock(Protocol):

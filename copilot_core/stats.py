@@ -10,7 +10,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["StatsCollector", "TurnStats"]
+__all__ = ["StatsCollector", "TurnStats", "Usage"]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """LLM calls and their tokens, as stored with the step they produced."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __bool__(self) -> bool:
+        return bool(self.llm_calls or self.input_tokens or self.output_tokens)
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.llm_calls + other.llm_calls,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+        )
 
 
 @dataclass(frozen=True, slots=True)

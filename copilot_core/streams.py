@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
-from contextlib import asynccontextmanager, suppress
+from contextlib import suppress
 from typing import TypeVar
 
 from copilot_core.abort import AbortToken
 
-__all__ = ["Aborted", "abortable", "closing", "race_abort"]
+__all__ = ["Aborted", "abortable", "race_abort"]
 
 T = TypeVar("T")
 
@@ -34,23 +34,12 @@ _END = _End()
 _ABORTED = _End()
 
 
-@asynccontextmanager
-async def closing(iterator: AsyncIterator[T]) -> AsyncGenerator[AsyncIterator[T], None]:
-    """Like :func:`contextlib.aclosing` for any async iterator: closes it on exit when it
-    can be closed (async generators can), so their ``finally`` blocks run at once."""
-    try:
-        yield iterator
-    finally:
-        close = getattr(iterator, "aclose", None)
-        if close is not None:
-            await close()
-
-
 class _Channel:
     """A bounded single-producer, single-consumer buffer without per-item locking:
-    a deque and at most one waiting future on each side."""
+    a deque and at most one waiting future on each side. Once :meth:`close` is called
+    the producer is never blocked again (it finds ``closed`` and stops)."""
 
-    __slots__ = ("getter", "items", "limit", "loop", "putter")
+    __slots__ = ("closed", "getter", "items", "limit", "loop", "putter")
 
     def __init__(self, limit: int) -> None:
         self.items: deque[object] = deque()
@@ -58,6 +47,7 @@ class _Channel:
         self.loop = asyncio.get_running_loop()
         self.getter: asyncio.Future[None] | None = None
         self.putter: asyncio.Future[None] | None = None
+        self.closed = False
 
     def put(self, item: object) -> None:
         self.items.append(item)
@@ -68,7 +58,7 @@ class _Channel:
                 getter.set_result(None)
 
     async def room(self) -> None:
-        while len(self.items) >= self.limit:
+        while len(self.items) >= self.limit and not self.closed:
             self.putter = self.loop.create_future()
             await self.putter
 
@@ -79,12 +69,21 @@ class _Channel:
 
     def take(self) -> object:
         item = self.items.popleft()
+        self._release_putter()
+        return item
+
+    def close(self) -> None:
+        """The consumer is gone: drop what is buffered and let the producer through."""
+        self.closed = True
+        self.items.clear()
+        self._release_putter()
+
+    def _release_putter(self) -> None:
         putter = self.putter
-        if putter is not None and len(self.items) < self.limit:
+        if putter is not None and (self.closed or len(self.items) < self.limit):
             self.putter = None
             if not putter.done():
                 putter.set_result(None)
-        return item
 
 
 async def abortable(
@@ -97,6 +96,11 @@ async def abortable(
     for the network, and the helper task is cancelled, which closes ``source``.
     An exception raised by ``source`` is re-raised here. When the token fires the
     iteration simply ends: check ``abort.is_aborted()`` afterwards.
+
+    The helper never outlives the consumer by more than a moment: when the consumer
+    stops (abort, an error, ``aclose``, cancellation) the buffer is closed, so the
+    helper cannot stay blocked on a full buffer nobody reads, and closing the source
+    is given at most a second.
     """
     if abort.is_aborted():
         return
@@ -107,6 +111,8 @@ async def abortable(
             async for item in source:
                 if len(channel.items) >= channel.limit:
                     await channel.room()
+                if channel.closed:
+                    return
                 channel.put(item)
         except asyncio.CancelledError:
             raise
@@ -117,8 +123,9 @@ async def abortable(
         finally:
             close = getattr(source, "aclose", None)
             if close is not None:
-                with suppress(Exception):
-                    await close()
+                with suppress(Exception, TimeoutError):
+                    async with asyncio.timeout(1.0):
+                        await close()
 
     task = asyncio.create_task(pump())
     remove = abort.on_abort(lambda: channel.put(_ABORTED))
@@ -134,6 +141,7 @@ async def abortable(
             yield item  # type: ignore[misc]
     finally:
         remove()
+        channel.close()
         if not task.done():
             task.cancel()
             # Let the cancellation close the source, but never wait long for it.

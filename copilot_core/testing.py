@@ -17,19 +17,20 @@ import copy
 import inspect
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
-from copilot_core.errors import LLMError, LLMNotConfiguredError
-from copilot_core.events import TurnEvent
+from copilot_core.errors import LLMError, LLMNotConfiguredError, SessionNotFoundError
+from copilot_core.events import AgentEvent, LLMCallCompleted, StepCompleted, TitleGenerated
 from copilot_core.messages import Message
 from copilot_core.ports import CallOptions, HistoryPage, ModelOverrides, ModelSelection
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import TurnStats
+from copilot_core.stats import Usage
 from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core.turns import TurnInfo
 
 __all__ = [
     "FakeTool",
@@ -100,7 +101,7 @@ class ScriptedLanguageModel:
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], options: CallOptions
-    ) -> AsyncIterator[ModelDelta]:
+    ) -> AsyncGenerator[ModelDelta, None]:
         self.calls.append(ModelCall(tuple(messages), tuple(tools), options))
         if self._replies:
             reply = self._replies.pop(0)
@@ -291,10 +292,21 @@ class InMemoryCheckpointStore:
         return mine[offset : offset + limit]
 
     async def append_messages(
-        self, project_id: str, thread_id: str, messages: Sequence[Message]
+        self,
+        project_id: str,
+        thread_id: str,
+        messages: Sequence[Message],
+        *,
+        usage: Usage | None = None,
+        replaces: str | None = None,
     ) -> None:
         log = self._log(project_id, thread_id)
-        log.extend(list(messages))  # all or none, even if iterating ``messages`` fails
+        new = list(messages)  # all or none, even if iterating ``messages`` fails
+        removed = 1 if replaces is not None and log and log[-1].id == replaces else 0
+        if removed:
+            log.pop()
+        log.extend(new)
+        self._count(project_id, thread_id, len(new) - removed, usage)
 
     async def history(
         self,
@@ -313,24 +325,30 @@ class InMemoryCheckpointStore:
         self,
         project_id: str,
         thread_id: str,
-        stats: TurnStats,
         at: datetime,
         *,
+        usage: Usage | None = None,
         title: str | None = None,
     ) -> None:
+        self._count(project_id, thread_id, 0, usage)
         session = self._require(project_id, thread_id)
-        update: dict[str, Any] = {
-            "message_count": session.message_count + stats.messages,
-            "llm_calls_count": session.llm_calls_count + stats.llm_calls,
-            "input_tokens": session.input_tokens + stats.input_tokens,
-            "output_tokens": session.output_tokens + stats.output_tokens,
-            "total_tokens": session.total_tokens + stats.total_tokens,
-            "last_message_at": at,
-            "updated_at": at,
-        }
+        update: dict[str, Any] = {"last_message_at": at, "updated_at": at}
         if title is not None:
             update["title"] = title
         self._sessions[project_id][thread_id] = session.model_copy(update=update)
+
+    def _count(self, project_id: str, thread_id: str, messages: int, usage: Usage | None) -> None:
+        session = self._require(project_id, thread_id)
+        usage = usage or Usage()
+        self._sessions[project_id][thread_id] = session.model_copy(
+            update={
+                "message_count": session.message_count + messages,
+                "llm_calls_count": session.llm_calls_count + usage.llm_calls,
+                "input_tokens": session.input_tokens + usage.input_tokens,
+                "output_tokens": session.output_tokens + usage.output_tokens,
+                "total_tokens": session.total_tokens + usage.total_tokens,
+            }
+        )
 
     async def rename_session(
         self, project_id: str, thread_id: str, title: str, at: datetime
@@ -365,7 +383,7 @@ class InMemoryCheckpointStore:
     def _require(self, project_id: str, thread_id: str) -> Session:
         session = self._sessions.get(project_id, {}).get(thread_id)
         if session is None:
-            raise KeyError(f"no session {thread_id!r} in project {project_id!r}")
+            raise SessionNotFoundError(thread_id)
         return session
 
     def _log(self, project_id: str, thread_id: str) -> list[Message]:
@@ -375,16 +393,22 @@ class InMemoryCheckpointStore:
 
 # ================================================================== small fakes
 class RecordingEventSink:
-    """Keeps every event it is sent."""
+    """Keeps every event and record it is sent, with the turn it belongs to."""
 
     def __init__(self) -> None:
-        self.events: list[TurnEvent] = []
+        self.seen: list[tuple[TurnInfo, AgentEvent]] = []
 
-    def emit(self, event: TurnEvent) -> None:
-        self.events.append(event)
+    def emit(self, turn: TurnInfo, event: AgentEvent) -> None:
+        self.seen.append((turn, event))
+
+    @property
+    def events(self) -> list[AgentEvent]:
+        return [event for _, event in self.seen]
 
     def types(self) -> list[str]:
-        return [event.type for event in self.events]
+        """The types of the wire events seen (records are left out)."""
+        records = (StepCompleted, LLMCallCompleted, TitleGenerated)
+        return [event.type for event in self.events if not isinstance(event, records)]
 
 
 class SteppingClock:

@@ -57,4 +57,5 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             cors_origins=settings.cors_origins,
         ),
         lifespan=[lifespan],
+        metrics=container.metrics(),
     )

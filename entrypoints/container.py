@@ -30,18 +30,18 @@ from adapters.gns3 import (
 from adapters.llm import LLMSettingsRepository, SettingsLanguageModelProvider, TiktokenTokenCounter
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
-from adapters.web import WebDependencies
+from adapters.web import PrometheusTurnMetrics, StructlogTurnObserver, WebDependencies
 from copilot_core import (
-    AgentBackend,
     BuiltinAgent,
     ChatService,
     ChatSettings,
-    Clock,
-    IdFactory,
-    StoreError,
+    InMemoryTurnLog,
     SystemClock,
+    TurnRunner,
     UuidIdFactory,
 )
+from copilot_core.errors import StoreError
+from copilot_core.ports import AgentBackend, Clock, IdFactory
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 
@@ -168,6 +168,18 @@ class Container(containers.DeclarativeContainer):
         max_message_chars=config.max_message_chars,
         finished_turn_retention=config.finished_turn_retention,
     )
+    turn_log = providers.Singleton(InMemoryTurnLog, retention=config.finished_turn_retention)
+    metrics = providers.Singleton(PrometheusTurnMetrics)
+    turn_logger = providers.Singleton(StructlogTurnObserver)
+    runner = providers.Singleton(
+        TurnRunner,
+        store,
+        turn_log,
+        models=models,
+        clock=clock,
+        ids=ids,
+        observers=providers.List(metrics, turn_logger),
+    )
     chat = providers.Singleton(
         ChatService,
         store,
@@ -176,6 +188,7 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         ids=ids,
         settings=chat_settings,
+        runner=runner,
     )
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters.gns3 import SkillLibrary
-from copilot_core import BuiltinAgent, CopilotMode, PromptBook
+from copilot_core import BuiltinAgent, CopilotMode
+from copilot_core.prompts import PromptBook
 
 __all__ = ["PROMPTS_DIR", "SkillsReloader", "load_prompts"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -69,7 +69,7 @@ class LangchainLanguageModel:
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], options: CallOptions
-    ) -> AsyncIterator[ModelDelta]:
+    ) -> AsyncGenerator[ModelDelta, None]:
         kwargs: dict[str, Any] = {}
         if options.temperature is not None:
             kwargs["temperature"] = options.temperature

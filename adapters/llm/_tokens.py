@@ -16,8 +16,8 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from copilot_core.context import ApproximateTokenCounter
-from copilot_core.messages import Message
+from copilot_core import ApproximateTokenCounter
+from copilot_core.ports import Message
 
 if TYPE_CHECKING:
     from tiktoken import Encoding

@@ -10,6 +10,10 @@ Tables:
 * ``chat_messages``: the append-only conversation log: one row per message, the
   OpenAI-shape JSON, ordered by a per-session sequence number starting at 1.
 * ``copilot_schema_version``: one row per applied schema version.
+
+Versions: 1 is the tables above; 2 recounts ``message_count`` from the message log
+(earlier versions counted a turn's messages at its end, so a process killed mid-turn
+left the counter behind its history; now each step is counted with its messages).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import aiosqlite
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 log = logging.getLogger(__name__)
 
@@ -107,19 +111,24 @@ async def migrate(conn: aiosqlite.Connection) -> None:
         await conn.execute(_CHAT_MESSAGES)
         for statement in _INDEXES:
             await conn.execute(statement)
-        applied = await conn.execute_fetchall(
-            "SELECT 1 FROM copilot_schema_version WHERE version = ?", (SCHEMA_VERSION,)
-        )
-        if not list(applied):
+        applied = {
+            row[0]
+            for row in await conn.execute_fetchall("SELECT version FROM copilot_schema_version")
+        }
+        if 1 not in applied:
             # Older writers left NULL counters; counters are only ever updated by
             # increments (``x = x + ?``), which NULL would swallow.
             for counter in _COUNTERS:
                 await conn.execute(
                     f"UPDATE chat_sessions SET {counter} = 0 WHERE {counter} IS NULL"
                 )
+            await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (1)")
+        if 2 not in applied:
             await conn.execute(
-                "INSERT INTO copilot_schema_version(version) VALUES (?)", (SCHEMA_VERSION,)
+                "UPDATE chat_sessions SET message_count = "
+                "(SELECT COUNT(*) FROM chat_messages WHERE session_id = chat_sessions.id)"
             )
+            await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (2)")
     except BaseException:
         await conn.rollback()
         raise

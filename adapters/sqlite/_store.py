@@ -27,11 +27,16 @@ from adapters.sqlite._codec import (
     encode_time,
 )
 from adapters.sqlite._schema import migrate
-from copilot_core.errors import InvalidRequestError, StoreCorruptedError, StoreError
+from copilot_core.errors import (
+    InvalidRequestError,
+    SessionNotFoundError,
+    StoreCorruptedError,
+    StoreError,
+)
 from copilot_core.messages import Message
 from copilot_core.ports import HistoryPage
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import TurnStats
+from copilot_core.stats import Usage
 
 __all__ = [
     "DATABASE_DIR",
@@ -232,29 +237,27 @@ class SqliteCheckpointStore:
         self,
         project_id: str,
         thread_id: str,
-        stats: TurnStats,
         at: datetime,
         *,
+        usage: Usage | None = None,
         title: str | None = None,
     ) -> None:
         stamp = encode_time(at)
+        usage = usage or Usage()
         async with self._write(project_id) as conn:
             cursor = await conn.execute(
                 "UPDATE chat_sessions SET "
-                "message_count = message_count + ?, "
                 "llm_calls_count = llm_calls_count + ?, "
                 "input_tokens = input_tokens + ?, "
                 "output_tokens = output_tokens + ?, "
-                "total_tokens = total_tokens + ? + ?, "
+                "total_tokens = total_tokens + ?, "
                 "last_message_at = ?, updated_at = ?, title = COALESCE(?, title) "
                 "WHERE thread_id = ?",
                 (
-                    stats.messages,
-                    stats.llm_calls,
-                    stats.input_tokens,
-                    stats.output_tokens,
-                    stats.input_tokens,
-                    stats.output_tokens,
+                    usage.llm_calls,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.total_tokens,
                     stamp,
                     stamp,
                     title,
@@ -262,7 +265,7 @@ class SqliteCheckpointStore:
                 ),
             )
             if cursor.rowcount == 0:
-                raise _missing(project_id, thread_id)
+                raise SessionNotFoundError(thread_id)
 
     async def rename_session(
         self, project_id: str, thread_id: str, title: str, at: datetime
@@ -307,23 +310,55 @@ class SqliteCheckpointStore:
 
     # ================================================================= messages
     async def append_messages(
-        self, project_id: str, thread_id: str, messages: Sequence[Message]
+        self,
+        project_id: str,
+        thread_id: str,
+        messages: Sequence[Message],
+        *,
+        usage: Usage | None = None,
+        replaces: str | None = None,
     ) -> None:
         texts = [encode_message(message) for message in messages]  # fails before any write
+        usage = usage or Usage()
         async with self._write(project_id) as conn:
-            if not texts:
-                await self._require(conn, project_id, thread_id)
-                return
-            # Each row takes the next sequence number of its session (an index seek),
-            # and nothing is inserted when the session does not exist.
-            cursor = await conn.executemany(
-                "INSERT INTO chat_messages (session_id, seq, message) "
-                "SELECT id, 1 + (SELECT COALESCE(MAX(seq), 0) FROM chat_messages "
-                "WHERE session_id = chat_sessions.id), ? FROM chat_sessions WHERE thread_id = ?",
-                [(text, thread_id) for text in texts],
+            removed = 0
+            if replaces is not None:
+                # The draft is the session's last message, or nothing is deleted.
+                cursor = await conn.execute(
+                    "DELETE FROM chat_messages WHERE id = (SELECT m.id FROM chat_messages m "
+                    "JOIN chat_sessions s ON s.id = m.session_id WHERE s.thread_id = ? "
+                    "ORDER BY m.seq DESC LIMIT 1) AND json_extract(message, '$.id') = ?",
+                    (thread_id, replaces),
+                )
+                removed = cursor.rowcount
+            if texts:
+                # Each row takes the next sequence number of its session (an index seek),
+                # and nothing is inserted when the session does not exist.
+                cursor = await conn.executemany(
+                    "INSERT INTO chat_messages (session_id, seq, message) "
+                    "SELECT id, 1 + (SELECT COALESCE(MAX(seq), 0) FROM chat_messages "
+                    "WHERE session_id = chat_sessions.id), ? FROM chat_sessions "
+                    "WHERE thread_id = ?",
+                    [(text, thread_id) for text in texts],
+                )
+                if cursor.rowcount != len(texts):
+                    raise SessionNotFoundError(thread_id)
+            cursor = await conn.execute(
+                "UPDATE chat_sessions SET message_count = message_count + ?, "
+                "llm_calls_count = llm_calls_count + ?, input_tokens = input_tokens + ?, "
+                "output_tokens = output_tokens + ?, total_tokens = total_tokens + ? "
+                "WHERE thread_id = ?",
+                (
+                    len(texts) - removed,
+                    usage.llm_calls,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.total_tokens,
+                    thread_id,
+                ),
             )
-            if cursor.rowcount != len(texts):
-                raise _missing(project_id, thread_id)
+            if cursor.rowcount == 0:
+                raise SessionNotFoundError(thread_id)
 
     async def history(
         self,
@@ -383,7 +418,7 @@ class SqliteCheckpointStore:
             )
         )
         if not rows:
-            raise _missing(project_id, thread_id)
+            raise SessionNotFoundError(thread_id)
         row_id: int = rows[0][0]
         return row_id
 
@@ -530,10 +565,6 @@ def _time_or_none(value: datetime | None) -> str | None:
 def _first_session(rows: Any) -> Session | None:
     sessions = decode_sessions([row[0] for row in rows])
     return sessions[0] if sessions else None
-
-
-def _missing(project_id: str, thread_id: str) -> KeyError:
-    return KeyError(f"no session {thread_id!r} in project {project_id!r}")
 
 
 async def _rollback(conn: aiosqlite.Connection) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import Any, Literal
 
 from adapters.subprocess_agent._config import AgentConfig
@@ -18,20 +18,10 @@ from adapters.subprocess_agent._process import (
     StderrTail,
 )
 from adapters.subprocess_agent._translation import EventTranslator
-from copilot_core import (
-    AbortEvent,
-    AgentCapabilities,
-    AgentErrorEvent,
-    AgentEvent,
-    AgentInfo,
-    AgentProcessError,
-    AgentRunConfig,
-    Clock,
-    IdFactory,
-    Message,
-    SystemClock,
-    UuidIdFactory,
-)
+from copilot_core import Message, SystemClock, UuidIdFactory
+from copilot_core.errors import AgentProcessError
+from copilot_core.events import AgentErrorEvent, AgentEvent
+from copilot_core.ports import AgentCapabilities, AgentInfo, AgentRunConfig, Clock, IdFactory
 
 __all__ = ["SubprocessAgentBackend", "build_agent_backends"]
 
@@ -79,13 +69,12 @@ class SubprocessAgentBackend:
 
     async def run(
         self, query: str, history: Sequence[Message], config: AgentRunConfig
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         agent = self.config
         ctx = config.context
         abort = ctx.abort
         if abort.is_aborted():
-            yield AbortEvent()
-            return
+            return  # the turn runner sends ``abort`` and ``done``
         argv = command_line(agent, query, recent_history(history, agent.history))
         env = agent_environment(agent, ctx, gns3_url=self._gns3_url)
         secret = ctx.credentials if agent.pass_token and ctx.credentials else None
@@ -170,8 +159,7 @@ class SubprocessAgentBackend:
             if ending == "aborted":
                 for event in translator.finish("aborted"):
                     yield event
-                yield AbortEvent()
-                return
+                return  # the turn runner sends ``abort`` and ``done``
             problem = self._problem(ending, code)
             if problem is None:
                 for event in translator.finish("ok"):

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from copilot_core import AgentCapabilities, AgentInfo
+from copilot_core.ports import AgentCapabilities, AgentInfo
 
 __all__ = [
     "DEFAULT_ARGUMENTS",

@@ -12,26 +12,23 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from copilot_core import (
+from copilot_core import Message
+from copilot_core.events import (
     AgentErrorEvent,
     AgentEvent,
     AnswerEvent,
-    Clock,
     ContentEvent,
-    FunctionCall,
-    IdFactory,
-    Message,
     PlanEvent,
     StatusEvent,
     StepCompleted,
     StepEvent,
     ThinkingEvent,
-    ToolCall,
     ToolCallEvent,
     ToolEndEvent,
     ToolStartEvent,
-    render_tool_output,
 )
+from copilot_core.ports import Clock, FunctionCall, IdFactory, ToolCall
+from copilot_core.tools import render_tool_output
 
 __all__ = ["EventTranslator", "Outcome"]
 
@@ -257,7 +254,7 @@ class EventTranslator:
             self._ids.new_id(), tool.preamble, now, (call,), agent_id=self._agent_id
         )
         answer = Message.tool(self._ids.new_id(), tool.id, tool.name, output, now)
-        out.append(ToolEndEvent(tool.name, tool.id, output, status))
+        out.append(ToolEndEvent(tool.name, tool.id, result, status))
         out.append(StepCompleted((assistant, answer)))
         return out
 

@@ -19,8 +19,10 @@ from adapters.web._contracts import (
 from adapters.web._directory import LoginRequest, RenderRequest
 from adapters.web._errors import status_for
 from adapters.web._markdown import MarkdownRenderer
+from adapters.web._observers import PrometheusTurnMetrics, StructlogTurnObserver
 from adapters.web._schemas import ChatRequest, LLMConfigBody, RenameRequest
 from adapters.web._state import install_dependencies
+from adapters.web._wire import copilot_event
 
 __all__ = [
     "API_PREFIX",
@@ -32,13 +34,16 @@ __all__ = [
     "LLMConfigRepository",
     "LoginRequest",
     "MarkdownRenderer",
+    "PrometheusTurnMetrics",
     "ReadinessCheck",
     "RenameRequest",
     "RenderRequest",
     "SkillsReloader",
+    "StructlogTurnObserver",
     "WebDependencies",
     "WebSettings",
     "bearer_token",
+    "copilot_event",
     "create_web_app",
     "install_dependencies",
     "status_for",

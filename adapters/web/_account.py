@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
+from contextlib import aclosing
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,7 +25,6 @@ from copilot_core.deltas import TextDelta
 from copilot_core.errors import LLMUnavailableError, NotFoundError, PermissionDeniedError
 from copilot_core.messages import Message
 from copilot_core.ports import CallOptions, LanguageModel, ModelOverrides
-from copilot_core.streams import closing
 
 __all__ = ["AccountController"]
 
@@ -62,7 +62,7 @@ async def _ping(model: LanguageModel, limit: float) -> str:
     parts: list[str] = []
 
     async def collect() -> None:
-        async with closing(model.stream(_PING, (), CallOptions(max_tokens=8))) as deltas:
+        async with aclosing(model.stream(_PING, (), CallOptions(max_tokens=8))) as deltas:
             async for delta in deltas:
                 if isinstance(delta, TextDelta):
                     parts.append(delta.text)

@@ -35,6 +35,7 @@ from adapters.web._errors import exception_handlers
 from adapters.web._health import healthz, readyz
 from adapters.web._logging import request_context_middleware
 from adapters.web._methods import complete_allow_middleware
+from adapters.web._observers import PrometheusTurnMetrics, metrics_route
 from adapters.web._openapi import ExactDocument, ExtraContent, RefinedRenderPlugin
 from adapters.web._page import page_routes
 from adapters.web._responses import TurnReply
@@ -54,12 +55,14 @@ def create_web_app(
     settings: WebSettings | None = None,
     lifespan: Sequence[Lifespan] = (),
     middleware: Sequence[Callable[[ASGIApp], ASGIApp]] = (),
+    metrics: PrometheusTurnMetrics | None = None,
 ) -> Litestar:
     """Build the HTTP service around already-built collaborators.
 
     Pass ``deps`` now, or install them later (typically from a ``lifespan`` once
     async resources are open) with :func:`install_dependencies`; until then every
-    route but ``/healthz`` answers 503.
+    route but ``/healthz`` answers 503. With ``metrics`` (an observer of the turn
+    runner), ``/metrics`` serves them.
     """
     settings = settings or WebSettings()
     api = Router(
@@ -70,7 +73,14 @@ def create_web_app(
     )
     sign_in = Router(path=API_PREFIX, route_handlers=[LoginController])
     return Litestar(
-        route_handlers=[api, sign_in, healthz, readyz, *page_routes()],
+        route_handlers=[
+            api,
+            sign_in,
+            healthz,
+            readyz,
+            *page_routes(),
+            *([metrics_route(metrics)] if metrics is not None else []),
+        ],
         dependencies=dependencies(),
         exception_handlers=exception_handlers,
         middleware=[request_context_middleware, complete_allow_middleware, *middleware],

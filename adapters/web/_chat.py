@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import structlog
@@ -20,8 +21,8 @@ from adapters.web._openapi import errors, sse_response_spec
 from adapters.web._responses import turn_reply
 from adapters.web._schemas import MAX_SAFE_INTEGER, ChatRequest, RenameRequest
 from adapters.web._sse import Protocol, parse_last_event_id, sse_response
+from copilot_core import TurnRequest
 from copilot_core.errors import InvalidRequestError
-from copilot_core.service import TurnRequest
 from copilot_core.session import CopilotMode, Session
 
 __all__ = ["LAST_EVENT_ID_PATTERN", "MODE_NAMES", "MODE_PATTERN", "ChatController"]
@@ -58,6 +59,19 @@ def _within_limit(message: str, limit: int) -> None:
         raise InvalidRequestError(
             f"message is {len(message)} characters long; the limit is {limit}."
         )
+
+
+def _disconnect_abort(
+    deps: WebDependencies, settings: WebSettings, project_id: str, session_id: str
+) -> Callable[[], Awaitable[bool]] | None:
+    """What to do when a client leaves a turn's stream: abort it, when so configured."""
+    if not settings.abort_on_disconnect:
+        return None
+
+    async def abort() -> bool:
+        return await deps.chat.runner.abort(project_id, session_id, "the client disconnected")
+
+    return abort
 
 
 def _session_body(session: Session) -> dict[str, Any]:
@@ -126,7 +140,7 @@ class ChatController(Controller):
         return sse_response(
             turn,
             heartbeat=web_settings.heartbeat_interval,
-            abort_on_disconnect=web_settings.abort_on_disconnect,
+            on_disconnect=_disconnect_abort(deps, web_settings, project_id, turn.session_id),
             protocol=protocol,
         )
 
@@ -169,7 +183,7 @@ class ChatController(Controller):
         session_id = canonical_uuid(session_id)
         _bind(project_id, session_id)
         await deps.chat.get_session(project_id, session_id, caller.user_id)
-        turn = deps.chat.attach(project_id, session_id, caller.user_id)
+        turn = await deps.chat.attach(project_id, session_id, caller.user_id)
         if turn is None:
             return Response(None, status_code=HTTP_204_NO_CONTENT)
         after = parse_last_event_id(last_event_id, turn)
@@ -179,7 +193,7 @@ class ChatController(Controller):
             turn,
             after=after,
             heartbeat=web_settings.heartbeat_interval,
-            abort_on_disconnect=web_settings.abort_on_disconnect,
+            on_disconnect=_disconnect_abort(deps, web_settings, project_id, session_id),
             protocol=protocol,
         )
 

@@ -37,6 +37,7 @@ from copilot_core.errors import (
     ConflictError,
     CopilotError,
     Gns3Error,
+    Gns3UnavailableError,
     InvalidRequestError,
     LLMContextLengthError,
     LLMError,
@@ -44,6 +45,7 @@ from copilot_core.errors import (
     LLMRateLimitedError,
     NotFoundError,
     PermissionDeniedError,
+    ServiceUnavailableError,
     StoreError,
 )
 
@@ -61,9 +63,11 @@ _STATUSES: tuple[tuple[type[CopilotError], int], ...] = (
     (ConflictError, HTTP_409_CONFLICT),
     (LLMRateLimitedError, HTTP_429_TOO_MANY_REQUESTS),
     (LLMError, HTTP_502_BAD_GATEWAY),
+    (Gns3UnavailableError, HTTP_503_SERVICE_UNAVAILABLE),
     (Gns3Error, HTTP_502_BAD_GATEWAY),
     (AgentProcessError, HTTP_502_BAD_GATEWAY),
     (StoreError, HTTP_503_SERVICE_UNAVAILABLE),
+    (ServiceUnavailableError, HTTP_503_SERVICE_UNAVAILABLE),
 )
 
 
@@ -80,7 +84,10 @@ def _copilot_error(_: Request[Any, Any, Any], exc: CopilotError) -> Response[dic
     headers: dict[str, str] = {}
     if isinstance(exc, AuthenticationError):
         headers["WWW-Authenticate"] = 'Bearer realm="gns3-copilot"'
-    if isinstance(exc, LLMRateLimitedError) and exc.retry_after is not None:
+    if (
+        isinstance(exc, LLMRateLimitedError | Gns3UnavailableError | ServiceUnavailableError)
+        and exc.retry_after is not None
+    ):
         headers["Retry-After"] = str(max(int(exc.retry_after + 0.999), 0))
     if status >= 500:
         log.warning("request_failed", error=type(exc).__name__, status=status)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from adapters.web._wire import copilot_event
 from copilot_core.events import (
     AbortEvent,
     ContentEvent,
@@ -25,7 +26,7 @@ from copilot_core.events import (
     ToolStartEvent,
     TurnEvent,
 )
-from copilot_core.turns import RunningTurn
+from copilot_core.tools import render_tool_output
 
 __all__ = ["GAIA_EVENT_TYPES", "GaiaTranslator"]
 
@@ -42,8 +43,7 @@ _SUMMARY_CHARS = 200
 class GaiaTranslator:
     """Translates one stream's events; keeps what spec 002 needs across events."""
 
-    def __init__(self, turn: RunningTurn) -> None:
-        self._turn = turn
+    def __init__(self) -> None:
         self._text: list[str] = []
 
     def translate(self, stamped: TurnEvent) -> list[dict[str, Any]]:
@@ -70,8 +70,7 @@ class GaiaTranslator:
                 }
             ]
         elif isinstance(event, DoneEvent):
-            result = self._turn.result
-            content = result.content if result is not None else "".join(self._text)
+            content = event.content if event.message_id is not None else "".join(self._text)
             out = [{"type": "done", "message_id": event.message_id, "content": content}]
         elif isinstance(event, ErrorEvent):
             out = [{"type": "error", "content": event.error}]
@@ -80,7 +79,7 @@ class GaiaTranslator:
         elif isinstance(event, HeartbeatEvent):
             out = [{"type": "status", "status": "heartbeat", "message": ""}]
         else:  # answer, thinking, status, step, plan, agent_error: the same shape
-            out = [{"type": event.type, **event.payload()}]
+            out = [copilot_event(stamped)]
         return [{**item, "session_id": stamped.session_id} for item in out]
 
     @staticmethod
@@ -98,18 +97,16 @@ class GaiaTranslator:
     @staticmethod
     def _tool_end(event: ToolEndEvent) -> list[dict[str, Any]]:
         success = event.status == "success"
+        output = event.output
         result: dict[str, Any] = {
             "type": "tool_result",
             "title": event.tool_name,
-            "summary": _summary(event.tool_output),
+            "summary": _summary(render_tool_output(output)),
             "success": success,
         }
-        try:
-            output: Any = json.loads(event.tool_output)
-        except ValueError:
-            result["command_output"] = {"output": event.tool_output}
-            return [result, {"type": "tool_end", "success": success}]
-        if isinstance(output, dict) and _SPEC_002_RESULT_KEYS & output.keys():
+        if isinstance(output, str):
+            result["command_output"] = {"output": output}
+        elif isinstance(output, dict) and _SPEC_002_RESULT_KEYS & output.keys():
             # An external agent's own tool_result, saved as it was: send it back as such.
             for key in ("title", "summary", "result_data", "command_output"):
                 if key in output:

@@ -8,17 +8,18 @@ connection sends the last id back as ``Last-Event-ID`` and gets what follows.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from typing import Literal
 
 import structlog
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from adapters.web._gaia import GaiaTranslator
+from adapters.web._wire import copilot_event
+from copilot_core import TurnHandle
 from copilot_core.errors import InvalidRequestError
 from copilot_core.events import TurnEvent
-from copilot_core.streams import closing
-from copilot_core.turns import RunningTurn
 
 __all__ = ["Protocol", "event_id", "parse_last_event_id", "sse_response", "turn_messages"]
 
@@ -34,17 +35,17 @@ SSE_HEADERS = {
 }
 
 
-def event_id(turn: RunningTurn, event: TurnEvent) -> str | None:
+def event_id(turn: TurnHandle, event: TurnEvent) -> str | None:
     return f"{turn.turn_id}:{event.seq}" if event.seq > 0 else None
 
 
-def encode(turn: RunningTurn, event: TurnEvent) -> ServerSentEventMessage:
-    data = json.dumps(event.to_wire(), ensure_ascii=False, separators=(",", ":"))
+def encode(turn: TurnHandle, event: TurnEvent) -> ServerSentEventMessage:
+    data = json.dumps(copilot_event(event), ensure_ascii=False, separators=(",", ":"))
     return ServerSentEventMessage(data=data, id=event_id(turn, event))
 
 
 def encode_gaia(
-    turn: RunningTurn, event: TurnEvent, translator: GaiaTranslator
+    turn: TurnHandle, event: TurnEvent, translator: GaiaTranslator
 ) -> list[ServerSentEventMessage]:
     """Spec 002's events for one turn event. Only the last carries the id, so a client
     that resumes never misses the rest of a group (it may see its start twice)."""
@@ -58,7 +59,7 @@ def encode_gaia(
     ]
 
 
-def parse_last_event_id(value: str | None, turn: RunningTurn) -> int:
+def parse_last_event_id(value: str | None, turn: TurnHandle) -> int:
     """The sequence number to resume after: 0 for no id or another turn's id."""
     if value is None or not value.strip():
         return 0
@@ -69,26 +70,26 @@ def parse_last_event_id(value: str | None, turn: RunningTurn) -> int:
         )
     if turn_id != turn.turn_id:
         return 0  # an older turn: everything of this one is new to the client
-    return min(int(seq), turn.last_seq)
+    return min(int(seq), turn.last_seq) if turn.finished else int(seq)
 
 
 async def turn_messages(
-    turn: RunningTurn,
+    turn: TurnHandle,
     *,
     after: int = 0,
     heartbeat: float | None = None,
-    abort_on_disconnect: bool = False,
+    on_disconnect: Callable[[], Awaitable[object]] | None = None,
     protocol: Protocol = "copilot",
 ) -> AsyncIterator[ServerSentEventMessage]:
     """The turn's events after ``after``, live until the turn ends.
 
     If the client goes away first (the response task is cancelled) the turn keeps
-    running, unless ``abort_on_disconnect``.
+    running; ``on_disconnect`` is awaited then (to abort it, when so configured).
     """
     ended = False
-    translator = GaiaTranslator(turn) if protocol == "gaia" else None
+    translator = GaiaTranslator() if protocol == "gaia" else None
     try:
-        async with closing(turn.subscribe(after=after, heartbeat=heartbeat)) as events:
+        async with aclosing(turn.subscribe(after=after, heartbeat=heartbeat)) as events:  # type: ignore[type-var]
             async for event in events:
                 if translator is None:
                     yield encode(turn, event)
@@ -97,23 +98,23 @@ async def turn_messages(
                         yield message
         ended = True
     finally:
-        if not ended and not turn.finished:
+        if not ended:
             log.info(
                 "client_disconnected",
                 turn_id=turn.turn_id,
                 session_id=turn.session_id,
-                aborting=abort_on_disconnect,
+                aborting=on_disconnect is not None,
             )
-            if abort_on_disconnect:
-                turn.abort.abort("the client disconnected")
+            if on_disconnect is not None:
+                await on_disconnect()
 
 
 def sse_response(
-    turn: RunningTurn,
+    turn: TurnHandle,
     *,
     after: int = 0,
     heartbeat: float | None = None,
-    abort_on_disconnect: bool = False,
+    on_disconnect: Callable[[], Awaitable[object]] | None = None,
     protocol: Protocol = "copilot",
 ) -> ServerSentEvent:
     headers = dict(SSE_HEADERS)
@@ -124,7 +125,7 @@ def sse_response(
             turn,
             after=after,
             heartbeat=heartbeat,
-            abort_on_disconnect=abort_on_disconnect,
+            on_disconnect=on_disconnect,
             protocol=protocol,
         ),
         headers=headers,

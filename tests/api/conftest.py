@@ -21,15 +21,8 @@ from adapters.web.testing import (
     StaticAuthenticator,
     StaticProjectGate,
 )
-from copilot_core import (
-    AgentBackend,
-    BuiltinAgent,
-    ChatService,
-    ChatSettings,
-    ModelSelection,
-    Principal,
-)
-from copilot_core.ports import Authenticator, CheckpointStore
+from copilot_core import BuiltinAgent, ChatService, ChatSettings, ModelSelection
+from copilot_core.ports import AgentBackend, Authenticator, CheckpointStore, Principal
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,

@@ -233,7 +233,7 @@ async def test_client_disconnect_does_not_abort_the_turn(service: Service) -> No
         async for event in raw_events(r):
             assert event.type == "content"
             break  # hang up after the first event
-    turn = service.chat.attach(OPEN, session_id, "u-alice")
+    turn = await service.chat.attach(OPEN, session_id, "u-alice")
     assert turn is not None
     result = await asyncio.wait_for(turn.wait(), 10)
     assert not result.aborted
@@ -252,7 +252,7 @@ async def test_client_disconnect_aborts_when_configured() -> None:
             session_id = r.headers["x-session-id"]
             async for _ in raw_events(r):
                 break
-        turn = service.chat.attach(OPEN, session_id, "u-alice")
+        turn = await service.chat.attach(OPEN, session_id, "u-alice")
         assert turn is not None
         result = await asyncio.wait_for(turn.wait(), 10)
     assert result.aborted

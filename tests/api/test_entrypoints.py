@@ -19,13 +19,17 @@ import pytest
 from dependency_injector import providers
 
 from adapters.web.testing import StaticAuthenticator, StaticProjectGate
-from copilot_core import ModelSelection, Principal
+from copilot_core import ModelSelection
+from copilot_core.ports import Principal
 from copilot_core.testing import (
+    FakeToolExecutor,
+    FakeTopologySource,
     Hang,
     InMemoryCheckpointStore,
     ScriptedLanguageModel,
     StaticModelProvider,
     text_reply,
+    tool_reply,
 )
 from entrypoints import Settings, build_container, create_app
 from entrypoints.cli import CopilotServer
@@ -111,7 +115,11 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     container = build_container(settings)
     store = InMemoryCheckpointStore()
     model = ScriptedLanguageModel()
-    model.add(text_reply("quick answer"), [*text_reply("partial answer", chunk=8)[:2], Hang()])
+    model.add(
+        tool_reply(("show_ip", {"device": "PC1"})),
+        text_reply("quick answer"),
+        [*text_reply("partial answer", chunk=8)[:2], Hang()],
+    )
     title = ScriptedLanguageModel(default=text_reply("Title"))
 
     async def fake_store() -> AsyncIterator[InMemoryCheckpointStore]:
@@ -122,6 +130,10 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
         providers.Object(StaticAuthenticator({"tok-SECRET-xyz": Principal("u1", "user")}))
     )
     container.projects.override(providers.Object(StaticProjectGate(opened={PROJECT})))
+    container.tools.override(
+        providers.Object(FakeToolExecutor().add("show_ip", lambda args, ctx: "10.0.0.1/24"))
+    )
+    container.topology.override(providers.Object(FakeTopologySource()))
     container.models.override(
         providers.Object(StaticModelProvider(ModelSelection(model, title_model=title)))
     )
@@ -140,6 +152,15 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
             url = f"/v3/copilot/projects/{PROJECT}/chat/stream"
             quick = await client.post(url, json={"message": "hi", "stream": False})
             assert quick.json()["content"] == "quick answer"
+            metrics = await client.get("/metrics")
+            assert metrics.status_code == 200
+            assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
+            exposed = metrics.text
+            assert 'copilot_turns_total{outcome="completed"} 1.0' in exposed
+            assert 'copilot_tool_calls_total{status="success",tool="show_ip"} 1.0' in exposed
+            assert 'copilot_tool_seconds_count{tool="show_ip"} 1.0' in exposed
+            assert "copilot_llm_call_seconds_count 2.0" in exposed
+            assert 'copilot_llm_tokens_total{direction="input"} 30.0' in exposed
             async with client.stream("POST", url, json={"message": "slow"}) as r:
                 session_id = r.headers["x-session-id"]
                 events = []
@@ -157,6 +178,11 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     records = [json.loads(line) for line in lines.lines]
     started = [r for r in records if r["event"] == "turn_started" and r["stream"] is True]
     assert started
+    finished = [r for r in records if r["event"] == "turn_finished"]
+    assert [r["outcome"] for r in finished] == ["completed", "aborted"]
+    assert finished[0]["tool_calls"] == 1 and finished[0]["llm_calls"] == 2
+    (tool,) = [r for r in records if r["event"] == "tool_called"]
+    assert (tool["tool"], tool["status"], tool["user_id"]) == ("show_ip", "success", "u1")
     assert started[0]["user_id"] == "u1"
     assert started[0]["project_id"] == PROJECT
     assert started[0]["session_id"] == session_id

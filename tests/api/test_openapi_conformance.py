@@ -33,7 +33,8 @@ from adapters.web.testing import (
     StaticAuthenticator,
     StaticGns3Directory,
 )
-from copilot_core import BuiltinAgent, ChatService, ChatSettings, ModelSelection, Principal
+from copilot_core import BuiltinAgent, ChatService, ChatSettings, ModelSelection
+from copilot_core.ports import Principal
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,

@@ -99,7 +99,7 @@ async def test_reattach_when_nothing_runs_is_204(service: Service) -> None:
         # The turn just ended: a client that saw everything has nothing to get.
         first = await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
         assert first.json()["aborted"] is False
-        turn = service.chat.attach(OPEN, session_id, "u-alice")
+        turn = await service.chat.attach(OPEN, session_id, "u-alice")
         assert turn is not None
         everything = await client.get(
             service.chat_url() + f"/sessions/{session_id}/stream",

@@ -1,9 +1,9 @@
 """Run the benchmarks: ``python -m tests.benchmarks [NAME ...] [-- ARGS]`` (tox's ``bench``).
 
 Without names it runs ``turns`` (the turn pipeline against its bare baseline), then
-``store``, ``web_sse``, ``llm`` and ``subprocess_agent``, each in its own process.
+``store``, ``web_sse``, ``llm``, ``subprocess_agent`` and ``soak``, each in its own process.
 Arguments after ``--`` go to every benchmark (``-- --quick`` for a smoke run;
-``bench_turns`` and ``bench_store`` know it). They print figures and assert nothing
+``bench_turns``, ``bench_store`` and ``bench_soak`` know it). They print figures and assert nothing
 about speed; the exit status is non-zero only when a benchmark crashed.
 """
 
@@ -14,8 +14,8 @@ import sys
 
 __all__ = ["BENCHMARKS", "main"]
 
-BENCHMARKS = ("turns", "store", "web_sse", "llm", "subprocess_agent")
-_TAKES_QUICK = {"turns", "store"}
+BENCHMARKS = ("turns", "store", "web_sse", "llm", "subprocess_agent", "soak")
+_TAKES_QUICK = {"turns", "store", "soak"}
 
 
 def main(argv: list[str]) -> int:

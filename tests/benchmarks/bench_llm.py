@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from pydantic import SecretStr
 
 from adapters.llm import LangchainLanguageModel, LLMSettings, TiktokenTokenCounter, build_chat_model
-from copilot_core import CallOptions, Message, TextDelta
+from copilot_core import Message
+from copilot_core.ports import CallOptions, TextDelta
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 
 __all__ = ["main"]

@@ -33,7 +33,7 @@ from pathlib import Path
 from adapters.sqlite import SqliteCheckpointStore
 from copilot_core.messages import FunctionCall, Message, ToolCall
 from copilot_core.session import Session
-from copilot_core.stats import TurnStats
+from copilot_core.stats import Usage
 
 __all__ = ["main"]
 
@@ -79,7 +79,7 @@ def json_texts(t: int) -> list[list[str]]:
     ]
 
 
-TURN_STATS = TurnStats(messages=4, llm_calls=2, input_tokens=900, output_tokens=120)
+STEP_USAGE = Usage(llm_calls=1, input_tokens=450, output_tokens=60)
 
 
 def session(thread_id: str, n: int = 0) -> Session:
@@ -152,9 +152,9 @@ class BareSqlite:
 
 # ================================================================== measures
 async def store_turn(store: SqliteCheckpointStore, thread_id: str, t: int) -> None:
-    for messages in turn_appends(t):
-        await store.append_messages(PROJECT, thread_id, messages)
-    await store.record_turn(PROJECT, thread_id, TURN_STATS, T0 + timedelta(seconds=t))
+    for n, messages in enumerate(turn_appends(t)):
+        await store.append_messages(PROJECT, thread_id, messages, usage=STEP_USAGE if n else None)
+    await store.record_turn(PROJECT, thread_id, T0 + timedelta(seconds=t))
 
 
 def prefill(path: Path, thread_id: str, turns: int) -> None:

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.subprocess_agent import AgentConfig, SubprocessAgentBackend
-from copilot_core import AbortToken, AgentRunConfig, CopilotMode, ToolContext, ToolStartEvent
+from copilot_core import AbortToken, CopilotMode, ToolContext
+from copilot_core.events import ToolStartEvent
+from copilot_core.ports import AgentRunConfig
 
 AGENTS = Path(__file__).parents[1] / "adapters" / "subprocess_agent" / "agents"
 

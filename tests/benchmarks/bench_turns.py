@@ -54,7 +54,7 @@ from litestar import Litestar, post
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from adapters.sqlite import SqliteCheckpointStore
-from adapters.web import WebDependencies, WebSettings, create_web_app
+from adapters.web import WebDependencies, WebSettings, copilot_event, create_web_app
 from adapters.web.testing import (
     InMemoryLLMConfigRepository,
     StaticAuthenticator,
@@ -64,23 +64,24 @@ from copilot_core import (
     BuiltinAgent,
     ChatService,
     ChatSettings,
-    FinishDelta,
-    FunctionCall,
     Message,
     ModelSelection,
-    Principal,
     Role,
     SystemClock,
-    TextDelta,
-    ToolCall,
     TurnRequest,
-    UsageDelta,
     UuidIdFactory,
 )
-from copilot_core.conversation import group_steps
-from copilot_core.ports import CallOptions
+from copilot_core.ports import (
+    CallOptions,
+    FinishDelta,
+    FunctionCall,
+    Principal,
+    TextDelta,
+    ToolCall,
+    UsageDelta,
+)
 from copilot_core.session import Session
-from copilot_core.stats import TurnStats
+from copilot_core.stats import Usage
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -290,11 +291,11 @@ async def prefill(store: SqliteCheckpointStore, turns: int) -> str:
             metadata={"agent_id": "copilot"},
         )
     )
-    stats = TurnStats(messages=4, llm_calls=2, input_tokens=1800, output_tokens=600)
+    usage = Usage(llm_calls=1, input_tokens=900, output_tokens=300)
     for t in range(turns):
-        for messages in stored_turn(t):
-            await store.append_messages(PROJECT, thread_id, messages)
-        await store.record_turn(PROJECT, thread_id, stats, now)
+        for n, messages in enumerate(stored_turn(t)):
+            await store.append_messages(PROJECT, thread_id, messages, usage=usage if n else None)
+        await store.record_turn(PROJECT, thread_id, now)
     return thread_id
 
 
@@ -321,15 +322,28 @@ async def product_turn(
     turn = await chat.start_turn(TurnRequest(PROJECT, USER_ID, query, session_id))
     written = 0
     wire: list[dict[str, Any]] = []
+    last_seq = 0
     async for event in turn.subscribe():
-        data = event.to_wire()
+        data = copilot_event(event)
         written += len(sse_text(f"{turn.turn_id}:{event.seq}", data))
+        last_seq = event.seq
         if keep:
             wire.append(data)
     seconds = time.perf_counter() - started
     result = turn.result
     assert result is not None and result.error is None, result
-    return Outcome(seconds, turn.last_seq, turn.session_id, wire, result.messages)
+    return Outcome(seconds, last_seq, turn.session_id, wire, result.messages)
+
+
+def steps_of(messages: Sequence[Message]) -> list[list[Message]]:
+    """The messages as the product saves them: each alone, tool results with their call."""
+    units: list[list[Message]] = []
+    for message in messages:
+        if message.role is Role.TOOL and units:
+            units[-1].append(message)
+        else:
+            units.append([message])
+    return units
 
 
 # ================================================================= the baseline
@@ -346,7 +360,7 @@ class Plan:
     def record(cls, outcome: Outcome) -> Plan:
         groups = [
             [json.dumps(m.to_dict(), ensure_ascii=False, separators=(",", ":")) for m in unit]
-            for unit in group_steps(outcome.messages)
+            for unit in steps_of(outcome.messages)
         ]
         steps: list[tuple[str, Any]] = [("append", groups[0])]
         pending = iter(groups[1:])

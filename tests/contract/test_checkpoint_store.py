@@ -16,10 +16,11 @@ from typing import Any, overload
 import pytest
 
 from adapters.sqlite import SqliteCheckpointStore
+from copilot_core.errors import SessionNotFoundError
 from copilot_core.messages import FunctionCall, Message, ToolCall
 from copilot_core.ports import CheckpointStore
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import TurnStats
+from copilot_core.stats import Usage
 from copilot_core.testing import InMemoryCheckpointStore
 
 StoreFactory = Callable[[Path], contextlib.AbstractAsyncContextManager[CheckpointStore]]
@@ -281,10 +282,10 @@ async def test_an_append_that_fails_mid_way_leaves_nothing(store: CheckpointStor
 async def test_appending_to_an_unknown_session_raises_and_creates_nothing(
     store: CheckpointStore,
 ) -> None:
-    with pytest.raises(KeyError):
+    with pytest.raises(SessionNotFoundError):
         await store.append_messages(PROJECT, "ghost", numbered(1))
     assert await store.get_session(PROJECT, "ghost") is None
-    with pytest.raises(KeyError):
+    with pytest.raises(SessionNotFoundError):
         await store.history(PROJECT, "ghost")
 
 
@@ -343,13 +344,60 @@ async def test_following_the_cursor_walks_the_whole_history_once(store: Checkpoi
 
 
 # ===================================================================== updates
-async def test_record_turn_adds_counters_and_stamps_the_time(store: CheckpointStore) -> None:
+async def test_each_step_is_counted_with_its_messages(store: CheckpointStore) -> None:
     await store.create_session(session("s1", title="kept"))
-    await store.record_turn(PROJECT, "s1", TurnStats(4, 2, 100, 30), at(10))
-    await store.record_turn(PROJECT, "s1", TurnStats(2, 1, 50, 5), at(20))
+    await store.append_messages(PROJECT, "s1", numbered(1))
+    await store.append_messages(PROJECT, "s1", step(2), usage=Usage(1, 100, 30))
+    await store.append_messages(PROJECT, "s1", numbered(1), usage=Usage(2, 50, 5))
     got = await store.get_session(PROJECT, "s1")
     assert got is not None
-    assert (got.message_count, got.llm_calls_count) == (6, 3)
+    assert (got.message_count, got.llm_calls_count) == (5, 3)
+    assert (got.input_tokens, got.output_tokens, got.total_tokens) == (150, 35, 185)
+    assert got.message_count == len((await store.history(PROJECT, "s1")).messages)
+    # Counting is not timestamping: that is the end of a turn.
+    assert (got.updated_at, got.last_message_at, got.title) == (at(0), None, "kept")
+
+
+async def test_a_step_replaces_the_draft_it_supersedes(store: CheckpointStore) -> None:
+    await store.create_session(session("s1"))
+    await store.append_messages(PROJECT, "s1", numbered(1))
+    draft = Message.assistant("d", "Half an ans", at(1), partial=True)
+    await store.append_messages(PROJECT, "s1", [draft])
+    longer = Message.assistant("d", "Half an answer so far", at(2), partial=True)
+    await store.append_messages(PROJECT, "s1", [longer], replaces="d")
+    assert (await store.history(PROJECT, "s1")).messages == [*numbered(1), longer]
+    final = step(3)
+    await store.append_messages(PROJECT, "s1", final, usage=Usage(1, 10, 2), replaces="d")
+    history = (await store.history(PROJECT, "s1")).messages
+    assert history == [*numbered(1), *final]
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert got.message_count == len(history) == 4
+    assert got.llm_calls_count == 1
+
+
+async def test_replaces_deletes_nothing_unless_the_draft_is_the_last_message(
+    store: CheckpointStore,
+) -> None:
+    await store.create_session(session("s1"))
+    await store.append_messages(PROJECT, "s1", numbered(2))
+    await store.append_messages(PROJECT, "s1", step(3), replaces="m-1")  # not the last one
+    await store.append_messages(PROJECT, "s1", numbered(1), replaces="ghost")
+    history = (await store.history(PROJECT, "s1")).messages
+    assert [m.id for m in history] == ["m-1", "m-2", "a-3", "t-3-0", "t-3-1", "m-1"]
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert got.message_count == 6
+
+
+async def test_record_turn_adds_what_is_left_and_stamps_the_time(store: CheckpointStore) -> None:
+    await store.create_session(session("s1", title="kept"))
+    await store.append_messages(PROJECT, "s1", numbered(2), usage=Usage(1, 100, 30))
+    await store.record_turn(PROJECT, "s1", at(10), usage=Usage(1, 50, 5))
+    await store.record_turn(PROJECT, "s1", at(20))
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert (got.message_count, got.llm_calls_count) == (2, 2)
     assert (got.input_tokens, got.output_tokens, got.total_tokens) == (150, 35, 185)
     assert got.last_message_at == at(20)
     assert got.updated_at == at(20)
@@ -359,11 +407,11 @@ async def test_record_turn_adds_counters_and_stamps_the_time(store: CheckpointSt
 
 async def test_record_turn_sets_the_title_when_given(store: CheckpointStore) -> None:
     await store.create_session(session("s1"))
-    await store.record_turn(PROJECT, "s1", TurnStats(2, 1, 10, 5), at(1), title="OSPF lab")
+    await store.record_turn(PROJECT, "s1", at(1), title="OSPF lab")
     got = await store.get_session(PROJECT, "s1")
     assert got is not None
     assert got.title == "OSPF lab"
-    await store.record_turn(PROJECT, "s1", TurnStats(2, 1, 10, 5), at(2))
+    await store.record_turn(PROJECT, "s1", at(2))
     got = await store.get_session(PROJECT, "s1")
     assert got is not None
     assert got.title == "OSPF lab"
@@ -372,13 +420,13 @@ async def test_record_turn_sets_the_title_when_given(store: CheckpointStore) -> 
 async def test_record_turn_moves_the_session_to_the_top(store: CheckpointStore) -> None:
     await store.create_session(session("a", updated=1))
     await store.create_session(session("b", updated=2))
-    await store.record_turn(PROJECT, "a", TurnStats(1), at(3))
+    await store.record_turn(PROJECT, "a", at(3))
     assert await ids(store) == ["a", "b"]
 
 
 async def test_record_turn_of_an_unknown_session_raises(store: CheckpointStore) -> None:
-    with pytest.raises(KeyError):
-        await store.record_turn(PROJECT, "ghost", TurnStats(1), at(1))
+    with pytest.raises(SessionNotFoundError):
+        await store.record_turn(PROJECT, "ghost", at(1))
 
 
 async def test_rename_sets_title_and_updated_at(store: CheckpointStore) -> None:
@@ -412,7 +460,7 @@ async def test_delete_session_removes_it_and_its_messages(store: CheckpointStore
     await store.append_messages(PROJECT, "s2", numbered(2))
     assert await store.delete_session(PROJECT, "s1") is True
     assert await store.get_session(PROJECT, "s1") is None
-    with pytest.raises(KeyError):
+    with pytest.raises(SessionNotFoundError):
         await store.history(PROJECT, "s1")
     assert await ids(store) == ["s2"]
     assert (await store.history(PROJECT, "s2")).messages == numbered(2)

@@ -39,6 +39,7 @@ class ServedCopilot:
     url: str
     log: Path
     data_dir: Path
+    process: subprocess.Popen[str]
 
     def api(self, token: str | None = None) -> httpx.Client:
         """A client of ``/v3/copilot``, with the bearer token when one is given."""
@@ -76,7 +77,7 @@ def serve_copilot(
             time.sleep(0.1)
         else:
             raise AssertionError("the service did not become ready:\n" + log.read_text())
-        yield ServedCopilot(url, log, data_dir)
+        yield ServedCopilot(url, log, data_dir, process)
     finally:
         process.terminate()
         try:

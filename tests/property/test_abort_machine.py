@@ -10,10 +10,15 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from copilot_core import RunningTurn
+from copilot_core import TurnHandle
+from copilot_core.events import TurnEvent
 from copilot_core.testing import text_reply, tool_reply
 
 from .turn_world import PROJECT, USER, TurnWorld
+
+
+async def replay(turn: TurnHandle) -> list[TurnEvent]:
+    return [event async for event in turn.subscribe()]
 
 
 async def slow_tool(args: dict[str, Any], ctx: object) -> dict[str, Any]:
@@ -48,7 +53,7 @@ class AbortMachine(RuleBasedStateMachine):
         turn = world.run(world.service.start_turn(world.request("check the lab")))
         world.session_id = turn.session_id
 
-        async def watch(turn: RunningTurn) -> None:
+        async def watch(turn: TurnHandle) -> None:
             if abort_after == 0:
                 await world.service.abort(PROJECT, turn.session_id, USER)
             async for event in turn.subscribe():
@@ -57,7 +62,7 @@ class AbortMachine(RuleBasedStateMachine):
 
         world.run(watch(turn))
         result = world.run(turn.wait())
-        events = [e.type for e in turn.events_after(0)]
+        events = [e.type for e in world.run(replay(turn))]
         note("aborted" if result.aborted else "ran to the end")
         if result.aborted:
             note(f"aborted after {result.stats.llm_calls} LLM calls, {len(events)} events")

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from adapters.gns3 import Gns3Authenticator, Gns3Client, Gns3ProjectGate
-from copilot_core import AuthenticationError, ProjectNotFoundError, ProjectNotOpenedError
+from copilot_core.errors import AuthenticationError, ProjectNotFoundError, ProjectNotOpenedError
 from tests.fakes.gns3_server import RealGns3Server
 
 pytestmark = pytest.mark.timeout(300)

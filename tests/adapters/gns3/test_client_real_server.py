@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from adapters.gns3 import Gns3Client
-from copilot_core import (
+from copilot_core.errors import (
     AuthenticationError,
     Gns3Error,
     PermissionDeniedError,

@@ -9,14 +9,8 @@ from typing import Any
 import pytest
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor, Gns3TopologySource
-from copilot_core import (
-    CopilotMode,
-    ParsedToolCall,
-    PermissionDeniedError,
-    ProjectNotOpenedError,
-    ToolResult,
-    ToolStatus,
-)
+from copilot_core import CopilotMode, ParsedToolCall, ToolResult, ToolStatus
+from copilot_core.errors import PermissionDeniedError, ProjectNotOpenedError
 from tests.adapters.gns3.conftest import make_context
 from tests.fakes.gns3_server import RealGns3Server
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from adapters.llm import ProviderInfo, redact, translate_error
-from copilot_core import (
+from copilot_core.errors import (
     LLMAuthenticationError,
     LLMContextLengthError,
     LLMError,

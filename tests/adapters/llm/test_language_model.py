@@ -13,10 +13,9 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.llm import LangchainLanguageModel, LLMSettings, build_chat_model
-from copilot_core import (
-    CallOptions,
-    FinishDelta,
-    FunctionCall,
+from copilot_core import Message, ToolSpec
+from copilot_core.accumulator import ToolCallAccumulator
+from copilot_core.errors import (
     LLMAuthenticationError,
     LLMContextLengthError,
     LLMError,
@@ -24,13 +23,15 @@ from copilot_core import (
     LLMRateLimitedError,
     LLMStreamInterruptedError,
     LLMUnavailableError,
-    Message,
+)
+from copilot_core.ports import (
+    CallOptions,
+    FinishDelta,
+    FunctionCall,
     ModelDelta,
     TextDelta,
     ToolCall,
-    ToolCallAccumulator,
     ToolCallDelta,
-    ToolSpec,
     UsageDelta,
 )
 from tests.adapters.llm.conftest import API_KEY, settings_for

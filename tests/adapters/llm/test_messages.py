@@ -12,7 +12,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_openai.chat_models.base import _convert_message_to_dict
 
 from adapters.llm import from_langchain, message_from_langchain, to_langchain
-from copilot_core import FunctionCall, Message, Role, ToolCall
+from copilot_core import Message, Role
+from copilot_core.ports import FunctionCall, ToolCall
 
 ids = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)
 texts = st.text(max_size=40)

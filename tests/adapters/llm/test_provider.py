@@ -15,16 +15,9 @@ from adapters.llm import (
     LLMSettingsRepository,
     SettingsLanguageModelProvider,
 )
-from copilot_core import (
-    CallOptions,
-    CopilotMode,
-    InvalidRequestError,
-    LLMNotConfiguredError,
-    Message,
-    ModelOverrides,
-    TextDelta,
-    UsageDelta,
-)
+from copilot_core import CopilotMode, Message
+from copilot_core.errors import InvalidRequestError, LLMNotConfiguredError
+from copilot_core.ports import CallOptions, ModelOverrides, TextDelta, UsageDelta
 from tests.adapters.llm.conftest import API_KEY, settings_for
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 

@@ -29,7 +29,7 @@ def test_adapters_satisfy_the_core_ports() -> None:
         SettingsLanguageModelProvider,
         TiktokenTokenCounter,
     )
-    from copilot_core import LanguageModel, LanguageModelProvider, TokenCounter
+    from copilot_core.ports import LanguageModel, LanguageModelProvider, TokenCounter
 
     class NoSettings:
         async def get_secret(self, user_id: str) -> LLMSettings | None:

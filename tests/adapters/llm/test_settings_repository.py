@@ -20,7 +20,8 @@ from adapters.llm import (
     load_or_create_key,
     parse_llm_settings,
 )
-from copilot_core import CopilotMode, InvalidRequestError, StoreError
+from copilot_core import CopilotMode
+from copilot_core.errors import InvalidRequestError, StoreError
 
 KEY = "sk-live-Qm4N7pR2sT9vW1xY3zA5bC8d"
 

@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.llm import TiktokenTokenCounter, offline_encoding
-from copilot_core import ApproximateTokenCounter, FunctionCall, Message, ToolCall
-from copilot_core.context import CachedTokenCounter
+from copilot_core import Message
+from copilot_core.ports import FunctionCall, ToolCall
+from copilot_core.tokens import ApproximateTokenCounter, CachedTokenCounter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

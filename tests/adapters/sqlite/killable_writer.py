@@ -1,9 +1,10 @@
 """A writer process for the SIGKILL test, and the turns it writes.
 
 Every turn ``t`` of a session is: the user message (one append), a step of an
-assistant message calling two tools with their two results (one append), the final
-answer (one append), then the turn's counters (``record_turn``). Everything is a
-function of ``t``, so a reader can tell exactly what a complete prefix looks like.
+assistant message calling two tools with their two results (one append, counted with
+the LLM call that made it), the final answer (one append, with its LLM call), then
+the end of the turn (``record_turn``: time and, for turn 0, the title). Everything
+is a function of ``t``, so a reader can tell exactly what a complete prefix looks like.
 """
 
 from __future__ import annotations
@@ -15,17 +16,18 @@ from multiprocessing.connection import Connection
 from adapters.sqlite import SqliteCheckpointStore
 from copilot_core.messages import FunctionCall, Message, ToolCall
 from copilot_core.session import Session
-from copilot_core.stats import TurnStats
+from copilot_core.stats import Usage
 
-__all__ = ["TITLE", "USER", "turn_appends", "turn_stats", "write_until_killed"]
+__all__ = ["TITLE", "USER", "turn_appends", "write_until_killed"]
 
 USER = "alice"
 TITLE = "Turn zero title"
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
-def turn_appends(t: int) -> list[list[Message]]:
-    """The appends of turn ``t``, in order (each one transaction)."""
+def turn_appends(t: int) -> list[tuple[list[Message], Usage | None]]:
+    """The appends of turn ``t`` with the usage saved with each, in order (each one
+    transaction)."""
     at = T0 + timedelta(seconds=t)
     calls = tuple(
         ToolCall(id=f"call-{t}-{k}", function=FunctionCall(name="show_run", arguments='{"n":1}'))
@@ -33,20 +35,19 @@ def turn_appends(t: int) -> list[list[Message]]:
     )
     output = f"interface Gi0/{t}\n ip address 10.0.{t}.1 255.255.255.0\n" * 60
     return [
-        [Message.user(f"u-{t}", f"question {t}", at)],
-        [
-            Message.assistant(f"a-{t}", "", at, tool_calls=calls),
-            *(
-                Message.tool(f"t-{t}-{k}", call.id, "show_run", output, at)
-                for k, call in enumerate(calls)
-            ),
-        ],
-        [Message.assistant(f"f-{t}", f"answer {t} " * 40, at)],
+        ([Message.user(f"u-{t}", f"question {t}", at)], None),
+        (
+            [
+                Message.assistant(f"a-{t}", "", at, tool_calls=calls),
+                *(
+                    Message.tool(f"t-{t}-{k}", call.id, "show_run", output, at)
+                    for k, call in enumerate(calls)
+                ),
+            ],
+            Usage(1, 60 + t, 5),
+        ),
+        ([Message.assistant(f"f-{t}", f"answer {t} " * 40, at)], Usage(1, 40, 5 + t)),
     ]
-
-
-def turn_stats(t: int) -> TurnStats:
-    return TurnStats(messages=5, llm_calls=2, input_tokens=100 + t, output_tokens=10 + t)
 
 
 def write_until_killed(data_dir: str, project_id: str, thread_id: str, ready: Connection) -> None:
@@ -69,12 +70,11 @@ async def _write(data_dir: str, project_id: str, thread_id: str) -> None:
         )
         t = 0
         while True:
-            for messages in turn_appends(t):
-                await store.append_messages(project_id, thread_id, messages)
+            for messages, usage in turn_appends(t):
+                await store.append_messages(project_id, thread_id, messages, usage=usage)
             await store.record_turn(
                 project_id,
                 thread_id,
-                turn_stats(t),
                 T0 + timedelta(seconds=t),
                 title=TITLE if t == 0 else None,
             )

@@ -7,7 +7,7 @@ import contextlib
 import os
 import random
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from copilot_core.messages import Message
 from copilot_core.ports import ModelSelection
 from copilot_core.service import ChatService, ChatSettings, TurnRequest
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import TurnStats
+from copilot_core.stats import Usage
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -159,7 +159,9 @@ async def test_schema_is_spec_000s_with_a_message_log_and_a_version(
     assert indexes["idx_pinned_updated"] == ["pinned", "updated_at"]
     assert indexes["idx_messages_session_seq"] == ["session_id", "seq"]
     assert indexes["idx_user_sessions"] == ["user_id", "project_id", "pinned", "updated_at", "id"]
-    assert query(path, "SELECT version FROM copilot_schema_version") == [(SCHEMA_VERSION,)]
+    assert query(path, "SELECT version FROM copilot_schema_version") == [
+        (version,) for version in range(1, SCHEMA_VERSION + 1)
+    ]
     assert query(path, "PRAGMA journal_mode") == [("wal",)]
     assert query(path, "PRAGMA page_size") == [(2048,)]
 
@@ -187,7 +189,7 @@ async def test_opening_an_existing_database_again_changes_nothing(data_dir: Path
                 await store.create_session(new_session("s1"))
             await store.append_messages(P1, "s1", [Message.user("m", "hi", T0)])
     path = db_path(data_dir, P1)
-    assert query(path, "SELECT count(*) FROM copilot_schema_version") == [(1,)]
+    assert query(path, "SELECT count(*) FROM copilot_schema_version") == [(SCHEMA_VERSION,)]
     assert query(path, "SELECT count(*) FROM chat_messages") == [(3,)]
 
 
@@ -234,7 +236,9 @@ async def test_a_database_made_without_pinned_is_migrated(data_dir: Path) -> Non
         listed = await store.list_sessions(P1, "alice")
         assert [s.thread_id for s in listed] == ["old-2", "old-1"]
         old = listed[1]
-        assert (old.title, old.pinned, old.message_count) == ("From before", False, 4)
+        # Its messages lived elsewhere (spec 000 kept them in LangGraph's checkpoints):
+        # the counter is recounted from the log this store can read, which is empty.
+        assert (old.title, old.pinned, old.message_count) == ("From before", False, 0)
         assert old.updated_at == datetime(2025, 6, 1, 10, 5, tzinfo=UTC)
         assert old.metadata == {"mode": "text"}
         assert old.copilot_mode is CopilotMode.TEACHING_ASSISTANT
@@ -244,11 +248,12 @@ async def test_a_database_made_without_pinned_is_migrated(data_dir: Path) -> Non
         pinned = await store.set_pinned(P1, "old-1", True)
         assert pinned is not None
         assert pinned.pinned
-        await store.record_turn(P1, "old-2", TurnStats(2, 1, 7, 3), T0)
+        await store.append_messages(P1, "old-2", [Message.user("m1", "hello again", T0)])
+        await store.record_turn(P1, "old-2", T0, usage=Usage(1, 7, 3))
         refreshed = await store.get_session(P1, "old-2")
         assert refreshed is not None
         assert (refreshed.message_count, refreshed.input_tokens, refreshed.total_tokens) == (
-            2,
+            1,
             7,
             10,
         )
@@ -310,19 +315,33 @@ async def test_cancelled_appends_leave_whole_steps_or_nothing(
     assert 0 < len(steps) < attempts  # cancellations landed before and after commits
 
 
+def numbered_step(n: int, first: bool) -> list[Message]:
+    """Three messages a connection appends at once (a user message and two answers)."""
+    tag = f"{n}-{'one' if first else 'two'}"
+    return [
+        Message.user(f"u-{tag}", "q", T0),
+        Message.assistant(f"a-{tag}", "thinking", T0),
+        Message.assistant(f"b-{tag}", "answer", T0),
+    ]
+
+
 async def test_counters_are_increments_even_from_two_connections(data_dir: Path) -> None:
     async with SqliteCheckpointStore(data_dir) as one, SqliteCheckpointStore(data_dir) as two:
         await one.create_session(new_session("s1"))
         await asyncio.gather(
             *(
-                store.record_turn(P1, "s1", TurnStats(3, 2, 10, 4), T0 + timedelta(seconds=n))
+                store.append_messages(
+                    P1, "s1", numbered_step(n, store is one), usage=Usage(2, 10, 4)
+                )
                 for n in range(40)
                 for store in (one, two)
             )
         )
         got = await one.get_session(P1, "s1")
+        history = (await one.history(P1, "s1")).messages
     assert got is not None
     assert (got.message_count, got.llm_calls_count) == (240, 160)
+    assert len(history) == 240
     assert (got.input_tokens, got.output_tokens, got.total_tokens) == (800, 320, 1120)
 
 
@@ -413,7 +432,7 @@ async def test_databases_in_use_are_not_closed_under_their_users(data_dir: Path)
         await store.create_session(new_session("s", project))
         for n in range(15):
             await store.append_messages(project, "s", [Message.user(f"{n}", f"{n}", T0)])
-            await store.record_turn(project, "s", TurnStats(1), T0)
+            await store.record_turn(project, "s", T0)
 
     async with SqliteCheckpointStore(data_dir, max_open=2) as store:
         await asyncio.gather(*(chat(project) for project in projects))

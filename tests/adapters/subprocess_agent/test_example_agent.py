@@ -14,16 +14,9 @@ from typing import ClassVar
 import pytest
 
 from adapters.subprocess_agent import AgentConfig, SubprocessAgentBackend
-from copilot_core import (
-    AbortToken,
-    AgentRunConfig,
-    AnswerEvent,
-    Conversation,
-    CopilotMode,
-    StepCompleted,
-    ToolContext,
-    ToolEndEvent,
-)
+from copilot_core import AbortToken, Conversation, CopilotMode, ToolContext
+from copilot_core.events import AnswerEvent, StepCompleted, ToolEndEvent
+from copilot_core.ports import AgentRunConfig
 from copilot_core.testing import SequentialIds, SteppingClock
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "gns3_lab_agent"

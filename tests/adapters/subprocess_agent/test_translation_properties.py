@@ -4,19 +4,21 @@ is a valid OpenAI conversation and every started tool is ended."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from adapters.subprocess_agent import EventTranslator, Outcome
-from copilot_core import (
+from copilot_core import Conversation
+from copilot_core.events import (
     AgentEvent,
-    Conversation,
+    LLMCallCompleted,
     StepCompleted,
+    TitleGenerated,
     ToolCallEvent,
     ToolEndEvent,
     ToolStartEvent,
+    event_to_record,
 )
 from copilot_core.testing import SequentialIds, SteppingClock
 
@@ -76,6 +78,5 @@ def test_any_output_gives_a_valid_history_and_closed_tools(
     answered = [m.tool_call_id for m in messages if m.tool_call_id]
     assert answered == ended
     for event in events:
-        if not isinstance(event, StepCompleted):
-            payload: dict[str, Any] = event.payload()  # type: ignore[union-attr]
-            json.dumps(payload)
+        if not isinstance(event, StepCompleted | LLMCallCompleted | TitleGenerated):
+            json.dumps(event_to_record(event))  # plain JSON data, for any turn log

@@ -11,8 +11,10 @@ from copilot_core import (
     ChatSettings,
     CopilotMode,
     ModelSelection,
+    TurnHandle,
     TurnRequest,
 )
+from copilot_core.events import TurnEvent, event_to_record
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -76,13 +78,22 @@ class World:
 
     async def turn(self, message: str = "hello", **kwargs: object) -> list[dict[str, object]]:
         """Run one turn to its end; the wire events it produced."""
-        return [
-            e.to_wire() async for e in self.service.stream_turn(self.request(message, **kwargs))
-        ]
+        return [as_dict(e) async for e in self.service.stream_turn(self.request(message, **kwargs))]
 
     async def messages(self, session_id: str, user: str = ALICE) -> list[dict[str, object]]:
         _, page = await self.service.history(PROJECT, session_id, user, limit=1000)
         return [m.to_dict() for m in page.messages]
+
+
+def as_dict(stamped: TurnEvent) -> dict[str, object]:
+    """A stamped event as plain data: ``type``, ``session_id`` and the event's fields."""
+    return {"session_id": stamped.session_id, **event_to_record(stamped.event)}
+
+
+async def replay(turn: TurnHandle) -> list[TurnEvent]:
+    """Every event of a turn that has ended, as its log still holds them."""
+    assert turn.finished
+    return [event async for event in turn.subscribe()]
 
 
 @pytest.fixture
@@ -90,4 +101,4 @@ def world() -> World:
     return World()
 
 
-__all__ = ["ALICE", "BOB", "PROJECT", "CopilotMode", "World"]
+__all__ = ["ALICE", "BOB", "PROJECT", "CopilotMode", "World", "as_dict", "replay"]

@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from copilot_core import Message, TextDelta
+from copilot_core import Message
+from copilot_core.ports import TextDelta, Usage
 from copilot_core.testing import Hang, InMemoryCheckpointStore, tool_reply
 
-from .conftest import ALICE, PROJECT, World
+from .conftest import ALICE, PROJECT, World, replay
 
 
 class HeldStore(InMemoryCheckpointStore):
@@ -21,12 +22,20 @@ class HeldStore(InMemoryCheckpointStore):
         self.held = 0
 
     async def append_messages(
-        self, project_id: str, thread_id: str, messages: Sequence[Message]
+        self,
+        project_id: str,
+        thread_id: str,
+        messages: Sequence[Message],
+        *,
+        usage: Usage | None = None,
+        replaces: str | None = None,
     ) -> None:
         if messages[0].role.value != "user":
             self.held += 1
             await self.release.wait()
-        await super().append_messages(project_id, thread_id, messages)
+        await super().append_messages(
+            project_id, thread_id, messages, usage=usage, replaces=replaces
+        )
 
 
 async def abort_on(world: World, store: HeldStore, trigger: str) -> list[str]:
@@ -46,7 +55,7 @@ async def abort_on(world: World, store: HeldStore, trigger: str) -> list[str]:
     store.release.set()
     result = await asyncio.wait_for(turn.wait(), 5)
     assert result.aborted
-    assert [e.type for e in turn.events_after(0)][-2:] == ["abort", "done"]
+    assert [e.type for e in await replay(turn)][-2:] == ["abort", "done"]
     return seen
 
 

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from copilot_core import ToolCallAccumulator, ToolCallDelta
+from copilot_core.accumulator import ToolCallAccumulator
+from copilot_core.ports import ToolCallDelta
 
 
 def test_a_call_yields_a_first_empty_event_growing_events_and_one_complete_event() -> None:

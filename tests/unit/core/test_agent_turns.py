@@ -8,20 +8,13 @@ import json
 
 import pytest
 
-from copilot_core import (
-    AgentSettings,
-    Conversation,
-    CopilotMode,
-    LLMRateLimitedError,
-    Message,
-    TextDelta,
-    ToolResult,
-    UsageDelta,
-)
+from copilot_core import AgentSettings, Conversation, CopilotMode, Message, ToolResult
+from copilot_core.errors import LLMRateLimitedError
+from copilot_core.ports import TextDelta, UsageDelta
 from copilot_core.testing import Hang, text_reply, tool_reply
 from copilot_core.tools import ToolContext
 
-from .conftest import ALICE, PROJECT, World
+from .conftest import ALICE, PROJECT, World, replay
 
 
 def types(events: list[dict[str, object]]) -> list[object]:
@@ -52,16 +45,16 @@ async def test_tool_calls_stream_as_growing_events_then_run_and_are_answered(wor
         text_reply("Lab"),
     )
     events = await world.turn("what is in my lab?")
-    calls = [e["tool_call"] for e in events if e["type"] == "tool_call"]
-    arguments = [c["function"]["arguments"] for c in calls]  # type: ignore[index]
+    calls = [e for e in events if e["type"] == "tool_call"]
+    arguments = [str(c["arguments"]) for c in calls]
     assert arguments[0] == ""
     assert all(b.startswith(a) for a, b in itertools.pairwise(arguments))
-    assert [c["function"].get("complete") for c in calls].count(True) == 1  # type: ignore[index]
+    assert [c["complete"] for c in calls].count(True) == 1
     assert json.loads(arguments[-1]) == {"detail": "full"}
     order = types(events)
     assert order.index("tool_start") > max(i for i, t in enumerate(order) if t == "tool_call")
     end = next(e for e in events if e["type"] == "tool_end")
-    assert json.loads(str(end["tool_output"])) == {"nodes": ["PC1", "PC2"]}
+    assert end["output"] == {"nodes": ["PC1", "PC2"]}
     history = await world.messages(str(events[0]["session_id"]))
     assert [m["role"] for m in history] == ["user", "assistant", "tool", "assistant"]
     assert history[2]["tool_call_id"] == history[1]["tool_calls"][0]["id"]  # type: ignore[index]
@@ -87,7 +80,7 @@ async def test_calls_of_one_message_run_concurrently_and_results_keep_call_order
     world.tools.add("slow", slow).add("fast", fast)
     world.model.add(tool_reply(("slow", {}), ("fast", {})), text_reply("done"), text_reply("t"))
     events = await world.turn("go")
-    ends = [e["tool_output"] for e in events if e["type"] == "tool_end"]
+    ends = [e["output"] for e in events if e["type"] == "tool_end"]
     assert ends == ["fast", "slow"]  # streamed as they finish
     history = await world.messages(str(events[0]["session_id"]))
     assert [m["content"] for m in history if m["role"] == "tool"] == ["slow", "fast"]
@@ -107,7 +100,7 @@ async def test_a_tool_the_mode_does_not_allow_gets_an_error_and_never_runs(world
     assert world.tools.executed == []
     end = next(e for e in events if e["type"] == "tool_end")
     assert end["status"] == "error"
-    assert "not available in teaching_assistant mode" in str(end["tool_output"])
+    assert "not available in teaching_assistant mode" in str(end["output"])
     conversation = Conversation(
         Message.from_dict(m) for m in await world.messages(str(events[0]["session_id"]))
     )
@@ -122,7 +115,7 @@ async def test_malformed_arguments_are_answered_with_an_error_and_the_turn_goes_
     events = await world.turn("x")
     assert world.tools.executed == []
     end = next(e for e in events if e["type"] == "tool_end")
-    assert "malformed" in str(end["tool_output"]) and end["status"] == "error"
+    assert "malformed" in str(end["output"]) and end["status"] == "error"
     assert types(events)[-1] == "done"
     assert len(world.model.calls) == 3  # the model got the error and answered; then the title
 
@@ -140,11 +133,7 @@ async def test_a_tool_that_raises_or_overruns_becomes_an_error_result(world: Wor
     world.tools.add("broken", broken).add("stuck", stuck)
     world.model.add(tool_reply(("broken", {}), ("stuck", {})), text_reply("ok"), text_reply("t"))
     events = await world.turn("x")
-    outputs = {
-        str(e["tool_name"]): json.loads(str(e["tool_output"]))
-        for e in events
-        if e["type"] == "tool_end"
-    }
+    outputs = {str(e["tool_name"]): e["output"] for e in events if e["type"] == "tool_end"}
     assert "internal error" in outputs["broken"]["error"]
     assert "did not finish within 0.05 s" in outputs["stuck"]["error"]
 
@@ -214,7 +203,7 @@ async def test_topology_is_in_the_system_prompt_and_refreshed_after_a_change(wor
 
 
 async def test_an_unreadable_topology_does_not_stop_the_turn(world: World) -> None:
-    from copilot_core import Gns3Error
+    from copilot_core.errors import Gns3Error
 
     world.topology.error = Gns3Error("GNS3 is down")
     world.model.add(text_reply("I cannot see the lab"), text_reply("t"))
@@ -255,13 +244,13 @@ async def test_abort_while_the_model_streams_keeps_the_partial_answer(world: Wor
     result = await asyncio.wait_for(turn.wait(), 5)
     assert first_words.is_set()
     assert result.aborted
-    wire = [e.type for e in turn.events_after(0)]
+    wire = [e.type for e in await replay(turn)]
     assert wire[-2:] == ["abort", "done"]
     history = [Message.from_dict(m) for m in await world.messages(turn.session_id)]
     assert history[-1].content == "Partial answer"
     assert history[-1].metadata["aborted"] is True
     assert world.model.closed_early == 1  # the provider stream was closed, not drained
-    assert turn.events_after(0)[-1].event.message_id == history[-1].id  # type: ignore[union-attr]
+    assert (await replay(turn))[-1].event.message_id == history[-1].id  # type: ignore[union-attr]
 
 
 async def test_abort_while_tools_run_cancels_them_and_answers_every_open_call(world: World) -> None:
@@ -293,7 +282,7 @@ async def test_abort_while_tools_run_cancels_them_and_answers_every_open_call(wo
         {"status": "aborted"},
     ]
     assert Conversation(history).is_complete
-    ends = [e.event for e in turn.events_after(0) if e.type == "tool_end"]
+    ends = [e.event for e in await replay(turn) if e.type == "tool_end"]
     assert [e.status for e in ends] == ["success", "aborted"]  # type: ignore[union-attr]
 
 
@@ -340,7 +329,7 @@ async def test_tool_results_may_be_any_json_value(world: World) -> None:
     world.model.add(tool_reply(("read", {})), text_reply("ok"), text_reply("t"))
     events = await world.turn("x")
     end = next(e for e in events if e["type"] == "tool_end")
-    assert json.loads(str(end["tool_output"])) == [1, "二", None]
+    assert end["output"] == [1, "二", None]
 
 
 async def test_a_running_tool_reports_progress_coalesced_before_its_end(world: World) -> None:

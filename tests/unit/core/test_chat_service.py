@@ -7,16 +7,15 @@ from collections.abc import Callable
 
 import pytest
 
-from copilot_core import (
+from copilot_core import BuiltinAgent, ChatService, CopilotMode
+from copilot_core.errors import (
     AgentNotFoundError,
-    BuiltinAgent,
-    ChatService,
-    CopilotMode,
     InvalidRequestError,
     LLMNotConfiguredError,
     SessionBusyError,
     SessionNotFoundError,
 )
+from copilot_core.events import ContentEvent
 from copilot_core.testing import Hang, StaticModelProvider, text_reply
 
 from .conftest import ALICE, BOB, PROJECT, World
@@ -106,7 +105,7 @@ async def test_another_users_session_behaves_exactly_like_a_missing_one(world: W
         missing = SessionNotFoundError(session_id)
         assert str(caught.value) == str(missing)
     assert await service.list_sessions(PROJECT, BOB) == []
-    assert service.attach(PROJECT, session_id, BOB) is None
+    assert await service.attach(PROJECT, session_id, BOB) is None
     session = await service.get_session(PROJECT, session_id, ALICE)
     assert (session.title, session.pinned) == ("A title", False)
 
@@ -212,7 +211,9 @@ async def test_a_late_subscriber_replays_the_turn_and_then_follows_it_live(world
     assert [e.seq for e in early] == list(range(1, len(early) + 1))
     assert late == early[2:]
     assert early[-1].type == "done"
-    assert world.service.attach(PROJECT, turn.session_id, ALICE) is turn  # still attachable
+    again = await world.service.attach(PROJECT, turn.session_id, ALICE)  # still attachable
+    assert again is not None and again.turn_id == turn.turn_id and again.finished
+    assert [e async for e in again.subscribe(after=again.last_seq - 1)] == early[-1:]
 
 
 async def test_heartbeats_are_sent_while_the_turn_is_quiet(world: World) -> None:
@@ -237,7 +238,12 @@ async def test_shutdown_aborts_running_turns_and_lets_them_save(world: World) ->
     session_id = await new_session(world)
     world.model.add([*text_reply("partial", usage=None)[:-1], Hang()])
     turn = await world.service.start_turn(world.request("slow", session_id=session_id))
-    await until(lambda: any(e.type == "content" for e in turn.events_after(0)))
+    await until(
+        lambda: any(
+            info.turn_id == turn.turn_id and isinstance(event, ContentEvent)
+            for info, event in world.sink.seen
+        )
+    )
     await world.service.shutdown(grace=5)
     assert turn.result is not None and turn.result.aborted
     session = await world.service.get_session(PROJECT, session_id, ALICE)

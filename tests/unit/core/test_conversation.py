@@ -4,8 +4,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from copilot_core import Conversation, ConversationInvariantError, FunctionCall, Message, ToolCall
-from copilot_core.conversation import group_steps
+from copilot_core import Conversation, Message
+from copilot_core.errors import ConversationInvariantError
+from copilot_core.ports import FunctionCall, ToolCall
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -24,11 +25,11 @@ def result(i: str, call_id: str) -> Message:
     return Message.tool(i, call_id, "t", "{}", NOW)
 
 
-def test_a_step_with_every_call_answered_is_complete() -> None:
-    conversation = Conversation([user("u"), calls("a", "c1", "c2"), result("r1", "c2")])
-    assert conversation.open_tool_call_ids == ("c1",)
+def test_a_step_with_every_call_answered_in_order_is_complete() -> None:
+    conversation = Conversation([user("u"), calls("a", "c1", "c2"), result("r1", "c1")])
+    assert conversation.open_tool_call_ids == ("c2",)
     assert not conversation.is_complete
-    conversation.append(result("r2", "c1"))
+    conversation.append(result("r2", "c2"))
     assert conversation.is_complete
     conversation.append(user("u2"))
     assert len(conversation) == 5
@@ -42,6 +43,7 @@ def test_a_step_with_every_call_answered_is_complete() -> None:
         [user("u"), calls("a", "c1"), calls("b", "c2")],  # assistant while a call is open
         [user("u"), calls("a", "c1"), result("r", "c1"), result("r2", "c1")],  # answered twice
         [user("u"), calls("a", "c1", "c1")],  # duplicate id in one message
+        [user("u"), calls("a", "c1", "c2"), result("r", "c2")],  # answered out of order
     ],
 )
 def test_an_append_that_breaks_the_invariant_raises_and_changes_nothing(
@@ -69,18 +71,3 @@ def test_can_append_probes_without_changing_anything() -> None:
     assert not conversation.can_append([user("u2")])
     assert conversation.open_tool_call_ids == ("c1",)
     assert len(conversation) == 2
-
-
-def test_group_steps_keeps_a_call_with_its_results() -> None:
-    messages = [
-        user("u"),
-        calls("a", "c1", "c2"),
-        result("r1", "c1"),
-        result("r2", "c2"),
-        user("u2"),
-    ]
-    assert [[m.id for m in unit] for unit in group_steps(messages)] == [
-        ["u"],
-        ["a", "r1", "r2"],
-        ["u2"],
-    ]

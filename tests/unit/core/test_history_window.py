@@ -17,12 +17,11 @@ from copilot_core import (
     Message,
     ModelSelection,
     Role,
-    SessionNotFoundError,
     ToolSpec,
     TurnRequest,
 )
+from copilot_core.errors import SessionNotFoundError
 from copilot_core.ports import HistoryPage
-from copilot_core.stats import TurnStats
 from copilot_core.testing import (
     FakeToolExecutor,
     InMemoryCheckpointStore,
@@ -160,7 +159,7 @@ async def test_a_kept_window_is_not_used_once_the_session_changed_elsewhere() ->
     # Someone else (another process on the same database) adds a message.
     outside = Message.user("outside", "a question asked elsewhere", datetime.now(UTC))
     await store.append_messages(PROJECT, session_id, [outside])
-    await store.record_turn(PROJECT, session_id, TurnStats(messages=1), datetime.now(UTC))
+    await store.record_turn(PROJECT, session_id, datetime.now(UTC))
 
     await run_turns(chat, store, 1, session_id)
 

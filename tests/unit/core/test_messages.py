@@ -5,7 +5,8 @@ from datetime import UTC, datetime
 import pydantic
 import pytest
 
-from copilot_core import FunctionCall, Message, Role, ToolCall
+from copilot_core import Message, Role
+from copilot_core.ports import FunctionCall, ToolCall
 
 NOW = datetime(2026, 3, 8, 1, 33, 17, 848519, tzinfo=UTC)
 

@@ -6,14 +6,10 @@ import asyncio
 
 import pytest
 
-from copilot_core import (
-    AbortToken,
-    StatsCollector,
-    TurnStats,
-    clean_title,
-    fallback_title,
-    render_tool_output,
-)
+from copilot_core import AbortToken
+from copilot_core.prompts import clean_title, fallback_title
+from copilot_core.stats import StatsCollector, TurnStats
+from copilot_core.tools import render_tool_output
 
 
 def test_stats_sum_tokens_over_calls_and_total_is_input_plus_output() -> None:

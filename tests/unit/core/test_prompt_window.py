@@ -1,16 +1,13 @@
+"""The prompt window: a conversation fitted into the model's context, and token counting."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from copilot_core import FunctionCall, Message, ToolCall
-from copilot_core.context import (
-    ApproximateTokenCounter,
-    CachedTokenCounter,
-    ConversationUnits,
-    drop_orphan_tool_messages,
-    trim,
-)
+from copilot_core import ApproximateTokenCounter, Conversation, Message
+from copilot_core.ports import FunctionCall, ToolCall
+from copilot_core.tokens import CachedTokenCounter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -38,6 +35,12 @@ def conversation(turns: int) -> list[Message]:
 SYSTEM = Message.system("system", "you are a copilot")
 
 
+def trim(
+    system: Message, messages: Sequence[Message], budget: int, counter: OneTokenPerMessage
+) -> list[Message]:
+    return Conversation(messages, counter=counter).prompt(system, budget)
+
+
 def test_everything_is_kept_when_it_fits() -> None:
     messages = conversation(3)
     assert trim(SYSTEM, messages, 1000, OneTokenPerMessage()) == [SYSTEM, *messages]
@@ -63,12 +66,12 @@ def test_the_newest_step_of_the_current_turn_is_kept() -> None:
     assert [m.id for m in kept] == ["system", "now", "a1", "r1"]
 
 
-def test_orphans_of_a_history_cut_mid_step_are_dropped() -> None:
+def test_a_history_cut_mid_step_is_restored_without_its_orphans() -> None:
     messages = conversation(2)
     cut = messages[2:]  # starts with the tool result of turn 0
-    assert [m.id for m in drop_orphan_tool_messages(cut)] == ["f0", "u1", "a1", "r1", "f1"]
+    assert [m.id for m in Conversation.restore(cut)] == ["f0", "u1", "a1", "r1", "f1"]
     dangling = messages[:2]  # an assistant call with no result
-    assert [m.id for m in drop_orphan_tool_messages(dangling)] == ["u0"]
+    assert [m.id for m in Conversation.restore(dangling)] == ["u0"]
 
 
 def test_approximate_counter_grows_with_text_and_the_cache_counts_each_message_once() -> None:
@@ -82,11 +85,11 @@ def test_approximate_counter_grows_with_text_and_the_cache_counts_each_message_o
     assert inner.counted == 2
 
 
-def test_units_extended_step_by_step_prompt_exactly_as_trim_does() -> None:
+def test_a_conversation_extended_step_by_step_prompts_as_one_built_at_once() -> None:
     history = conversation(6)
     current = [Message.user("now", "latest", NOW), *conversation(8)[25:27], *conversation(8)[29:31]]
     counter = OneTokenPerMessage()
-    units = ConversationUnits(history, counter)
+    units = Conversation(history, counter=counter)
     so_far = list(history)
     for step in ([current[0]], current[1:3], current[3:5]):
         units.extend(step)

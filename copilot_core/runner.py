@@ -1,0 +1,541 @@
+"""The turn runner: the one path every turn takes, from start to ``done``.
+
+:class:`TurnRunner` starts a turn (claims the session in the
+:class:`~copilot_core.ports.TurnLog`, resolves the user's model, creates the session or
+loads its history window, saves the user message), drives the agent backend in a task
+of its own (so a client that disconnects does not stop it), attaches clients to it,
+aborts it and shuts everything down. It is the only sender of ``abort`` and ``done``:
+backends just stop when the turn's :class:`~copilot_core.abort.AbortToken` fires.
+
+For each event the backend yields:
+
+* a wire event goes to the turn log (numbered) and to the observers; once ``abort``
+  was sent, the backend's further wire events (but errors) are dropped;
+* a step (:class:`~copilot_core.events.StepCompleted`) goes through the turn's
+  :class:`~copilot_core.conversation.Conversation` (which refuses anything that would
+  make it invalid) and then the store, in one transaction with its counters;
+* the answer's text is also saved as a draft every ``draft_interval`` seconds or
+  ``draft_chars`` characters, replaced by the step when it completes, so a crash loses
+  at most that much of what was streamed.
+
+Whatever happens inside a turn — the backend fails, a save fails, the session is
+deleted, the task is cancelled — the turn ends with ``error`` (when something failed),
+``abort`` (when it was aborted), then ``done``, and releases its session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing, suppress
+from dataclasses import dataclass, field
+
+from copilot_core.abort import AbortToken
+from copilot_core.conversation import Conversation
+from copilot_core.errors import (
+    ConversationInvariantError,
+    CopilotError,
+    LLMNotConfiguredError,
+    ServiceUnavailableError,
+    error_code,
+)
+from copilot_core.events import (
+    AbortEvent,
+    AgentEvent,
+    ContentEvent,
+    DoneEvent,
+    ErrorEvent,
+    LLMCallCompleted,
+    StepCompleted,
+    TitleGenerated,
+    TurnEvent,
+    WireEvent,
+)
+from copilot_core.history import HistoryWindows
+from copilot_core.messages import Message, Role
+from copilot_core.ports import (
+    AgentBackend,
+    AgentRunConfig,
+    CheckpointStore,
+    Clock,
+    EventSink,
+    IdFactory,
+    LanguageModelProvider,
+    ModelOverrides,
+    ModelSelection,
+    TurnLog,
+)
+from copilot_core.prompts import fallback_title
+from copilot_core.session import CopilotMode, Session
+from copilot_core.stats import StatsCollector, Usage
+from copilot_core.tools import ToolContext
+from copilot_core.turns import TurnInfo, TurnRequest, TurnResult
+
+__all__ = ["RunnerSettings", "TurnHandle", "TurnRunner"]
+
+log = logging.getLogger(__name__)
+
+_INTERNAL = "The turn failed with an internal error; what was said so far is saved."
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerSettings:
+    default_mode: CopilotMode = CopilotMode.TEACHING_ASSISTANT
+    #: The streamed answer is saved as a draft at least this often (seconds)…
+    draft_interval: float = 2.0
+    #: …and whenever this many characters arrived since the last save.
+    draft_chars: int = 2048
+    #: A turn's final save gives up after this many seconds (the turn still ends).
+    save_timeout: float = 30.0
+
+
+class TurnHandle:
+    """A turn as its clients see it: follow its events; wait for its result when this
+    process runs it."""
+
+    __slots__ = ("_finished", "_live", "_log", "info", "last_seq")
+
+    def __init__(
+        self,
+        info: TurnInfo,
+        turn_log: TurnLog,
+        *,
+        last_seq: int = 0,
+        finished: bool = False,
+        live: _LiveTurn | None = None,
+    ) -> None:
+        self.info = info
+        #: How many events the turn had when this handle was made.
+        self.last_seq = last_seq
+        self._finished = finished
+        self._log = turn_log
+        self._live = live
+
+    @property
+    def finished(self) -> bool:
+        """Whether the turn has ended (as of when this handle was made, for a turn that
+        another process runs)."""
+        return self._live.result.done() if self._live is not None else self._finished
+
+    @property
+    def turn_id(self) -> str:
+        return self.info.turn_id
+
+    @property
+    def session_id(self) -> str:
+        return self.info.session_id
+
+    def subscribe(self, after: int = 0, heartbeat: float | None = None) -> AsyncIterator[TurnEvent]:
+        """Every event after ``after``, then live ones until ``done`` (see ``TurnLog``)."""
+        return self._log.subscribe(self.info.turn_id, after=after, heartbeat=heartbeat)
+
+    @property
+    def result(self) -> TurnResult | None:
+        """The outcome, once a turn run by this process has ended."""
+        if self._live is None or not self._live.result.done():
+            return None
+        return self._live.result.result()
+
+    async def wait(self) -> TurnResult:
+        """The outcome of a turn run by this process, once it has ended and been saved."""
+        if self._live is None:
+            raise RuntimeError("this turn runs in another process; follow it with subscribe()")
+        return await asyncio.shield(self._live.result)
+
+
+@dataclass(eq=False, slots=True)
+class _Draft:
+    """The answer's text streamed since the last step, and how much of it is saved."""
+
+    id: str | None = None
+    parts: list[str] = field(default_factory=list)
+    chars: int = 0
+    saved_chars: int = 0
+    saved_at: float = 0.0
+
+    def reset(self, now: float) -> None:
+        self.id = None
+        self.parts.clear()
+        self.chars = self.saved_chars = 0
+        self.saved_at = now
+
+
+@dataclass(eq=False, slots=True)
+class _LiveTurn:
+    """A turn this process runs: everything the driver needs and what it produced."""
+
+    info: TurnInfo
+    abort: AbortToken
+    result: asyncio.Future[TurnResult]
+    backend: AgentBackend | None = None
+    query: str = ""
+    history: list[Message] = field(default_factory=list)
+    config: AgentRunConfig | None = None
+    session: Session | None = None
+    conversation: Conversation = field(default_factory=Conversation)
+    added: list[Message] = field(default_factory=list)
+    stats: StatsCollector = field(default_factory=StatsCollector)
+    unsaved_usage: Usage = field(default_factory=Usage)
+    title: str | None = None
+    error: str | None = None
+    abort_sent: bool = False
+    draft: _Draft = field(default_factory=_Draft)
+    task: asyncio.Task[None] | None = None
+
+
+class TurnRunner:
+    """Starts, drives, attaches to, aborts and shuts down turns (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: CheckpointStore,
+        turn_log: TurnLog,
+        *,
+        models: LanguageModelProvider | None,
+        clock: Clock,
+        ids: IdFactory,
+        windows: HistoryWindows | None = None,
+        settings: RunnerSettings | None = None,
+        observers: Sequence[EventSink] = (),
+    ) -> None:
+        self._store = store
+        self._log = turn_log
+        self._models = models
+        self._clock = clock
+        self._ids = ids
+        self.windows = windows or HistoryWindows(store)
+        self.settings = settings or RunnerSettings()
+        self._observers = tuple(observers)
+        self._live: dict[str, _LiveTurn] = {}
+        self._closing = False
+
+    @property
+    def closing(self) -> bool:
+        """True once :meth:`shutdown` began: no new turn starts."""
+        return self._closing
+
+    # ===================================================================== start
+    async def start(
+        self,
+        request: TurnRequest,
+        backend: AgentBackend,
+        *,
+        agent_id: str,
+        query: str,
+        session: Session | None,
+    ) -> TurnHandle:
+        """Start a turn on ``session`` (``None``: a new session) and return at once.
+
+        Raises before anything is stored: ServiceUnavailableError (shutting down),
+        SessionBusyError, LLMNotConfiguredError, and the store's errors.
+        """
+        if self._closing:
+            raise ServiceUnavailableError(
+                "The copilot is shutting down; send your message again in a moment.",
+                retry_after=5,
+            )
+        loop = asyncio.get_running_loop()
+        session_id = session.thread_id if session is not None else self._ids.new_id()
+        info = TurnInfo(self._ids.new_id(), request.project_id, session_id, request.user_id)
+        turn = _LiveTurn(info, AbortToken(), loop.create_future(), backend, query)
+        await self._log.open(info, turn.abort)  # SessionBusyError: nothing to undo
+        self._live[info.turn_id] = turn
+        if self.closing:  # shutdown began while we claimed the session
+            turn.abort.abort("the service is shutting down")
+        try:
+            selection = await self._select_model(backend, request)
+            mode = (
+                request.copilot_mode
+                or (session.copilot_mode if session else None)
+                or (selection.copilot_mode if selection else None)
+                or self.settings.default_mode
+            )
+            now = self._clock.now()
+            if session is None:
+                session = await self._store.create_session(
+                    Session(
+                        thread_id=session_id,
+                        user_id=request.user_id,
+                        project_id=request.project_id,
+                        copilot_mode=mode,
+                        created_at=now,
+                        updated_at=now,
+                        metadata={"agent_id": agent_id},
+                    )
+                )
+            else:
+                turn.history = await self.windows.load(
+                    session, selection.context_limit if selection else None
+                )
+            user_message = Message.user(self._ids.new_id(), query, now)
+            await self._store.append_messages(request.project_id, session_id, [user_message])
+        except BaseException:
+            del self._live[info.turn_id]
+            turn.result.cancel()
+            with suppress(Exception):
+                await self._log.discard(info.turn_id)
+            raise
+        turn.session = session
+        turn.conversation.append(user_message)
+        turn.added.append(user_message)
+        turn.stats.messages_added(1)
+        turn.draft.saved_at = time.monotonic()
+        turn.config = AgentRunConfig(
+            context=ToolContext(
+                project_id=request.project_id,
+                user_id=request.user_id,
+                session_id=session_id,
+                mode=mode,
+                abort=turn.abort,
+                credentials=request.credentials,
+            ),
+            model=selection,
+            generate_title=not session.title,
+            agent_id=agent_id,
+        )
+        turn.task = asyncio.create_task(self._drive(turn), name=f"turn-{session_id}")
+        return TurnHandle(info, self._log, live=turn)
+
+    # ==================================================================== clients
+    async def attach(self, project_id: str, session_id: str, user_id: str) -> TurnHandle | None:
+        """The session's running turn (or one that ended moments ago), for re-attaching."""
+        state = await self._log.find(project_id, session_id)
+        if state is None or state.info.user_id != user_id:
+            return None
+        return TurnHandle(
+            state.info,
+            self._log,
+            last_seq=state.last_seq,
+            finished=state.finished,
+            live=self._live.get(state.info.turn_id),
+        )
+
+    async def running(self, project_id: str, session_id: str) -> bool:
+        """Whether the session has a turn that has not ended (in any process)."""
+        state = await self._log.find(project_id, session_id)
+        return state is not None and not state.finished
+
+    async def abort(
+        self, project_id: str, session_id: str, reason: str = "aborted by user"
+    ) -> bool:
+        """Abort the session's running turn wherever it runs; False when none runs."""
+        for turn in self._live.values():
+            if (turn.info.project_id, turn.info.session_id) == (project_id, session_id):
+                return turn.abort.abort(reason)
+        return await self._log.request_abort(project_id, session_id, reason)
+
+    async def stop(self, project_id: str, session_id: str | None, reason: str) -> None:
+        """Abort the running turns of a session (or of every session of a project) and wait
+        for this process's ones to end."""
+        ours = [
+            turn
+            for turn in self._live.values()
+            if turn.info.project_id == project_id and session_id in (None, turn.info.session_id)
+        ]
+        for turn in ours:
+            turn.abort.abort(reason)
+        if session_id is not None and not ours:
+            await self._log.request_abort(project_id, session_id, reason)
+        if ours:
+            await asyncio.wait([asyncio.shield(turn.result) for turn in ours])
+
+    async def shutdown(self, grace: float = 10.0) -> None:
+        """Refuse new turns, abort every running one and give them ``grace`` seconds to
+        save; turns still running after that are cancelled (they still end ``done``)."""
+        self._closing = True
+        turns = list(self._live.values())
+        for turn in turns:
+            turn.abort.abort("the service is shutting down")
+        if not turns:
+            return
+        results = {asyncio.shield(turn.result) for turn in turns}
+        _, late = await asyncio.wait(results, timeout=grace)
+        if not late:
+            return
+        for turn in turns:
+            if turn.task is not None and not turn.result.done():
+                turn.task.cancel()
+        _, stuck = await asyncio.wait(late, timeout=5.0)
+        if stuck:
+            log.error("%d turn(s) did not end after shutdown was requested", len(stuck))
+
+    # ===================================================================== drive
+    async def _drive(self, turn: _LiveTurn) -> None:
+        assert turn.backend is not None
+        assert turn.config is not None
+        try:
+            events = turn.backend.run(turn.query, turn.history, turn.config)
+            async with aclosing(events):
+                async for event in events:
+                    await self._handle(turn, event)
+        except CopilotError as exc:
+            self._fail(turn, exc.message, error_code(exc))
+        except Exception:
+            log.exception("turn %s of session %s failed", turn.info.turn_id, turn.info.session_id)
+            self._fail(turn, _INTERNAL, "internal")
+        finally:
+            await self._finish(turn)
+
+    async def _handle(self, turn: _LiveTurn, event: AgentEvent) -> None:
+        match event:
+            case ContentEvent(content=text):
+                self._publish(turn, event)
+                draft = turn.draft
+                draft.parts.append(text)
+                draft.chars += len(text)
+                if (
+                    draft.chars - draft.saved_chars >= self.settings.draft_chars
+                    or time.monotonic() - draft.saved_at >= self.settings.draft_interval
+                ):
+                    await self._save_draft(turn)
+            case StepCompleted(messages=messages):
+                await self._save_step(turn, messages)
+            case LLMCallCompleted(input_tokens=input_tokens, output_tokens=output_tokens):
+                turn.stats.llm_call(input_tokens, output_tokens)
+                turn.unsaved_usage += Usage(1, input_tokens, output_tokens)
+                self._observe(turn, event)
+            case TitleGenerated(title=title):
+                turn.title = title
+                self._observe(turn, event)
+            case AbortEvent() | DoneEvent():
+                pass  # the runner's own to send
+            case ErrorEvent(error=message):
+                turn.error = turn.error or message
+                self._publish(turn, event)
+            case _:
+                self._publish(turn, event)
+
+    async def _save_step(self, turn: _LiveTurn, messages: Sequence[Message]) -> None:
+        if turn.abort.is_aborted():
+            self._send_abort(turn)  # clients learn it before the save
+        if not turn.conversation.can_append(messages):
+            raise ConversationInvariantError(
+                f"the agent produced a step that would leave the conversation invalid: "
+                f"{[m.role.value for m in messages]}"
+            )
+        info = turn.info
+        await self._store.append_messages(
+            info.project_id,
+            info.session_id,
+            messages,
+            usage=turn.unsaved_usage or None,
+            replaces=turn.draft.id,
+        )
+        turn.conversation.extend(messages)
+        turn.added.extend(messages)
+        turn.stats.messages_added(len(messages))
+        turn.unsaved_usage = Usage()
+        turn.draft.reset(time.monotonic())
+        self._observe(turn, StepCompleted(tuple(messages)))
+
+    async def _save_draft(self, turn: _LiveTurn) -> None:
+        draft = turn.draft
+        previous = draft.id
+        draft.id = draft.id or self._ids.new_id()
+        message = Message.assistant(
+            draft.id, "".join(draft.parts), self._clock.now(), None, partial=True
+        )
+        info = turn.info
+        await self._store.append_messages(
+            info.project_id, info.session_id, [message], replaces=previous
+        )
+        draft.saved_chars = draft.chars
+        draft.saved_at = time.monotonic()
+
+    async def _finish(self, turn: _LiveTurn) -> None:
+        """End the turn whatever happened: abort, the counters, ``done``; never raises."""
+        info = turn.info
+        try:
+            if turn.abort.is_aborted():
+                self._send_abort(turn)
+            session = turn.session
+            title = turn.title
+            if title is None and session is not None and not session.title:
+                title = fallback_title(turn.query)
+            try:
+                async with asyncio.timeout(self.settings.save_timeout):
+                    await self._store.record_turn(
+                        info.project_id,
+                        info.session_id,
+                        self._clock.now(),
+                        usage=turn.unsaved_usage or None,
+                        title=title,
+                    )
+                turn.unsaved_usage = Usage()
+            except CopilotError as exc:
+                self._fail(turn, exc.message, error_code(exc))
+            except Exception:
+                log.exception("saving the end of turn %s failed", info.turn_id)
+                self._fail(turn, _INTERNAL, "internal")
+            self.windows.forget(info.project_id, info.session_id)
+            if (
+                session is not None
+                and turn.error is None
+                and turn.draft.id is None
+                and turn.config is not None
+            ):
+                model = turn.config.model
+                self.windows.keep(
+                    session,
+                    [*turn.history, *turn.added],
+                    session.message_count + len(turn.added),
+                    model.context_limit if model is not None else None,
+                )
+        except Exception:
+            log.exception("ending turn %s failed", info.turn_id)
+        finally:
+            final = next((m for m in reversed(turn.added) if m.role is Role.ASSISTANT), None)
+            result = TurnResult(
+                session_id=info.session_id,
+                message_id=final.id if final else None,
+                content=final.content if final else "",
+                messages=tuple(turn.added),
+                stats=turn.stats.snapshot(),
+                aborted=turn.abort.is_aborted(),
+                error=turn.error,
+            )
+            self._publish(turn, DoneEvent(result.message_id, result.content), final=True)
+            with suppress(Exception):
+                await self._log.close(info.turn_id)
+            self._live.pop(info.turn_id, None)
+            if not turn.result.done():
+                turn.result.set_result(result)
+
+    # ================================================================== publish
+    def _publish(self, turn: _LiveTurn, event: WireEvent, *, final: bool = False) -> None:
+        if turn.abort_sent and not final and not isinstance(event, ErrorEvent | AbortEvent):
+            return  # the backend's late words after abort
+        try:
+            self._log.append(turn.info.turn_id, event)
+        except Exception:
+            log.exception("the turn log refused an event of turn %s", turn.info.turn_id)
+        self._observe(turn, event)
+
+    def _send_abort(self, turn: _LiveTurn) -> None:
+        if not turn.abort_sent:
+            self._publish(turn, AbortEvent())
+            turn.abort_sent = True
+
+    def _fail(self, turn: _LiveTurn, message: str, code: str) -> None:
+        turn.error = turn.error or message
+        self._publish(turn, ErrorEvent(message, code))
+
+    def _observe(self, turn: _LiveTurn, event: AgentEvent) -> None:
+        for observer in self._observers:
+            try:
+                observer.emit(turn.info, event)
+            except Exception:
+                log.exception("observer %r failed", observer)
+
+    # =================================================================== models
+    async def _select_model(
+        self, backend: AgentBackend, request: TurnRequest
+    ) -> ModelSelection | None:
+        if not backend.capabilities().uses_llm_settings:
+            return None
+        if self._models is None:
+            raise LLMNotConfiguredError()
+        overrides = ModelOverrides(temperature=request.temperature, max_tokens=request.max_tokens)
+        return await self._models.for_user(request.user_id, overrides)

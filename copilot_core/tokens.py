@@ -1,0 +1,63 @@
+"""How many tokens a message takes: one measure of a message's size for the whole core.
+
+:func:`message_chars` is the size of what a model reads of a message (its text, and the
+name and argument text of its tool calls); :class:`ApproximateTokenCounter` turns it
+into tokens when no tokenizer for the model is known, and the history window
+(:mod:`copilot_core.history`) bounds what it reads with it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from copilot_core.messages import Message
+from copilot_core.ports import TokenCounter
+
+__all__ = ["ApproximateTokenCounter", "CachedTokenCounter", "message_chars"]
+
+_PER_MESSAGE_OVERHEAD = 4
+
+
+def message_chars(message: Message) -> int:
+    """The characters a model reads of ``message``."""
+    chars = len(message.content)
+    for call in message.tool_calls or ():
+        chars += len(call.function.name) + len(call.function.arguments)
+    return chars
+
+
+class ApproximateTokenCounter:
+    """About four characters a token, plus a few tokens of framing per message.
+
+    Used when no tokenizer for the model is known; it errs on the high side for
+    English and on the low side for CJK text.
+    """
+
+    def count(self, messages: Sequence[Message]) -> int:
+        return sum(_PER_MESSAGE_OVERHEAD + (message_chars(m) + 3) // 4 for m in messages)
+
+
+class CachedTokenCounter:
+    """Counts each message once (messages are immutable and ids are unique)."""
+
+    __slots__ = ("_cache", "_counter", "_max_entries")
+
+    def __init__(self, counter: TokenCounter, max_entries: int = 100_000) -> None:
+        self._counter = counter
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._max_entries = max_entries
+
+    def count(self, messages: Sequence[Message]) -> int:
+        return sum(self.count_one(message) for message in messages)
+
+    def count_one(self, message: Message) -> int:
+        cached = self._cache.get(message.id)
+        if cached is not None:
+            self._cache.move_to_end(message.id)
+            return cached
+        value = self._counter.count((message,))
+        self._cache[message.id] = value
+        if len(self._cache) > self._max_entries:
+            self._cache.popitem(last=False)
+        return value

@@ -1,0 +1,220 @@
+"""The one place every tool call passes, whoever makes it and whichever source serves it.
+
+:class:`ToolGate` wraps a :class:`~copilot_core.ports.ToolExecutor` and applies, once
+for every caller (the built-in agent, an MCP client) and every tool source:
+
+* the mode's policy: only the tools the mode offers are run; any other call gets an
+  error result naming the tools that are available;
+* malformed calls (arguments that are not a JSON object) get an error result;
+* the time limit, and the mapping of failures to error results (a tool that raises a
+  :class:`~copilot_core.errors.CopilotError` reports its message; anything else is an
+  internal error, logged);
+* abort: running calls are cancelled at once and answered ``{"status": "aborted"}``
+  (the executor reacts to the cancellation, e.g. by interrupting a device's command);
+* progress: what a running tool reports reaches the caller as ``tool_progress``
+  events, coalesced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from copilot_core.errors import CopilotError
+from copilot_core.events import ToolEndEvent, ToolProgressEvent, ToolStartEvent
+from copilot_core.ports import ToolExecutor
+from copilot_core.session import CopilotMode
+from copilot_core.streams import Aborted, race_abort
+from copilot_core.tools import (
+    ParsedToolCall,
+    ToolContext,
+    ToolProgress,
+    ToolResult,
+    ToolSpec,
+)
+
+__all__ = ["ToolGate"]
+
+log = logging.getLogger(__name__)
+
+ToolEvent = ToolStartEvent | ToolProgressEvent | ToolEndEvent
+
+
+class ToolGate:
+    """Runs tool calls under the copilot's rules (see the module's docstring)."""
+
+    def __init__(
+        self, tools: ToolExecutor, *, timeout: float = 300.0, progress_interval: float = 0.25
+    ) -> None:
+        self._tools = tools
+        self.timeout = timeout
+        self.progress_interval = progress_interval
+        self._orphans: set[asyncio.Task[Any]] = set()
+
+    def specs(self, mode: CopilotMode) -> list[ToolSpec]:
+        """The tools offered in ``mode``."""
+        return list(self._tools.specs(mode))
+
+    async def call(self, call: ParsedToolCall, ctx: ToolContext) -> ToolResult:
+        """Run one call to its result; ``ctx.abort`` firing answers it ``aborted``."""
+        refusal = self._refusal(call, {spec.name for spec in self.specs(ctx.mode)}, ctx)
+        if refusal is not None:
+            return refusal
+        try:
+            return await race_abort(self._execute(call, ctx), ctx.abort, None)
+        except Aborted:
+            return ToolResult.aborted()
+
+    async def run(
+        self, calls: Sequence[ParsedToolCall], ctx: ToolContext
+    ) -> AsyncGenerator[ToolEvent, None]:
+        """Run the calls of one model message concurrently.
+
+        Yields ``tool_start`` for each call in order, ``tool_progress`` while they run,
+        and one ``tool_end`` per call as it finishes (those finishing together in call
+        order). When ``ctx.abort`` fires, the calls still running are cancelled (not
+        awaited: they close their connections on their own time) and end ``aborted``.
+        """
+        allowed = {spec.name for spec in self.specs(ctx.mode)}
+        progress = _ProgressRelay(self.progress_interval)
+        running: dict[asyncio.Task[ToolResult], ParsedToolCall] = {}
+        started: dict[str, float] = {}
+        for call in calls:
+            yield ToolStartEvent(call.name, call.id)
+            started[call.id] = time.monotonic()
+            refusal = self._refusal(call, allowed, ctx)
+            if refusal is not None:
+                yield _end(call, refusal, 0.0)
+            else:
+                call_ctx = replace(ctx, progress=progress.reporter(call))
+                running[asyncio.create_task(self._execute(call, call_ctx))] = call
+        if not running:
+            return
+
+        abort_wait: asyncio.Future[Any] = asyncio.ensure_future(ctx.abort.wait())
+        pending: set[asyncio.Task[ToolResult]] = set(running)
+        order = {call.id: n for n, call in enumerate(calls)}
+        try:
+            while pending:
+                await asyncio.wait(
+                    {*pending, abort_wait, progress.ready()}, return_when=asyncio.FIRST_COMPLETED
+                )
+                for event in progress.drain():
+                    yield event
+                done = sorted((t for t in pending if t.done()), key=lambda t: order[running[t].id])
+                pending.difference_update(done)
+                for task in done:
+                    call = running[task]
+                    for event in progress.drain(call.id):
+                        yield event
+                    yield _end(call, task.result(), time.monotonic() - started[call.id])
+                if ctx.abort.is_aborted():
+                    for task in sorted(pending, key=lambda t: order[running[t].id]):
+                        task.cancel()
+                        self._orphans.add(task)
+                        task.add_done_callback(self._orphans.discard)
+                        call = running[task]
+                        yield _end(call, ToolResult.aborted(), time.monotonic() - started[call.id])
+                    pending.clear()
+        finally:
+            progress.close()
+            abort_wait.cancel()
+            for task in pending:
+                task.cancel()
+
+    @staticmethod
+    def _refusal(call: ParsedToolCall, allowed: set[str], ctx: ToolContext) -> ToolResult | None:
+        if call.name not in allowed:
+            names = ", ".join(sorted(allowed)) or "none"
+            return ToolResult.error(
+                f"Tool {call.name!r} is not available in {ctx.mode.value} mode; "
+                f"available tools: {names}."
+            )
+        if not call.is_valid:
+            return ToolResult.error(
+                f"The call of {call.name!r} was malformed ({call.error}); it was not run. "
+                "Call it again with a JSON object as arguments.",
+                arguments=call.raw_arguments[:2000],
+            )
+        return None
+
+    async def _execute(self, call: ParsedToolCall, ctx: ToolContext) -> ToolResult:
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await self._tools.execute(call, ctx)
+        except TimeoutError:
+            return ToolResult.error(f"{call.name} did not finish within {self.timeout:g} s.")
+        except CopilotError as exc:
+            return ToolResult.error(exc.message)
+        except Exception:
+            log.exception("tool %s failed", call.name)
+            return ToolResult.error(
+                f"{call.name} failed with an internal error; see the server log."
+            )
+
+
+def _end(call: ParsedToolCall, result: ToolResult, elapsed: float) -> ToolEndEvent:
+    return ToolEndEvent(call.name, call.id, result.output, result.status.value, elapsed)
+
+
+class _ProgressRelay:
+    """Collects what running tools report and hands it out coalesced: per call and
+    device, at most one ``tool_progress`` event every ``interval`` seconds."""
+
+    def __init__(self, interval: float) -> None:
+        self._interval = interval
+        self._loop = asyncio.get_running_loop()
+        self._buffer: dict[tuple[str, str | None], list[str]] = {}
+        self._names: dict[str, str] = {}
+        self._wake: asyncio.Future[None] = self._loop.create_future()
+        self._timer: asyncio.TimerHandle | None = None
+        self._last = 0.0
+        self._closed = False
+
+    def reporter(self, call: ParsedToolCall) -> Callable[[ToolProgress], None]:
+        self._names[call.id] = call.name
+
+        def report(progress: ToolProgress) -> None:
+            if self._closed or not progress.text:
+                return
+            self._buffer.setdefault((call.id, progress.device), []).append(progress.text)
+            if self._timer is None and not self._wake.done():
+                delay = max(0.0, self._last + self._interval - self._loop.time())
+                self._timer = self._loop.call_later(delay, self._ring)
+
+        return report
+
+    def _ring(self) -> None:
+        self._timer = None
+        if not self._wake.done():
+            self._wake.set_result(None)
+
+    def ready(self) -> asyncio.Future[None]:
+        """Completes when buffered progress is due."""
+        return self._wake
+
+    def drain(self, call_id: str | None = None) -> list[ToolProgressEvent]:
+        """The due events (all calls), or everything buffered for ``call_id``."""
+        if call_id is None:
+            if not self._wake.done():
+                return []
+            self._wake = self._loop.create_future()
+            self._last = self._loop.time()
+            keys = list(self._buffer)
+        else:
+            keys = [key for key in self._buffer if key[0] == call_id]
+        events = []
+        for key in keys:
+            text = "".join(self._buffer.pop(key))
+            events.append(ToolProgressEvent(self._names[key[0]], key[0], text, key[1]))
+        return events
+
+    def close(self) -> None:
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+        self._buffer.clear()

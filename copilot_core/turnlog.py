@@ -1,0 +1,141 @@
+"""The in-memory :class:`~copilot_core.ports.TurnLog`: one process serves every turn.
+
+Events are kept for the whole turn, and for ``retention`` seconds after it, so that a
+client that lost its connection can re-attach and replay what it missed before
+following live. Appending never blocks; any number of clients may follow a turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from copilot_core.abort import AbortToken
+from copilot_core.errors import SessionBusyError
+from copilot_core.events import HeartbeatEvent, TurnEvent, WireEvent
+from copilot_core.turns import TurnInfo, TurnState
+
+__all__ = ["InMemoryTurnLog"]
+
+_HEARTBEAT = "heartbeat"
+
+
+@dataclass(eq=False, slots=True)
+class _Turn:
+    info: TurnInfo
+    abort: AbortToken
+    previous: str | None
+    events: list[TurnEvent] = field(default_factory=list)
+    waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
+    closed: bool = False
+
+    def wake(self, why: str | None) -> None:
+        if not self.waiters:
+            return
+        waiters, self.waiters = self.waiters, []
+        for waiter in waiters:
+            _settle(waiter, why)
+
+
+class InMemoryTurnLog:
+    """Turn logs in this process's memory (the default; see ``adapters.redis`` for a
+    log shared by several replicas)."""
+
+    def __init__(self, *, retention: float = 60.0) -> None:
+        self.retention = retention
+        self._turns: dict[str, _Turn] = {}
+        self._latest: dict[tuple[str, str], str] = {}  # (project, session) -> turn id
+
+    async def open(self, turn: TurnInfo, abort: AbortToken) -> None:
+        key = (turn.project_id, turn.session_id)
+        previous = self._latest.get(key)
+        if previous is not None and not self._turns[previous].closed:
+            raise SessionBusyError(turn.session_id)
+        self._turns[turn.turn_id] = _Turn(turn, abort, previous)
+        self._latest[key] = turn.turn_id
+
+    def append(self, turn_id: str, event: WireEvent) -> TurnEvent:
+        turn = self._turns[turn_id]
+        if turn.closed:
+            raise RuntimeError(f"turn {turn_id} is closed")
+        stamped = TurnEvent(len(turn.events) + 1, turn.info.session_id, event)
+        turn.events.append(stamped)
+        turn.wake(None)
+        return stamped
+
+    async def close(self, turn_id: str) -> None:
+        turn = self._turns.get(turn_id)
+        if turn is None or turn.closed:
+            return
+        turn.closed = True
+        turn.wake(None)
+        asyncio.get_running_loop().call_later(self.retention, self._forget, turn_id)
+
+    async def discard(self, turn_id: str) -> None:
+        turn = self._turns.pop(turn_id, None)
+        if turn is None:
+            return
+        turn.closed = True
+        turn.wake(None)
+        key = (turn.info.project_id, turn.info.session_id)
+        if self._latest.get(key) == turn_id:
+            if turn.previous is not None and turn.previous in self._turns:
+                self._latest[key] = turn.previous
+            else:
+                del self._latest[key]
+
+    async def find(self, project_id: str, session_id: str) -> TurnState | None:
+        turn_id = self._latest.get((project_id, session_id))
+        if turn_id is None:
+            return None
+        turn = self._turns[turn_id]
+        return TurnState(turn.info, len(turn.events), turn.closed)
+
+    async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
+        turn_id = self._latest.get((project_id, session_id))
+        if turn_id is None or self._turns[turn_id].closed:
+            return False
+        return self._turns[turn_id].abort.abort(reason)
+
+    async def subscribe(
+        self, turn_id: str, *, after: int = 0, heartbeat: float | None = None
+    ) -> AsyncIterator[TurnEvent]:
+        turn = self._turns.get(turn_id)
+        if turn is None:
+            return
+        index = max(after, 0)
+        loop = asyncio.get_running_loop()
+        events = turn.events
+        while True:
+            while index < len(events):
+                yield events[index]
+                index += 1
+            if turn.closed:
+                return
+            waiter: asyncio.Future[str | None] = loop.create_future()
+            turn.waiters.append(waiter)
+            timer = loop.call_later(heartbeat, _settle, waiter, _HEARTBEAT) if heartbeat else None
+            try:
+                woke_for = await waiter
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                if waiter in turn.waiters:
+                    turn.waiters.remove(waiter)
+            if woke_for == _HEARTBEAT and index >= len(events) and not turn.closed:
+                yield TurnEvent(0, turn.info.session_id, HeartbeatEvent())
+
+    def _forget(self, turn_id: str) -> None:
+        turn = self._turns.get(turn_id)
+        if turn is None or not turn.closed:
+            return
+        del self._turns[turn_id]
+        key = (turn.info.project_id, turn.info.session_id)
+        if self._latest.get(key) == turn_id:
+            del self._latest[key]
+
+
+def _settle(waiter: asyncio.Future[str | None], why: str | None) -> None:
+    if not waiter.done():
+        waiter.set_result(why)

@@ -1,0 +1,87 @@
+"""``abortable``: the consumer wakes at once on abort, and the helper that drains the
+source never outlives the consumer (it once stayed blocked on a full buffer nobody
+read, which kept the service from exiting on SIGTERM)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+
+from copilot_core import AbortToken
+from copilot_core.streams import abortable
+
+
+class Firehose:
+    """A source that produces as fast as it can, and says whether it was closed."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.produced = 0
+
+    async def items(self) -> AsyncGenerator[int, None]:
+        try:
+            for n in itertools.count():
+                self.produced += 1
+                yield n
+                await asyncio.sleep(0)
+        finally:
+            self.closed = True
+
+
+def helpers() -> set[asyncio.Task[object]]:
+    current = asyncio.current_task()
+    return {task for task in asyncio.all_tasks() if task is not current and not task.done()}
+
+
+async def test_the_helper_ends_when_the_consumer_stops_reading_a_full_buffer() -> None:
+    source = Firehose()
+    async with aclosing(abortable(source.items(), AbortToken(), buffer=2)) as items:
+        async for item in items:
+            if item == 0:
+                await asyncio.sleep(0.05)  # the helper fills the buffer and waits for room
+                break
+    async with asyncio.timeout(2):
+        while helpers():
+            await asyncio.sleep(0.001)
+    assert source.closed
+    assert source.produced < 10
+
+
+async def test_the_helper_ends_when_the_consumer_is_cancelled_while_the_buffer_is_full() -> None:
+    source = Firehose()
+    reading = asyncio.Event()
+
+    async def consume() -> None:
+        async with aclosing(abortable(source.items(), AbortToken(), buffer=1)) as items:
+            async for _ in items:
+                reading.set()
+                await asyncio.Event().wait()  # stuck holding one item, never reading on
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(reading.wait(), 2)
+    await asyncio.sleep(0.01)
+    task.cancel()
+    async with asyncio.timeout(2):
+        while helpers():
+            await asyncio.sleep(0.001)
+    assert task.cancelled()
+    assert source.closed
+
+
+async def test_abort_wakes_the_consumer_while_the_source_is_silent() -> None:
+    abort = AbortToken()
+
+    async def silent() -> AsyncGenerator[int, None]:
+        await asyncio.Event().wait()
+        yield 1
+
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.02, abort.abort)
+    async with asyncio.timeout(2):
+        got = [item async for item in abortable(silent(), abort)]
+    assert got == []
+    async with asyncio.timeout(2):
+        while helpers():
+            await asyncio.sleep(0.001)
