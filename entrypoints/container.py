@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,13 +21,19 @@ from adapters.gns3 import (
     ConsoleRunner,
     Gns3Authenticator,
     Gns3Client,
+    Gns3ClientDirectory,
     Gns3ProjectGate,
     Gns3ToolExecutor,
     Gns3TopologySource,
     SkillLibrary,
 )
-from adapters.llm import LLMSettingsRepository, SettingsLanguageModelProvider, TiktokenTokenCounter
-from adapters.sqlite import SqliteCheckpointStore
+from adapters.llm import (
+    LLMSettingsPublicView,
+    LLMSettingsRepository,
+    SettingsLanguageModelProvider,
+    TiktokenTokenCounter,
+)
+from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
 from adapters.web import PrometheusTurnMetrics, StructlogTurnObserver, WebDependencies
 from copilot_core import (
@@ -40,12 +45,11 @@ from copilot_core import (
     TurnRunner,
     UuidIdFactory,
 )
-from copilot_core.errors import StoreError
 from copilot_core.ports import AgentBackend, Clock, IdFactory
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 
-__all__ = ["Container", "Gns3ClientDirectory", "build_container", "resolve", "web_dependencies"]
+__all__ = ["Container", "build_container", "resolve", "web_dependencies"]
 
 T = TypeVar("T")
 
@@ -95,37 +99,6 @@ def agent_backends(
     return {"copilot": builtin, **external}
 
 
-class LLMConfigView:
-    """The web adapter's ``LLMConfigRepository`` over the encrypted repository:
-    the public view as plain JSON, never the key."""
-
-    def __init__(self, repository: LLMSettingsRepository) -> None:
-        self._repository = repository
-
-    async def get_public(self, user_id: str) -> Mapping[str, Any] | None:
-        settings = await self._repository.get_public(user_id)
-        return None if settings is None else settings.model_dump(mode="json")
-
-    async def put(self, user_id: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
-        return (await self._repository.put(user_id, settings)).model_dump(mode="json")
-
-    async def delete(self, user_id: str) -> bool:
-        return await self._repository.delete(user_id)
-
-
-class Gns3ClientDirectory:
-    """The web adapter's ``Gns3Directory`` over :class:`Gns3Client`: sign in, list projects."""
-
-    def __init__(self, client: Gns3Client) -> None:
-        self._client = client
-
-    async def login(self, username: str, password: str) -> str:
-        return await self._client.authenticate(username, password)
-
-    async def projects(self, token: str) -> Sequence[Mapping[str, Any]]:
-        return await self._client.projects(token)
-
-
 def skill_dirs(skills_dir: Path | None) -> list[Path]:
     """Directories read besides the built-in skills."""
     return [Path(skills_dir)] if skills_dir else []
@@ -154,7 +127,7 @@ class Container(containers.DeclarativeContainer):
     tools = providers.Singleton(Gns3ToolExecutor, gns3, runner=console, skills=skills)
     topology = providers.Singleton(Gns3TopologySource, gns3)
     models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
-    llm_config = providers.Singleton(LLMConfigView, llm_settings)
+    llm_config = providers.Singleton(LLMSettingsPublicView, llm_settings)
     token_counter = providers.Singleton(TiktokenTokenCounter)
 
     # -------------------------------------------------------------------- core
@@ -210,21 +183,13 @@ async def web_dependencies(container: Container) -> WebDependencies:
     chat: ChatService = await resolve(container.chat())
     store = await resolve(container.store())
     gns3 = await resolve(container.gns3())
-
-    async def store_ready() -> None:
-        if not os.access(store.data_dir, os.W_OK):
-            raise StoreError(f"the data directory {store.data_dir} is not writable")
-
-    async def gns3_ready() -> None:
-        await gns3.version()
-
     return WebDependencies(
         chat=chat,
         authenticator=await resolve(container.authenticator()),
         projects=await resolve(container.projects()),
         llm_config=await resolve(container.llm_config()),
         reload_skills=await resolve(container.reload_skills()),
-        readiness={"store": store_ready, "gns3": gns3_ready},
+        readiness={"store": SqliteStoreReadiness(store), "gns3": gns3.version},
         models=await resolve(container.models()),
         directory=await resolve(container.directory()),
     )

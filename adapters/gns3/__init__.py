@@ -1,6 +1,7 @@
 """The GNS3 adapter: REST client, console runner, tools, skills and capture analysis.
 
 * :class:`Gns3Client` — the GNS3 v3 REST API on httpx, with the caller's token per call.
+* :class:`Gns3ClientDirectory` — signing in and listing projects, for the web page.
 * :class:`Gns3ToolExecutor` — the core's ``ToolExecutor``: the copilot's lab tools.
 * :class:`Gns3TopologySource` — the core's ``TopologySource``.
 * :class:`ConsoleRunner` — commands over telnet consoles.
@@ -19,6 +20,7 @@ from adapters.gns3._command_policy import (
     device_kind_of,
 )
 from adapters.gns3._console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
+from adapters.gns3._directory import Gns3ClientDirectory
 from adapters.gns3._skills import BUILTIN_SKILLS_DIR, Skill, SkillLibrary
 from adapters.gns3._tools import Gns3ToolExecutor, Gns3ToolSettings, Gns3TopologySource
 
@@ -33,6 +35,7 @@ __all__ = [
     "ForbiddenCommandFilter",
     "Gns3Authenticator",
     "Gns3Client",
+    "Gns3ClientDirectory",
     "Gns3ProjectGate",
     "Gns3ToolExecutor",
     "Gns3ToolSettings",

@@ -5,7 +5,8 @@
 * :class:`SettingsLanguageModelProvider`: the core's ``LanguageModelProvider``,
   building each user's model from their stored :class:`LLMSettings`.
 * :class:`LLMSettingsRepository`: per-user settings in the service-wide SQLite
-  database, the API key encrypted with Fernet.
+  database, the API key encrypted with Fernet; :class:`LLMSettingsPublicView` shows
+  them as JSON values without the key (the web API's view).
 * :class:`TiktokenTokenCounter`: the core's ``TokenCounter`` with tiktoken.
 * :func:`to_langchain` / :func:`from_langchain`: exact message conversion.
 """
@@ -19,6 +20,7 @@ from adapters.llm._messages import (
 )
 from adapters.llm._model import LangchainLanguageModel
 from adapters.llm._provider import LLMSettingsSource, SettingsLanguageModelProvider
+from adapters.llm._public_view import LLMSettingsPublicView
 from adapters.llm._repository import (
     DATABASE_FILENAME,
     KEY_FILENAME,
@@ -41,6 +43,7 @@ __all__ = [
     "KEY_FILENAME",
     "OPENAI_COMPATIBLE_PROVIDERS",
     "LLMSettings",
+    "LLMSettingsPublicView",
     "LLMSettingsRepository",
     "LLMSettingsSource",
     "LangchainLanguageModel",

@@ -36,9 +36,8 @@ from adapters.web._health import healthz, readyz
 from adapters.web._logging import request_context_middleware
 from adapters.web._methods import complete_allow_middleware
 from adapters.web._observers import PrometheusTurnMetrics, metrics_route
-from adapters.web._openapi import ExactDocument, ExtraContent, RefinedRenderPlugin
+from adapters.web._openapi import ExactDocument, RefinedRenderPlugin
 from adapters.web._page import page_routes
-from adapters.web._responses import TurnReply
 from adapters.web._schemas import ChatRequest, LLMConfigBody, RenameRequest
 from adapters.web._state import authenticated, dependencies, init_state, installed
 
@@ -126,7 +125,7 @@ def _render_plugins() -> list[OpenAPIRenderPlugin]:
     exact = ExactDocument(
         api_prefix=API_PREFIX,
         bodies=(ChatRequest, RenameRequest, LLMConfigBody, LoginRequest, RenderRequest),
-        extra_content=(ExtraContent("streamChat", 200, "application/json", TurnReply),),
+        event_streams=("streamChat",),
         turn_operations=("streamChat", "resumeChatStream"),
         message_limit=_message_limit,
     )

@@ -19,8 +19,8 @@ is served (``/schema/openapi.json``, and the Swagger and ReDoc pages built on it
   ``text/event-stream`` schema): an ``id`` (``<turn_id>:<seq>``; heartbeats have none)
   and ``data``, a JSON :data:`STREAM_EVENT` (``type`` and ``session_id``; each type's
   fields are in ``docs/sse-protocol.md``);
-* **extra content** an operation answers besides its declared one (the stream's
-  ``"stream": false`` JSON reply) is added with its schema;
+* operations that stream besides their declared JSON reply (the turn's, with
+  ``"stream": true``) have their ``text/event-stream`` content added;
 * **turns' sessions**: the responses that start or follow a turn declare their
   ``X-Session-Id`` and ``X-Turn-Id`` headers, and the turn's response links to every
   operation on its session (OpenAPI links), so a client (or a test generator) can
@@ -43,7 +43,6 @@ __all__ = [
     "ERROR_SCHEMA",
     "ErrorBody",
     "ExactDocument",
-    "ExtraContent",
     "RefinedRenderPlugin",
     "errors",
     "exact_document",
@@ -143,16 +142,6 @@ def sse_response_spec(description: str) -> ResponseSpec:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ExtraContent:
-    """A media type an operation's response also comes in, and its type."""
-
-    operation_id: str
-    status: int
-    media_type: str
-    type: Any
-
-
 def _schema_of(kind: Any, components: dict[str, Any]) -> dict[str, Any]:
     """``kind``'s JSON Schema (pydantic's), its definitions moved into ``components``."""
     schema = TypeAdapter(kind).json_schema(
@@ -250,7 +239,7 @@ def exact_document(
     *,
     api_prefix: str,
     bodies: Iterable[type[Any]] = (),
-    extra_content: Iterable[ExtraContent] = (),
+    event_streams: Iterable[str] = (),
     turn_operations: Iterable[str] = (),
     message_limit: int | None = None,
 ) -> dict[str, Any]:
@@ -264,23 +253,18 @@ def exact_document(
     if message_limit is not None and isinstance(chat, dict):
         chat["maxLength"] = min(int(chat.get("maxLength", message_limit)), message_limit)
     components[ERROR_SCHEMA] = _schema_of(ErrorBody, components)
-    extras = {extra.operation_id: extra for extra in extra_content}
+    streaming = set(event_streams)
     for path, item in refined.get("paths", {}).items():
         for operation in item.values():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
             _refine_operation(path, operation, api_prefix)
+            if operation.get("operationId") in streaming:
+                success = operation["responses"].setdefault("200", {"description": "OK"})
+                success.setdefault("content", {})[SSE] = {}
             for response in operation["responses"].values():
                 if SSE in response.get("content", {}):
                     response["content"][SSE]["schema"] = copy.deepcopy(_SSE_MESSAGE_SCHEMA)
-            extra = extras.get(operation.get("operationId", ""))
-            if extra is not None:
-                response = operation["responses"].setdefault(
-                    str(extra.status), {"description": "OK"}
-                )
-                response.setdefault("content", {})[extra.media_type] = {
-                    "schema": _schema_of(extra.type, components)
-                }
     _link_turn_to_session(refined.get("paths", {}), set(turn_operations))
     return refined
 
@@ -293,13 +277,13 @@ class ExactDocument:
         *,
         api_prefix: str,
         bodies: Sequence[type[Any]],
-        extra_content: Sequence[ExtraContent] = (),
+        event_streams: Sequence[str] = (),
         turn_operations: Sequence[str] = (),
         message_limit: Callable[[Request[Any, Any, Any]], int | None],
     ) -> None:
         self._api_prefix = api_prefix
         self._bodies = tuple(bodies)
-        self._extra = tuple(extra_content)
+        self._streams = tuple(event_streams)
         self._turns = tuple(turn_operations)
         self._message_limit = message_limit
         self._cached: dict[str, Any] | None = None
@@ -314,7 +298,7 @@ class ExactDocument:
             document,
             api_prefix=self._api_prefix,
             bodies=self._bodies,
-            extra_content=self._extra,
+            event_streams=self._streams,
             turn_operations=self._turns,
             message_limit=limit,
         )

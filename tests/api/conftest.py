@@ -15,7 +15,7 @@ import httpx
 import pytest
 import uvicorn
 
-from adapters.web import WebDependencies, WebSettings, create_web_app
+from adapters.web import Gns3Directory, WebDependencies, WebSettings, create_web_app
 from adapters.web.testing import (
     InMemoryLLMConfigRepository,
     StaticAuthenticator,
@@ -136,6 +136,9 @@ async def run_service(
     extra_agents: Mapping[str, AgentBackend] | None = None,
     store: CheckpointStore | None = None,
     authenticator: Authenticator | None = None,
+    directory: Gns3Directory | None = None,
+    with_models: bool = True,
+    with_skills: bool = True,
 ) -> AsyncIterator[Service]:
     """The service around the core's fakes; ``store`` and ``authenticator`` replace the
     in-memory store and the static token map (by a real SQLite store, say)."""
@@ -170,7 +173,7 @@ async def run_service(
 
     async def reload_skills() -> dict[str, Any]:
         reloads.append(1)
-        return {"skills": 3}
+        return {"skills": 3, "forbidden_commands": 12, "problems": [], "prompts": ["common"]}
 
     app = create_web_app(
         WebDependencies(
@@ -178,9 +181,10 @@ async def run_service(
             authenticator=authenticator or static_authenticator,
             projects=gate,
             llm_config=llm_config,
-            reload_skills=reload_skills,
+            reload_skills=reload_skills if with_skills else None,
             readiness=readiness or {},
-            models=models,
+            models=models if with_models else None,
+            directory=directory,
         ),
         settings=WebSettings(
             heartbeat_interval=heartbeat,

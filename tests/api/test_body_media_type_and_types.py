@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.api.conftest import OPEN, Service
+from adapters.web.testing import StaticGns3Directory
+from tests.api.conftest import ALICE, OPEN, Service, run_service
 
 #: Every route that takes a body, with a body it accepts.
 BODY_ROUTES: list[tuple[str, str, dict[str, Any]]] = [
@@ -120,9 +121,12 @@ async def test_a_stream_body_value_of_the_wrong_type_is_422(
     ],
 )  # fmt: skip
 async def test_other_bodies_refuse_wrong_types_too(
-    service: Service, method: str, path: str, body: dict[str, Any], field: str
+    method: str, path: str, body: dict[str, Any], field: str
 ) -> None:
-    async with service.client() as client:
+    async with (
+        run_service(directory=StaticGns3Directory({"admin": ("pw", ALICE)})) as service,
+        service.client() as client,
+    ):
         response = await client.request(method, path, json=body)
     assert response.status_code == 422, response.text
     assert field in response.json()["detail"]

@@ -88,6 +88,9 @@ async def test_every_spelling_of_a_session_id_reaches_one_session(service: Servi
     "bad",
     [
         "project-open",
+        "a.b",
+        "%20",
+        "x" * 129,
         "0b1e2c3d4f504a6b8c7d9e0f1a2b3c4",  # 31 hex digits
         "0b1e2c3d-4f50-4a6b-8c7d-9e0f1a2b3c4d0",
         "0b1e2c3d-4f504a6b-8c7d-9e0f1a2b3c4d",  # hyphens in the wrong places
@@ -96,12 +99,13 @@ async def test_every_spelling_of_a_session_id_reaches_one_session(service: Servi
         "0b1e2c3d-4f50-4a6b-8c7d-9e0f1a2b3c4g",
     ],
 )
-async def test_an_id_that_is_not_a_uuid_is_422_before_any_lookup(
+async def test_an_id_that_is_not_a_uuid_is_422_and_changes_nothing(
     service: Service, bad: str
 ) -> None:
     async with service.client() as client:
         project = await client.get(service.chat_url(bad) + "/sessions")
         session = await client.get(service.chat_url() + f"/sessions/{bad}/history")
+        asked_in_path = len(service.gate.seen_credentials)
         in_body = await client.post(
             service.chat_url() + "/stream", json={"message": "hi", "session_id": bad}
         )
@@ -109,10 +113,11 @@ async def test_an_id_that_is_not_a_uuid_is_422_before_any_lookup(
     assert "project_id" in project.json()["detail"]
     assert session.status_code == 422, session.text
     assert "session_id" in session.json()["detail"]
+    assert asked_in_path == 0  # ids in the path are refused before GNS3 is asked
     assert in_body.status_code == 422, in_body.text
     assert "session_id" in in_body.json()["detail"]
-    assert service.gate.seen_credentials == []  # refused before GNS3 was asked
     assert await service.store.list_sessions(OPEN, "u-alice") == []
+    assert service.model.calls == []
 
 
 async def test_an_unknown_session_in_any_spelling_is_404_with_its_canonical_id(

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from adapters.web import WebDependencies, WebSettings, create_web_app
+from adapters.web import PrometheusTurnMetrics, WebDependencies, WebSettings, create_web_app
 from adapters.web.testing import (
     AllProjectsOpenGate,
     InMemoryLLMConfigRepository,
@@ -49,7 +49,7 @@ from tests.api.conftest import OPEN, SequentialUuids
 SEED = 20_251_130
 EXAMPLES = 15
 TOKEN = "token-schemathesis"
-OPERATIONS = 22
+OPERATIONS = 23
 
 CONFIG = """
 [warnings]
@@ -71,6 +71,7 @@ def _app() -> Any:
             title_model=ScriptedLanguageModel(default=text_reply("Lab")),
         )
     )
+    metrics = PrometheusTurnMetrics()
     chat = ChatService(
         InMemoryCheckpointStore(),
         {"copilot": agent},
@@ -78,6 +79,7 @@ def _app() -> Any:
         clock=clock,
         ids=ids,
         settings=ChatSettings(max_message_chars=2000),
+        observers=[metrics],
     )
 
     async def reload_skills() -> dict[str, Any]:
@@ -99,6 +101,7 @@ def _app() -> Any:
             ),
         ),
         settings=WebSettings(heartbeat_interval=None, llm_test_timeout=1.0),
+        metrics=metrics,
     )
 
 

@@ -205,3 +205,29 @@ async def test_options_and_405_list_every_method_of_the_path(service: Service) -
             assert refused.status_code == 405, path
             assert set(refused.headers["allow"].split(", ")) == documented, path
             assert refused.json() == {"detail": "Method Not Allowed"}
+
+
+async def test_every_success_response_has_a_typed_schema(service: Service) -> None:
+    document = await _document(service)
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for status, response in operation["responses"].items():
+                if not status.startswith("2") or status == "204":
+                    continue
+                content = response["content"]
+                assert content, (method, path, status)
+                for media_type, body in content.items():
+                    schema = body["schema"]
+                    if media_type == "application/json":
+                        typed = schema.get("$ref") or schema.get("items", {}).get("$ref")
+                        assert typed, (method, path, status, schema)
+                    else:
+                        assert schema, (method, path, status, media_type)
+    stream = document["paths"]["/v3/copilot/projects/{project_id}/chat/stream"]["post"]
+    reply = stream["responses"]["200"]
+    assert set(reply["content"]) == {"application/json", "text/event-stream"}
+    assert reply["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/TurnReply"
+    }
+    assert set(reply["headers"]) == {"X-Session-Id", "X-Turn-Id"}
+    assert "getChatHistory" in reply["links"]
