@@ -226,6 +226,7 @@ class BuiltinAgent:
                         call.name,
                         render_tool_output(ends[call.id].output),
                         self._clock.now(),
+                        **(ends[call.id].metadata or {}),
                     )
                     for call in reply.calls
                 ),

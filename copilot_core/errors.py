@@ -11,6 +11,7 @@ vocabulary (the web adapter onto HTTP statuses) in one place::
     ├── NotFoundError
     │   ├── SessionNotFoundError       missing, or another user's (indistinguishable)
     │   ├── ProjectNotFoundError
+    │   ├── ApprovalNotFoundError      no such approval pending in the session's turn
     │   └── AgentNotFoundError         an agent id that is not configured
     ├── ConflictError
     │   ├── SessionBusyError           a turn is already running on the session
@@ -42,6 +43,7 @@ import re
 __all__ = [
     "AgentNotFoundError",
     "AgentProcessError",
+    "ApprovalNotFoundError",
     "AuthenticationError",
     "ConflictError",
     "ConversationInvariantError",
@@ -108,6 +110,17 @@ class ProjectNotFoundError(NotFoundError):
     def __init__(self, project_id: str) -> None:
         super().__init__(f"GNS3 project {project_id!r} was not found.")
         self.project_id = project_id
+
+
+class ApprovalNotFoundError(NotFoundError):
+    """No call of the session's running turn waits for this approval."""
+
+    def __init__(self, approval_id: str) -> None:
+        super().__init__(
+            f"No change waits for approval {approval_id!r} in this session; "
+            "it may belong to a turn that has ended."
+        )
+        self.approval_id = approval_id
 
 
 class AgentNotFoundError(NotFoundError):

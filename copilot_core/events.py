@@ -4,7 +4,8 @@ Two families:
 
 * **Wire events** (:data:`WireEvent`) are what clients see: spec 000's ``content``,
   ``tool_call``, ``tool_start``, ``tool_end``, ``error``, ``abort``, ``done`` and
-  ``heartbeat``, ours ``tool_progress``, and spec 002's ``thinking``, ``status``,
+  ``heartbeat``, ours ``tool_progress``, ``approval_required`` and
+  ``approval_resolved``, and spec 002's ``thinking``, ``status``,
   ``step``, ``plan``, ``answer`` and ``agent_error``. Each has a ``type`` and carries
   structured data; how an event looks on the wire (the copilot SSE protocol, spec
   002's protocol) is decided by the adapter that sends it.
@@ -31,6 +32,8 @@ __all__ = [
     "AgentErrorEvent",
     "AgentEvent",
     "AnswerEvent",
+    "ApprovalRequiredEvent",
+    "ApprovalResolvedEvent",
     "ContentEvent",
     "DoneEvent",
     "ErrorEvent",
@@ -111,6 +114,35 @@ class ToolEndEvent:
     output: Any
     status: str = "success"
     elapsed: float | None = None
+    #: Kept with the tool message (an approval's decision), not sent as such.
+    metadata: dict[str, Any] | None = None
+
+
+@value
+class ApprovalRequiredEvent:
+    """The turn waits for the user's decision on a tool call: ``preview`` says per device
+    the exact commands, or the exact topology change (``ChangePreview.to_dict()``)."""
+
+    type: ClassVar[str] = "approval_required"
+    approval_id: str
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    preview: dict[str, Any]
+
+
+@value
+class ApprovalResolvedEvent:
+    """A pending approval was decided (``decision`` approve or reject, ``by`` whom), or
+    lapsed (``reason`` timeout or aborted, then ``decision`` is reject)."""
+
+    type: ClassVar[str] = "approval_resolved"
+    approval_id: str
+    tool_call_id: str
+    decision: str
+    by: str | None = None
+    comment: str = ""
+    reason: str = "decided"
 
 
 @value
@@ -194,6 +226,8 @@ WireEvent = (
     | ToolStartEvent
     | ToolProgressEvent
     | ToolEndEvent
+    | ApprovalRequiredEvent
+    | ApprovalResolvedEvent
     | ErrorEvent
     | AbortEvent
     | DoneEvent
@@ -261,6 +295,8 @@ _WIRE_TYPES: dict[str, type[WireEvent]] = {
         ToolStartEvent,
         ToolProgressEvent,
         ToolEndEvent,
+        ApprovalRequiredEvent,
+        ApprovalResolvedEvent,
         ErrorEvent,
         AbortEvent,
         DoneEvent,

@@ -92,7 +92,13 @@ class Message(_Frozen):
 
     @classmethod
     def tool(
-        cls, id: str, tool_call_id: str, name: str, content: str, created_at: datetime
+        cls,
+        id: str,
+        tool_call_id: str,
+        name: str,
+        content: str,
+        created_at: datetime,
+        **metadata: Any,
     ) -> Message:
         return cls(
             id=id,
@@ -100,7 +106,7 @@ class Message(_Frozen):
             content=content,
             tool_call_id=tool_call_id,
             name=name,
-            metadata=_stamp(created_at),
+            metadata=_stamp(created_at) | metadata,
         )
 
     # --------------------------------------------------------------- conversion

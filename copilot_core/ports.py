@@ -19,6 +19,14 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from copilot_core.abort import AbortToken
+from copilot_core.approvals import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    Assessment,
+    ChangePreview,
+    DecisionOutcome,
+    TurnControl,
+)
 from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core.events import AgentEvent, TurnEvent, WireEvent
 from copilot_core.messages import FunctionCall, Message, Role, ToolCall
@@ -40,11 +48,16 @@ __all__ = [
     "AgentCapabilities",
     "AgentInfo",
     "AgentRunConfig",
+    "ApprovalDecision",
+    "ApprovalPolicy",
+    "Assessment",
     "Authenticator",
     "CallOptions",
+    "ChangePreview",
     "CheckpointStore",
     "Clock",
     "CopilotMode",
+    "DecisionOutcome",
     "EventSink",
     "FinishDelta",
     "FunctionCall",
@@ -61,6 +74,7 @@ __all__ = [
     "ProjectGate",
     "Role",
     "Session",
+    "SessionMatch",
     "TextDelta",
     "TokenCounter",
     "ToolCall",
@@ -72,6 +86,7 @@ __all__ = [
     "ToolSpec",
     "ToolStatus",
     "TopologySource",
+    "TurnControl",
     "TurnInfo",
     "TurnLog",
     "TurnState",
@@ -121,6 +136,8 @@ class ModelSelection:
     title_model: LanguageModel | None = None
     context_limit: int = 32_000
     copilot_mode: CopilotMode | None = None
+    #: Which tool calls wait for the user's approval (the user's setting).
+    approval: ApprovalPolicy = ApprovalPolicy.CHANGES
 
 
 class LanguageModelProvider(Protocol):
@@ -143,6 +160,12 @@ class ToolExecutor(Protocol):
 
     def specs(self, mode: CopilotMode) -> Sequence[ToolSpec]: ...
 
+    async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
+        """Whether a valid call would change a device or the topology, and exactly how
+        (the preview the user approves). Must not change anything; bad arguments may be
+        assessed as read-only (``execute`` then reports them)."""
+        ...
+
     async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
         """Run one valid call. Bad arguments are an error *result*, not an exception;
         an exception means the tool itself broke."""
@@ -156,6 +179,16 @@ class TopologySource(Protocol):
 
 
 # --------------------------------------------------------------------------- store
+@dataclass(frozen=True, slots=True)
+class SessionMatch:
+    """A session found by a search: where the text was found (``message_id`` ``None``:
+    in the title) and an excerpt around it."""
+
+    session: Session
+    snippet: str
+    message_id: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class HistoryPage:
     """The newest messages before a cursor, oldest first; ``next_cursor`` pages back."""
@@ -203,7 +236,9 @@ class CheckpointStore(Protocol):
 
         ``message_count`` grows by the number of messages appended, less the draft they
         replace, so it always equals the history's length; ``usage`` (the LLM calls that
-        produced the step) is added to the session's counters in the same transaction.
+        produced the step) is added to the session's counters in the same transaction
+        (the caller also records it in the step's first message as ``metadata.usage``, so
+        that :meth:`truncate` can take it off again).
         ``replaces`` is the id of a draft (a partial answer saved while it streamed) that
         these messages supersede: when it is the session's last message it is deleted in
         the same transaction; otherwise nothing is deleted.
@@ -236,6 +271,25 @@ class CheckpointStore(Protocol):
         """The end of a turn: add ``usage`` (LLM calls not counted with a step), set
         ``last_message_at``/``updated_at`` to ``at`` and, when given, the title. One
         transaction. Raises :class:`~copilot_core.errors.SessionNotFoundError`."""
+        ...
+
+    async def search_sessions(
+        self, project_id: str, user_id: str, text: str, *, limit: int = 20
+    ) -> list[SessionMatch]:
+        """The user's sessions whose title or any message's text contains ``text`` (case
+        does not matter for ASCII letters), most recently updated first, each with an
+        excerpt of its newest match."""
+        ...
+
+    async def truncate(self, project_id: str, thread_id: str, message_id: str) -> int:
+        """Delete ``message_id`` and every later message of the session, and take them off
+        its counters (``message_count``; the LLM calls and tokens each removed message
+        carries in ``metadata.usage``), in one transaction; returns how many went.
+
+        Raises :class:`~copilot_core.errors.SessionNotFoundError`, or
+        :class:`~copilot_core.errors.InvalidRequestError` when the session has no such
+        message (then nothing changes).
+        """
         ...
 
     async def rename_session(
@@ -327,12 +381,13 @@ class TurnLog(Protocol):
     and abort, a turn that another replica runs.
     """
 
-    async def open(self, turn: TurnInfo, abort: AbortToken) -> None:
+    async def open(self, turn: TurnInfo, control: TurnControl) -> None:
         """Start the log of a new turn and claim its session for it.
 
         Raises :class:`~copilot_core.errors.SessionBusyError` when the session already
         has an open turn. An abort requested through :meth:`request_abort`, from
-        anywhere, sets ``abort``.
+        anywhere, sets ``control.abort``; a decision sent through :meth:`send_decision`
+        reaches ``control.decide``.
         """
         ...
 
@@ -367,6 +422,14 @@ class TurnLog(Protocol):
 
     async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
         """Abort the session's open turn wherever it runs; False when none is open."""
+        ...
+
+    async def send_decision(
+        self, project_id: str, session_id: str, approval_id: str, decision: ApprovalDecision
+    ) -> DecisionOutcome:
+        """Deliver a decision on one of the open turn's pending approvals, wherever it
+        runs: accepted once; ``already_decided`` after; ``unknown`` when no open turn of
+        the session has that approval."""
         ...
 
 

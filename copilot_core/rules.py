@@ -6,7 +6,9 @@ from __future__ import annotations
 from copilot_core.errors import InvalidRequestError
 
 __all__ = [
+    "MAX_COMMENT_CHARS",
     "MAX_MESSAGE_CHARS",
+    "MAX_SEARCH_CHARS",
     "TEMPERATURE_MAX",
     "TEMPERATURE_MIN",
     "TITLE_MAX_CHARS",
@@ -21,6 +23,10 @@ TEMPERATURE_MIN = 0.0
 TEMPERATURE_MAX = 2.0
 #: A session title's length bound (spec 000).
 TITLE_MAX_CHARS = 255
+#: The text a session search looks for.
+MAX_SEARCH_CHARS = 200
+#: The comment that may come with an approval decision.
+MAX_COMMENT_CHARS = 2000
 
 
 def check_message(message: str, max_chars: int = MAX_MESSAGE_CHARS) -> str:

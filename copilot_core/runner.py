@@ -26,6 +26,7 @@ deleted, the task is cancelled — the turn ends with ``error`` (when something 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -33,17 +34,27 @@ from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
 
 from copilot_core.abort import AbortToken
+from copilot_core.approvals import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    ApprovalRequest,
+    DecisionOutcome,
+    TurnControl,
+)
 from copilot_core.conversation import Conversation
 from copilot_core.errors import (
     ConversationInvariantError,
     CopilotError,
     LLMNotConfiguredError,
     ServiceUnavailableError,
+    SessionNotFoundError,
     error_code,
 )
 from copilot_core.events import (
     AbortEvent,
     AgentEvent,
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
     ContentEvent,
     DoneEvent,
     ErrorEvent,
@@ -70,6 +81,7 @@ from copilot_core.ports import (
 from copilot_core.prompts import fallback_title
 from copilot_core.session import CopilotMode, Session
 from copilot_core.stats import StatsCollector, Usage
+from copilot_core.streams import Aborted, race_abort
 from copilot_core.tools import ToolContext
 from copilot_core.turns import TurnInfo, TurnRequest, TurnResult
 
@@ -89,13 +101,15 @@ class RunnerSettings:
     draft_chars: int = 2048
     #: A turn's final save gives up after this many seconds (the turn still ends).
     save_timeout: float = 30.0
+    #: A call waiting for the user's approval counts as rejected after this many seconds.
+    approval_timeout: float = 600.0
 
 
 class TurnHandle:
     """A turn as its clients see it: follow its events; wait for its result when this
     process runs it."""
 
-    __slots__ = ("_finished", "_live", "_log", "info", "last_seq")
+    __slots__ = ("_finished", "_live", "_log", "info", "last_seq", "pending")
 
     def __init__(
         self,
@@ -104,11 +118,14 @@ class TurnHandle:
         *,
         last_seq: int = 0,
         finished: bool = False,
+        pending: tuple[TurnEvent, ...] = (),
         live: _LiveTurn | None = None,
     ) -> None:
         self.info = info
         #: How many events the turn had when this handle was made.
         self.last_seq = last_seq
+        #: Its ``approval_required`` events still waiting for a decision, then.
+        self.pending = pending
         self._finished = finished
         self._log = turn_log
         self._live = live
@@ -167,7 +184,7 @@ class _LiveTurn:
     """A turn this process runs: everything the driver needs and what it produced."""
 
     info: TurnInfo
-    abort: AbortToken
+    control: TurnControl
     result: asyncio.Future[TurnResult]
     backend: AgentBackend | None = None
     query: str = ""
@@ -183,6 +200,10 @@ class _LiveTurn:
     abort_sent: bool = False
     draft: _Draft = field(default_factory=_Draft)
     task: asyncio.Task[None] | None = None
+
+    @property
+    def abort(self) -> AbortToken:
+        return self.control.abort
 
 
 class TurnRunner:
@@ -239,8 +260,8 @@ class TurnRunner:
         loop = asyncio.get_running_loop()
         session_id = session.thread_id if session is not None else self._ids.new_id()
         info = TurnInfo(self._ids.new_id(), request.project_id, session_id, request.user_id)
-        turn = _LiveTurn(info, AbortToken(), loop.create_future(), backend, query)
-        await self._log.open(info, turn.abort)  # SessionBusyError: nothing to undo
+        turn = _LiveTurn(info, TurnControl(), loop.create_future(), backend, query)
+        await self._log.open(info, turn.control)  # SessionBusyError: nothing to undo
         self._live[info.turn_id] = turn
         if self.closing:  # shutdown began while we claimed the session
             turn.abort.abort("the service is shutting down")
@@ -266,6 +287,12 @@ class TurnRunner:
                     )
                 )
             else:
+                if request.replace_from is not None:
+                    await self._store.truncate(request.project_id, session_id, request.replace_from)
+                    self.windows.forget(request.project_id, session_id)
+                    session = await self._store.get_session(request.project_id, session_id)
+                    if session is None:
+                        raise SessionNotFoundError(session_id)
                 turn.history = await self.windows.load(
                     session, selection.context_limit if selection else None
                 )
@@ -290,6 +317,8 @@ class TurnRunner:
                 mode=mode,
                 abort=turn.abort,
                 credentials=request.credentials,
+                approval=selection.approval if selection is not None else ApprovalPolicy.NEVER,
+                approver=functools.partial(self._approve, turn),
             ),
             model=selection,
             generate_title=not session.title,
@@ -309,6 +338,7 @@ class TurnRunner:
             self._log,
             last_seq=state.last_seq,
             finished=state.finished,
+            pending=state.pending,
             live=self._live.get(state.info.turn_id),
         )
 
@@ -325,6 +355,15 @@ class TurnRunner:
             if (turn.info.project_id, turn.info.session_id) == (project_id, session_id):
                 return turn.abort.abort(reason)
         return await self._log.request_abort(project_id, session_id, reason)
+
+    async def decide(
+        self, project_id: str, session_id: str, approval_id: str, decision: ApprovalDecision
+    ) -> DecisionOutcome:
+        """Deliver a decision on a pending approval of the session's turn, wherever it runs."""
+        for turn in self._live.values():
+            if (turn.info.project_id, turn.info.session_id) == (project_id, session_id):
+                return turn.control.decide(approval_id, decision)
+        return await self._log.send_decision(project_id, session_id, approval_id, decision)
 
     async def stop(self, project_id: str, session_id: str | None, reason: str) -> None:
         """Abort the running turns of a session (or of every session of a project) and wait
@@ -416,11 +455,20 @@ class TurnRunner:
                 f"{[m.role.value for m in messages]}"
             )
         info = turn.info
+        usage = turn.unsaved_usage
+        if usage:  # the step's first message carries what produced it
+            first = messages[0]
+            messages = [
+                first.model_copy(
+                    update={"metadata": {**first.metadata, "usage": usage.to_metadata()}}
+                ),
+                *messages[1:],
+            ]
         await self._store.append_messages(
             info.project_id,
             info.session_id,
             messages,
-            usage=turn.unsaved_usage or None,
+            usage=usage or None,
             replaces=turn.draft.id,
         )
         turn.conversation.extend(messages)
@@ -503,9 +551,56 @@ class TurnRunner:
             if not turn.result.done():
                 turn.result.set_result(result)
 
+    # ================================================================ approvals
+    async def _approve(self, turn: _LiveTurn, request: ApprovalRequest) -> ApprovalDecision:
+        """Ask the user about one call: ``approval_required``, then wait (bounded) for the
+        decision; ``approval_resolved`` tells every client how it ended."""
+        approval_id = self._ids.new_id()
+        waiting = turn.control.expect(approval_id)
+        self._publish(
+            turn,
+            ApprovalRequiredEvent(
+                approval_id,
+                request.tool_call_id,
+                request.tool_name,
+                dict(request.arguments),
+                request.preview.to_dict(),
+            ),
+        )
+        decision: ApprovalDecision | None = None
+        try:
+            decision = await race_abort(
+                asyncio.shield(waiting), turn.abort, self.settings.approval_timeout
+            )
+        except TimeoutError:
+            decision = ApprovalDecision(False, reason="timeout")
+        except Aborted:
+            decision = ApprovalDecision(False, reason="aborted")
+        finally:
+            if decision is None:  # cancelled (abort while tools run): nobody decided
+                decision = ApprovalDecision(False, reason="aborted")
+            if turn.control.decide(approval_id, decision) is not DecisionOutcome.ACCEPTED:
+                decision = waiting.result()  # the user's, which came first
+            self._publish(
+                turn,
+                ApprovalResolvedEvent(
+                    approval_id,
+                    request.tool_call_id,
+                    "approve" if decision.approve else "reject",
+                    decision.user_id,
+                    decision.comment,
+                    decision.reason,
+                ),
+            )
+        return decision
+
     # ================================================================== publish
     def _publish(self, turn: _LiveTurn, event: WireEvent, *, final: bool = False) -> None:
-        if turn.abort_sent and not final and not isinstance(event, ErrorEvent | AbortEvent):
+        if (
+            turn.abort_sent
+            and not final
+            and not isinstance(event, ErrorEvent | AbortEvent | ApprovalResolvedEvent)
+        ):
             return  # the backend's late words after abort
         try:
             self._log.append(turn.info.turn_id, event)

@@ -12,8 +12,11 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 
+from copilot_core.approvals import ApprovalDecision, DecisionOutcome
 from copilot_core.errors import (
     AgentNotFoundError,
+    ApprovalNotFoundError,
+    ConflictError,
     InvalidRequestError,
     SessionNotFoundError,
 )
@@ -29,9 +32,17 @@ from copilot_core.ports import (
     HistoryPage,
     IdFactory,
     LanguageModelProvider,
+    SessionMatch,
     TurnLog,
 )
-from copilot_core.rules import MAX_MESSAGE_CHARS, TITLE_MAX_CHARS, check_message, check_overrides
+from copilot_core.rules import (
+    MAX_COMMENT_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_SEARCH_CHARS,
+    TITLE_MAX_CHARS,
+    check_message,
+    check_overrides,
+)
 from copilot_core.runner import RunnerSettings, TurnHandle, TurnRunner
 from copilot_core.session import CopilotMode, Session
 from copilot_core.turnlog import InMemoryTurnLog
@@ -119,6 +130,10 @@ class ChatService:
         session = None
         if request.session_id is not None:
             session = await self._owned(request.project_id, request.session_id, request.user_id)
+        if request.replace_from is not None:
+            if session is None:
+                raise InvalidRequestError("replace_from needs the session_id it belongs to.")
+            await self._check_last_question(session, request.replace_from)
         return await self.runner.start(
             request, backend, agent_id=agent_id, query=query, session=session
         )
@@ -140,6 +155,36 @@ class ChatService:
         """Abort the session's running turn; False when none was running."""
         await self._owned(project_id, session_id, user_id)
         return await self.runner.abort(project_id, session_id)
+
+    async def decide(
+        self,
+        project_id: str,
+        session_id: str,
+        user_id: str,
+        approval_id: str,
+        *,
+        approve: bool,
+        comment: str = "",
+    ) -> None:
+        """The session owner's decision on a call waiting for approval.
+
+        Raises :class:`ApprovalNotFoundError` when the session's running turn has no such
+        approval (or the session is not the caller's), :class:`ConflictError` when it was
+        decided already (or lapsed).
+        """
+        if len(comment) > MAX_COMMENT_CHARS:
+            raise InvalidRequestError(f"comment must be at most {MAX_COMMENT_CHARS} characters.")
+        await self._owned(project_id, session_id, user_id)
+        outcome = await self.runner.decide(
+            project_id,
+            session_id,
+            approval_id,
+            ApprovalDecision(approve, user_id=user_id, comment=comment.strip()),
+        )
+        if outcome is DecisionOutcome.UNKNOWN:
+            raise ApprovalNotFoundError(approval_id)
+        if outcome is DecisionOutcome.ALREADY_DECIDED:
+            raise ConflictError(f"Approval {approval_id!r} was already decided.")
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """Refuse new turns; abort every running one and give them ``grace`` seconds to save."""
@@ -191,6 +236,18 @@ class ChatService:
         ):
             page = HistoryPage(messages[:-1], page.next_cursor)
         return session, page
+
+    async def search_sessions(
+        self, project_id: str, user_id: str, text: str, *, limit: int = 20
+    ) -> list[SessionMatch]:
+        """The caller's sessions whose title or messages contain ``text``, newest first."""
+        needle = " ".join(text.split())
+        if not 1 <= len(needle) <= MAX_SEARCH_CHARS:
+            raise InvalidRequestError(
+                f"the search text must be 1 to {MAX_SEARCH_CHARS} characters."
+            )
+        self._check_page(limit)
+        return await self._store.search_sessions(project_id, user_id, needle, limit=limit)
 
     async def rename(self, project_id: str, session_id: str, user_id: str, title: str) -> Session:
         clean = " ".join(title.split())
@@ -244,6 +301,16 @@ class ChatService:
         if session is None or session.user_id != user_id:
             raise SessionNotFoundError(session_id)
         return session
+
+    async def _check_last_question(self, session: Session, message_id: str) -> None:
+        """Only the session's last user message can be edited or regenerated."""
+        page = await self._store.history(session.project_id, session.thread_id, limit=256)
+        last = next((m for m in reversed(page.messages) if m.role is Role.USER), None)
+        if last is None or last.id != message_id:
+            raise InvalidRequestError(
+                "Only the last question of a session can be edited or asked again; "
+                f"{message_id!r} is not it."
+            )
 
     def _check_page(self, limit: int) -> None:
         if not 1 <= limit <= self.settings.max_page:

@@ -8,7 +8,9 @@ the turn adds to the history (user, assistant and tool), so a session's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["StatsCollector", "TurnStats", "Usage"]
 
@@ -34,6 +36,23 @@ class Usage:
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
         )
+
+    def to_metadata(self) -> dict[str, int]:
+        """How a step's first message carries the usage that produced it."""
+        return {
+            "llm_calls": self.llm_calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+    @classmethod
+    def of(cls, metadata: Mapping[str, Any]) -> Usage:
+        """The usage a message carries in its metadata (none: zero)."""
+        raw = metadata.get("usage")
+        if not isinstance(raw, Mapping):
+            return cls()
+        values = [raw.get(key) for key in ("llm_calls", "input_tokens", "output_tokens")]
+        return cls(*(value if isinstance(value, int) and value > 0 else 0 for value in values))
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,11 +22,24 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from copilot_core.approvals import Assessment, ChangePreview
 from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
-from copilot_core.errors import LLMError, LLMNotConfiguredError, SessionNotFoundError
+from copilot_core.errors import (
+    InvalidRequestError,
+    LLMError,
+    LLMNotConfiguredError,
+    SessionNotFoundError,
+)
 from copilot_core.events import AgentEvent, LLMCallCompleted, StepCompleted, TitleGenerated
 from copilot_core.messages import Message
-from copilot_core.ports import CallOptions, HistoryPage, ModelOverrides, ModelSelection
+from copilot_core.ports import (
+    CallOptions,
+    HistoryPage,
+    ModelOverrides,
+    ModelSelection,
+    SessionMatch,
+)
+from copilot_core.search import excerpt
 from copilot_core.session import CopilotMode, Session
 from copilot_core.stats import Usage
 from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
@@ -187,6 +200,8 @@ class FakeTool:
     spec: ToolSpec
     handler: Handler
     modes: frozenset[CopilotMode] = frozenset(CopilotMode)
+    #: How a call is assessed: ``None`` (read-only), or the change it makes.
+    changes: Callable[[dict[str, Any]], ChangePreview] | None = None
 
 
 @dataclass(slots=True)
@@ -206,18 +221,26 @@ class FakeToolExecutor:
         mutates_topology: bool = False,
         description: str = "",
         parameters: dict[str, Any] | None = None,
+        changes: Callable[[dict[str, Any]], ChangePreview] | None = None,
     ) -> FakeToolExecutor:
+        """Add a tool; ``changes`` makes its calls changes of the lab, previewed by it."""
         spec = ToolSpec(
             name,
             description or f"The {name} tool.",
             parameters or {"type": "object", "properties": {}},
             mutates_topology,
         )
-        self.tools[name] = FakeTool(spec, handler, frozenset(modes))
+        self.tools[name] = FakeTool(spec, handler, frozenset(modes), changes)
         return self
 
     def specs(self, mode: CopilotMode) -> Sequence[ToolSpec]:
         return [tool.spec for tool in self.tools.values() if mode in tool.modes]
+
+    async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
+        changes = self.tools[call.name].changes
+        if changes is None:
+            return Assessment.read_only()
+        return Assessment(True, changes(dict(call.arguments or {})))
 
     async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
         self.executed.append(call)
@@ -349,6 +372,48 @@ class InMemoryCheckpointStore:
                 "total_tokens": session.total_tokens + usage.total_tokens,
             }
         )
+
+    async def search_sessions(
+        self, project_id: str, user_id: str, text: str, *, limit: int = 20
+    ) -> list[SessionMatch]:
+        needle = text.lower()
+        mine = [s for s in self._sessions.get(project_id, {}).values() if s.user_id == user_id]
+        mine.sort(key=lambda s: (s.updated_at, s.id or 0), reverse=True)
+        found: list[SessionMatch] = []
+        for session in mine:
+            hit = next(
+                (
+                    m
+                    for m in reversed(self._messages[(project_id, session.thread_id)])
+                    if needle in m.content.lower()
+                ),
+                None,
+            )
+            if hit is not None:
+                found.append(SessionMatch(session, excerpt(hit.content, text), hit.id))
+            elif needle in session.title.lower():
+                found.append(SessionMatch(session, session.title))
+        return found[:limit]
+
+    async def truncate(self, project_id: str, thread_id: str, message_id: str) -> int:
+        log = self._log(project_id, thread_id)
+        index = next((n for n, m in enumerate(log) if m.id == message_id), None)
+        if index is None:
+            raise InvalidRequestError(f"message {message_id!r} is not in this session.")
+        removed = log[index:]
+        del log[index:]
+        usage = sum((Usage.of(m.metadata) for m in removed), Usage())
+        session = self._require(project_id, thread_id)
+        self._sessions[project_id][thread_id] = session.model_copy(
+            update={
+                "message_count": session.message_count - len(removed),
+                "llm_calls_count": max(session.llm_calls_count - usage.llm_calls, 0),
+                "input_tokens": max(session.input_tokens - usage.input_tokens, 0),
+                "output_tokens": max(session.output_tokens - usage.output_tokens, 0),
+                "total_tokens": max(session.total_tokens - usage.total_tokens, 0),
+            }
+        )
+        return len(removed)
 
     async def rename_session(
         self, project_id: str, thread_id: str, title: str, at: datetime

@@ -6,6 +6,10 @@ for every caller (the built-in agent, an MCP client) and every tool source:
 * the mode's policy: only the tools the mode offers are run; any other call gets an
   error result naming the tools that are available;
 * malformed calls (arguments that are not a JSON object) get an error result;
+* approval: the executor assesses each call; when the user's
+  :class:`~copilot_core.approvals.ApprovalPolicy` requires it, the call waits for the
+  user's decision (``ToolContext.approver``) and a rejected call is answered
+  ``rejected``, the decision kept with the tool message;
 * the time limit, and the mapping of failures to error results (a tool that raises a
   :class:`~copilot_core.errors.CopilotError` reports its message; anything else is an
   internal error, logged);
@@ -24,6 +28,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from copilot_core.approvals import ApprovalDecision, ApprovalRequest, ChangePreview
 from copilot_core.errors import CopilotError
 from copilot_core.events import ToolEndEvent, ToolProgressEvent, ToolStartEvent
 from copilot_core.ports import ToolExecutor
@@ -143,22 +148,53 @@ class ToolGate:
         return None
 
     async def _execute(self, call: ParsedToolCall, ctx: ToolContext) -> ToolResult:
+        """Assess the call, have it approved when the policy says so, then run it within
+        the time limit (waiting for a decision does not count against it)."""
+        decision: ApprovalDecision | None = None
         try:
+            assessment = await self._tools.assess(call, ctx)
+            if ctx.approval.requires(assessment):
+                if ctx.approver is None:
+                    return ToolResult.error(
+                        f"{call.name} needs the user's approval, and no one can approve it here."
+                    )
+                decision = await ctx.approver(
+                    ApprovalRequest(
+                        approval_id="",  # the approver names it
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        arguments=dict(call.arguments or {}),
+                        preview=assessment.preview or ChangePreview(f"{call.name} will run."),
+                    )
+                )
+                if not decision.approve:
+                    if decision.reason == "aborted":  # the turn's abort answers it
+                        return replace(
+                            ToolResult.aborted(), metadata={"approval": decision.to_metadata()}
+                        )
+                    return ToolResult.rejected(decision)
             async with asyncio.timeout(self.timeout):
-                return await self._tools.execute(call, ctx)
+                result = await self._tools.execute(call, ctx)
         except TimeoutError:
-            return ToolResult.error(f"{call.name} did not finish within {self.timeout:g} s.")
+            result = ToolResult.error(f"{call.name} did not finish within {self.timeout:g} s.")
         except CopilotError as exc:
-            return ToolResult.error(exc.message)
+            result = ToolResult.error(exc.message)
         except Exception:
             log.exception("tool %s failed", call.name)
-            return ToolResult.error(
+            result = ToolResult.error(
                 f"{call.name} failed with an internal error; see the server log."
             )
+        if decision is None:
+            return result
+        return replace(
+            result, metadata={**(result.metadata or {}), "approval": decision.to_metadata()}
+        )
 
 
 def _end(call: ParsedToolCall, result: ToolResult, elapsed: float) -> ToolEndEvent:
-    return ToolEndEvent(call.name, call.id, result.output, result.status.value, elapsed)
+    return ToolEndEvent(
+        call.name, call.id, result.output, result.status.value, elapsed, result.metadata
+    )
 
 
 class _ProgressRelay:

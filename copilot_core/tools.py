@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from copilot_core.abort import AbortToken
+from copilot_core.approvals import ApprovalDecision, ApprovalPolicy, ApprovalRequest
 from copilot_core.session import CopilotMode
 
 __all__ = [
+    "Approver",
     "ParsedToolCall",
     "ToolContext",
     "ToolProgress",
@@ -83,6 +85,8 @@ class ToolStatus(StrEnum):
     SUCCESS = "success"
     ERROR = "error"
     ABORTED = "aborted"
+    #: The user did not approve the call (rejected it, or did not answer in time).
+    REJECTED = "rejected"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +95,8 @@ class ToolResult:
 
     output: Any
     status: ToolStatus = ToolStatus.SUCCESS
+    #: Kept with the tool message (e.g. an approval's decision and who made it).
+    metadata: dict[str, Any] | None = None
 
     @classmethod
     def error(cls, message: str, **details: Any) -> ToolResult:
@@ -99,6 +105,19 @@ class ToolResult:
     @classmethod
     def aborted(cls) -> ToolResult:
         return cls({"status": "aborted"}, ToolStatus.ABORTED)
+
+    @classmethod
+    def rejected(cls, decision: ApprovalDecision) -> ToolResult:
+        """The answer to a call the user did not approve: the model learns why, so it can
+        propose something else."""
+        if decision.reason == "timeout":
+            why = "The user did not approve this change in time; it was not made."
+        else:
+            why = "The user rejected this change; it was not made."
+        output: dict[str, Any] = {"status": "rejected", "error": why}
+        if decision.comment:
+            output["comment"] = decision.comment
+        return cls(output, ToolStatus.REJECTED, {"approval": decision.to_metadata()})
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +133,10 @@ class ToolProgress:
 
 def _ignore_progress(progress: ToolProgress) -> None:
     return None
+
+
+#: Asks the user to decide on a call and waits for the answer (bounded by the asker).
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +158,10 @@ class ToolContext:
     progress: Callable[[ToolProgress], None] = field(
         default=_ignore_progress, repr=False, compare=False
     )
+    #: Which calls wait for the user's approval, and who asks for it (the turn runner);
+    #: without an approver nothing can be approved, so the policy must be ``never``.
+    approval: ApprovalPolicy = ApprovalPolicy.NEVER
+    approver: Approver | None = field(default=None, repr=False, compare=False)
 
     def report_progress(self, text: str, *, device: str | None = None) -> None:
         """Hand on output produced since the last report (empty text is ignored)."""

@@ -11,9 +11,15 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from copilot_core.abort import AbortToken
+from copilot_core.approvals import ApprovalDecision, DecisionOutcome, TurnControl
 from copilot_core.errors import SessionBusyError
-from copilot_core.events import HeartbeatEvent, TurnEvent, WireEvent
+from copilot_core.events import (
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
+    HeartbeatEvent,
+    TurnEvent,
+    WireEvent,
+)
 from copilot_core.turns import TurnInfo, TurnState
 
 __all__ = ["InMemoryTurnLog"]
@@ -24,7 +30,7 @@ _HEARTBEAT = "heartbeat"
 @dataclass(eq=False, slots=True)
 class _Turn:
     info: TurnInfo
-    abort: AbortToken
+    control: TurnControl
     previous: str | None
     events: list[TurnEvent] = field(default_factory=list)
     waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
@@ -47,12 +53,12 @@ class InMemoryTurnLog:
         self._turns: dict[str, _Turn] = {}
         self._latest: dict[tuple[str, str], str] = {}  # (project, session) -> turn id
 
-    async def open(self, turn: TurnInfo, abort: AbortToken) -> None:
+    async def open(self, turn: TurnInfo, control: TurnControl) -> None:
         key = (turn.project_id, turn.session_id)
         previous = self._latest.get(key)
         if previous is not None and not self._turns[previous].closed:
             raise SessionBusyError(turn.session_id)
-        self._turns[turn.turn_id] = _Turn(turn, abort, previous)
+        self._turns[turn.turn_id] = _Turn(turn, control, previous)
         self._latest[key] = turn.turn_id
 
     def append(self, turn_id: str, event: WireEvent) -> TurnEvent:
@@ -90,13 +96,25 @@ class InMemoryTurnLog:
         if turn_id is None:
             return None
         turn = self._turns[turn_id]
-        return TurnState(turn.info, len(turn.events), turn.closed)
+        return TurnState(turn.info, len(turn.events), turn.closed, _pending(turn))
 
     async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
+        turn = self._open_turn(project_id, session_id)
+        return turn is not None and turn.control.abort.abort(reason)
+
+    async def send_decision(
+        self, project_id: str, session_id: str, approval_id: str, decision: ApprovalDecision
+    ) -> DecisionOutcome:
+        turn = self._open_turn(project_id, session_id)
+        if turn is None:
+            return DecisionOutcome.UNKNOWN
+        return turn.control.decide(approval_id, decision)
+
+    def _open_turn(self, project_id: str, session_id: str) -> _Turn | None:
         turn_id = self._latest.get((project_id, session_id))
         if turn_id is None or self._turns[turn_id].closed:
-            return False
-        return self._turns[turn_id].abort.abort(reason)
+            return None
+        return self._turns[turn_id]
 
     async def subscribe(
         self, turn_id: str, *, after: int = 0, heartbeat: float | None = None
@@ -134,6 +152,20 @@ class InMemoryTurnLog:
         key = (turn.info.project_id, turn.info.session_id)
         if self._latest.get(key) == turn_id:
             del self._latest[key]
+
+
+def _pending(turn: _Turn) -> tuple[TurnEvent, ...]:
+    """The turn's ``approval_required`` events not followed by their resolution."""
+    if turn.closed:
+        return ()
+    waiting: dict[str, TurnEvent] = {}
+    for stamped in turn.events:
+        event = stamped.event
+        if isinstance(event, ApprovalRequiredEvent):
+            waiting[event.approval_id] = stamped
+        elif isinstance(event, ApprovalResolvedEvent):
+            waiting.pop(event.approval_id, None)
+    return tuple(waiting.values())
 
 
 def _settle(waiter: asyncio.Future[str | None], why: str | None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from copilot_core.events import TurnEvent
 from copilot_core.messages import Message
 from copilot_core.session import CopilotMode
 from copilot_core.stats import TurnStats
@@ -25,6 +26,9 @@ class TurnRequest:
     temperature: float | None = None
     max_tokens: int | None = None
     credentials: str | None = None
+    #: Edit or regenerate: the id of the session's last user message; it and everything
+    #: after it are dropped (and taken off the counters) before this message is answered.
+    replace_from: str | None = None
 
     def __repr__(self) -> str:
         return (
@@ -46,11 +50,14 @@ class TurnInfo:
 
 @dataclass(frozen=True, slots=True)
 class TurnState:
-    """Where a turn stands in its log: events so far, and whether it has ended."""
+    """Where a turn stands in its log: events so far, whether it has ended, and the
+    ``approval_required`` events still waiting for a decision (to show them again to a
+    client that re-attaches after them)."""
 
     info: TurnInfo
     last_seq: int
     finished: bool
+    pending: tuple[TurnEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ from copilot_core import (
     ChatService,
     ChatSettings,
     InMemoryTurnLog,
+    RunnerSettings,
     SystemClock,
     TurnRunner,
     UuidIdFactory,
@@ -144,6 +145,7 @@ class Container(containers.DeclarativeContainer):
     turn_log = providers.Singleton(InMemoryTurnLog, retention=config.finished_turn_retention)
     metrics = providers.Singleton(PrometheusTurnMetrics)
     turn_logger = providers.Singleton(StructlogTurnObserver)
+    runner_settings = providers.Singleton(RunnerSettings, approval_timeout=config.approval_timeout)
     runner = providers.Singleton(
         TurnRunner,
         store,
@@ -151,6 +153,7 @@ class Container(containers.DeclarativeContainer):
         models=models,
         clock=clock,
         ids=ids,
+        settings=runner_settings,
         observers=providers.List(metrics, turn_logger),
     )
     chat = providers.Singleton(

@@ -58,6 +58,12 @@ class Settings(BaseSettings):
     finished_turn_retention: float = Field(
         default=60.0, ge=0, description="Seconds a finished turn can still be re-attached."
     )
+    approval_timeout: float = Field(
+        default=600.0,
+        gt=0,
+        description="Seconds a tool call waits for the user's approval before it counts as "
+        "rejected.",
+    )
     readiness_timeout: float = Field(default=3.0, gt=0)
     cors_origins: tuple[str, ...] = Field(
         default=(),

@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.gns3._capture import analyze_pcap
+from adapters.gns3._changes import COMMAND_TOOLS, assess_call
 from adapters.gns3._client import Gns3Client
 from adapters.gns3._command_policy import DeviceKind, configuration_reason
 from adapters.gns3._console import ConsoleRunner, ConsoleTarget, ConsoleTranscript
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._skills import SkillLibrary
 from copilot_core.errors import AuthenticationError, CopilotError
+from copilot_core.ports import Assessment
 from copilot_core.session import CopilotMode
 from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec, ToolStatus
 
@@ -334,6 +336,19 @@ class Gns3ToolExecutor:
 
     def specs(self, mode: CopilotMode) -> Sequence[ToolSpec]:
         return [tool.spec for tool in _TOOLS if mode in tool.modes]
+
+    async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
+        """Whether the call would change a device or the topology (see ``_changes``)."""
+        args = call.arguments or {}
+        if call.name not in COMMAND_TOOLS or not context.credentials:
+            return assess_call(call.name, args)
+        lab = await self._snapshot(context, context.credentials)
+
+        def kind_of(name: str) -> DeviceKind | None:
+            node = lab.by_name(name)
+            return lab.kind(node) if node is not None else None
+
+        return assess_call(call.name, args, kind_of)
 
     async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
         tool = self._tools.get(call.name)

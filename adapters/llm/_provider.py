@@ -69,6 +69,7 @@ class SettingsLanguageModelProvider:
             title_model=title_model,
             context_limit=settings.effective_context_limit,
             copilot_mode=settings.copilot_mode,
+            approval=settings.approval,
         )
 
     def _model(self, settings: LLMSettings, name: str) -> LangchainLanguageModel:

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from copilot_core.errors import InvalidRequestError
+from copilot_core.ports import ApprovalPolicy
 from copilot_core.session import CopilotMode
 
 __all__ = [
@@ -64,6 +65,9 @@ class _SettingsFields(BaseModel):
     context_limit: int | None = Field(default=None, gt=0)
     title_model: str | None = Field(default=None, min_length=1, max_length=200)
     copilot_mode: CopilotMode | None = None
+    approval: ApprovalPolicy = ApprovalPolicy.CHANGES
+    """Which tool calls wait for the user's approval: ``changes`` (every call that can
+    change a device or the topology), ``always`` or ``never``."""
 
     @field_validator("provider")
     @classmethod

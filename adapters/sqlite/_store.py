@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import logging
 import re
 import sqlite3
@@ -34,7 +35,8 @@ from copilot_core.errors import (
     StoreError,
 )
 from copilot_core.messages import Message
-from copilot_core.ports import HistoryPage
+from copilot_core.ports import HistoryPage, SessionMatch
+from copilot_core.search import excerpt
 from copilot_core.session import CopilotMode, Session
 from copilot_core.stats import Usage
 
@@ -266,6 +268,70 @@ class SqliteCheckpointStore:
             )
             if cursor.rowcount == 0:
                 raise SessionNotFoundError(thread_id)
+
+    async def search_sessions(
+        self, project_id: str, user_id: str, text: str, *, limit: int = 20
+    ) -> list[SessionMatch]:
+        if not text.strip() or limit <= 0:
+            return []
+        pattern = "%" + re.sub(r"([\\%_])", r"\\\1", text) + "%"
+        async with self._use(project_id) as conn:
+            rows = await conn.execute_fetchall(
+                f"SELECT {SESSION_JSON}, title, (SELECT json_array("
+                "json_extract(m.message, '$.id'), json_extract(m.message, '$.content')) "
+                "FROM chat_messages m "
+                "WHERE m.session_id = chat_sessions.id "
+                "AND json_extract(m.message, '$.content') LIKE ? ESCAPE '\\' "
+                "ORDER BY m.seq DESC LIMIT 1) AS hit "
+                "FROM chat_sessions WHERE user_id = ? AND project_id = ? "
+                "AND (hit IS NOT NULL OR title LIKE ? ESCAPE '\\') "
+                "ORDER BY updated_at DESC, id DESC LIMIT ?",
+                (pattern, user_id, project_id, pattern, limit),
+            )
+        found: list[SessionMatch] = []
+        for row in rows:
+            (session,) = decode_sessions([row[0]])
+            if row[2] is not None:
+                message_id, content = json.loads(row[2])
+                found.append(SessionMatch(session, excerpt(str(content), text), message_id))
+            else:
+                found.append(SessionMatch(session, session.title))
+        return found
+
+    async def truncate(self, project_id: str, thread_id: str, message_id: str) -> int:
+        async with self._write(project_id) as conn:
+            removed = list(
+                await conn.execute_fetchall(
+                    "DELETE FROM chat_messages WHERE session_id = "
+                    "(SELECT id FROM chat_sessions WHERE thread_id = ?) AND seq >= "
+                    "(SELECT m.seq FROM chat_messages m JOIN chat_sessions s "
+                    "ON s.id = m.session_id WHERE s.thread_id = ? "
+                    "AND json_extract(m.message, '$.id') = ?) RETURNING message",
+                    (thread_id, thread_id, message_id),
+                )
+            )
+            if not removed:
+                await self._require(conn, project_id, thread_id)
+                raise InvalidRequestError(f"message {message_id!r} is not in this session.")
+            usage = sum(
+                (Usage.of(json.loads(row[0]).get("metadata") or {}) for row in removed), Usage()
+            )
+            await conn.execute(
+                "UPDATE chat_sessions SET message_count = message_count - ?, "
+                "llm_calls_count = MAX(llm_calls_count - ?, 0), "
+                "input_tokens = MAX(input_tokens - ?, 0), "
+                "output_tokens = MAX(output_tokens - ?, 0), "
+                "total_tokens = MAX(total_tokens - ?, 0) WHERE thread_id = ?",
+                (
+                    len(removed),
+                    usage.llm_calls,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.total_tokens,
+                    thread_id,
+                ),
+            )
+        return len(removed)
 
     async def rename_session(
         self, project_id: str, thread_id: str, title: str, at: datetime

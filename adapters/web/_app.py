@@ -38,7 +38,7 @@ from adapters.web._methods import complete_allow_middleware
 from adapters.web._observers import PrometheusTurnMetrics, metrics_route
 from adapters.web._openapi import ExactDocument, RefinedRenderPlugin
 from adapters.web._page import page_routes
-from adapters.web._schemas import ChatRequest, LLMConfigBody, RenameRequest
+from adapters.web._schemas import ChatRequest, DecisionRequest, LLMConfigBody, RenameRequest
 from adapters.web._state import authenticated, dependencies, init_state, installed
 
 __all__ = ["API_PREFIX", "create_web_app"]
@@ -124,7 +124,14 @@ def _render_plugins() -> list[OpenAPIRenderPlugin]:
     (also ``/schema``), all from the document made exact (see ``_openapi``)."""
     exact = ExactDocument(
         api_prefix=API_PREFIX,
-        bodies=(ChatRequest, RenameRequest, LLMConfigBody, LoginRequest, RenderRequest),
+        bodies=(
+            ChatRequest,
+            RenameRequest,
+            DecisionRequest,
+            LLMConfigBody,
+            LoginRequest,
+            RenderRequest,
+        ),
         event_streams=("streamChat",),
         turn_operations=("streamChat", "resumeChatStream"),
         message_limit=_message_limit,

@@ -13,15 +13,27 @@ from typing import Annotated
 import structlog
 from litestar import Controller, Response, delete, get, patch, post, put
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromQuery, HeaderParameter, JSONBody, QueryParameter
+from litestar.params import FromQuery, HeaderParameter, JSONBody, PathParameter, QueryParameter
 from litestar.response import ServerSentEvent
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from adapters.web._body import json_body
 from adapters.web._contracts import WebSettings
 from adapters.web._openapi import errors, sse_response_spec
-from adapters.web._responses import AbortReply, HistoryBody, SessionBody, TurnReply
-from adapters.web._schemas import MAX_SAFE_INTEGER, ChatRequest, RenameRequest
+from adapters.web._responses import (
+    AbortReply,
+    DecisionReply,
+    HistoryBody,
+    SessionBody,
+    TurnReply,
+)
+from adapters.web._schemas import (
+    ID_PATTERN,
+    MAX_SAFE_INTEGER,
+    ChatRequest,
+    DecisionRequest,
+    RenameRequest,
+)
 from adapters.web._scopes import ProjectScope, SessionScope, ids_in_path, scopes
 from adapters.web._sse import Protocol, parse_last_event_id, sse_response
 from adapters.web._state import Injected
@@ -58,6 +70,7 @@ ModeFilter = Annotated[
         description="Only the sessions in this copilot mode.",
     ),
 ]
+ApprovalId = Annotated[str, PathParameter(pattern=ID_PATTERN, description="The approval's id.")]
 LastEventId = Annotated[
     str,
     HeaderParameter(
@@ -214,6 +227,8 @@ class ChatController(Controller):
             heartbeat=web_settings.heartbeat_interval,
             on_disconnect=_on_disconnect(chat, web_settings, turn, session.project_id),
             protocol=protocol,
+            # An approval the client saw before it lost its connection is shown again.
+            again=[event for event in turn.pending if event.seq <= after],
         )
 
     @get("/sessions", operation_id="listChatSessions", responses=errors(404, 409))
@@ -291,6 +306,32 @@ class ChatController(Controller):
         then ``done``. ``aborted`` is false when no turn was running."""
         aborted = await chat.abort(*session.key)
         return AbortReply(status="ok", session_id=session.session_id, aborted=aborted)
+
+    @post(
+        "/sessions/{session_id:str}/approvals/{approval_id:str}",
+        operation_id="decideApproval",
+        guards=[json_body],
+        status_code=HTTP_200_OK,
+        responses=errors(404, 409),
+    )
+    async def decide(
+        self,
+        session: Injected[SessionScope],
+        approval_id: ApprovalId,
+        data: JSONBody[DecisionRequest],
+        chat: Injected[ChatService],
+    ) -> DecisionReply:
+        """Approve or reject a tool call that waits for approval (``approval_required``).
+
+        Only the session's owner may decide (404 to anyone else, as for an unknown
+        approval); a second decision, or one after the wait lapsed, gets 409. The turn
+        resumes at once: an approved call runs, a rejected one is answered to the model
+        with your comment.
+        """
+        approve = data.decision == "approve"
+        await chat.decide(*session.key, approval_id, approve=approve, comment=data.comment)
+        log.info("approval_decided", approval_id=approval_id, decision=data.decision)
+        return DecisionReply(status="ok", approval_id=approval_id, decision=data.decision)
 
     @put(
         "/sessions/{session_id:str}/pin",

@@ -16,6 +16,8 @@ from typing import Any
 from adapters.web._wire import copilot_event
 from copilot_core.events import (
     AbortEvent,
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
     ContentEvent,
     DoneEvent,
     ErrorEvent,
@@ -59,6 +61,29 @@ class GaiaTranslator:
             out = []  # announced by the first tool_call fragment already
         elif isinstance(event, ToolEndEvent):
             out = self._tool_end(event)
+        elif isinstance(event, ApprovalRequiredEvent):
+            # Spec 002 has no approval event: a status its clients show, with the request.
+            summary = event.preview.get("summary", "")
+            out = [
+                {
+                    **copilot_event(stamped),
+                    "type": "status",
+                    "status": "approval_required",
+                    "message": f"Approve {event.tool_name}? {summary}".strip(),
+                }
+            ]
+        elif isinstance(event, ApprovalResolvedEvent):
+            verdict = "approved" if event.decision == "approve" else "rejected"
+            out = [
+                {
+                    **copilot_event(stamped),
+                    "type": "status",
+                    "status": "approval_resolved",
+                    "message": f"The change was {verdict}"
+                    + (f" ({event.reason})" if event.reason != "decided" else "")
+                    + ".",
+                }
+            ]
         elif isinstance(event, ToolProgressEvent):
             out = [
                 {

@@ -30,6 +30,7 @@ is served (``/schema/openapi.json``, and the Swagger and ReDoc pages built on it
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -211,8 +212,11 @@ def _link_turn_to_session(paths: Mapping[str, Any], turn_operations: Iterable[st
         for operation in item.values()
         if isinstance(operation, dict) and "operationId" in operation
     ]
-    targets = {
-        operation["operationId"]: path for path, operation in operations if "{session_id}" in path
+    targets = {  # operations that need nothing but the project and the session
+        operation["operationId"]: path
+        for path, operation in operations
+        if "{session_id}" in path
+        and set(re.findall(r"{(\w+)}", path)) == {"project_id", "session_id"}
     }
     for _, operation in operations:
         if operation["operationId"] not in turn_operations:

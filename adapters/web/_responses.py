@@ -9,12 +9,22 @@ out when unset, as in the OpenAI shape.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from enum import Enum
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from copilot_core import Message, Session, TurnResult
-from copilot_core.ports import AgentBackend, AgentCapabilities, AgentInfo, HistoryPage, Principal
+from copilot_core import CopilotMode, Message, Session, TurnResult
+from copilot_core.ports import (
+    AgentBackend,
+    AgentCapabilities,
+    AgentInfo,
+    ApprovalPolicy,
+    HistoryPage,
+    Principal,
+)
+
+E = TypeVar("E", bound=Enum)
 
 __all__ = [
     "AbortReply",
@@ -24,6 +34,7 @@ __all__ = [
     "CapabilitiesBody",
     "CapabilitiesFlags",
     "ChatMessage",
+    "DecisionReply",
     "FunctionCall",
     "Health",
     "HistoryBody",
@@ -40,8 +51,6 @@ __all__ = [
     "TurnStatsBody",
     "UserBody",
 ]
-
-CopilotModeName = Literal["teaching_assistant", "lab_automation_assistant"]
 
 
 class Health(msgspec.Struct, kw_only=True):
@@ -131,7 +140,7 @@ class SessionBody(msgspec.Struct, kw_only=True):
     user_id: str
     project_id: str
     title: str
-    copilot_mode: CopilotModeName
+    copilot_mode: CopilotMode
     pinned: bool
     message_count: int
     llm_calls_count: int
@@ -155,7 +164,7 @@ class HistoryBody(msgspec.Struct, kw_only=True):
 
     thread_id: str
     title: str
-    copilot_mode: CopilotModeName
+    copilot_mode: CopilotMode
     pinned: bool
     messages: list[ChatMessage]
     #: Send back as ``cursor`` for older messages; ``null`` when there are none.
@@ -173,7 +182,7 @@ class HistoryBody(msgspec.Struct, kw_only=True):
         return cls(
             thread_id=session.thread_id,
             title=session.title,
-            copilot_mode=session.copilot_mode.value,
+            copilot_mode=session.copilot_mode,
             pinned=session.pinned,
             messages=[ChatMessage.from_message(message) for message in page.messages],
             next_cursor=page.next_cursor,
@@ -192,6 +201,12 @@ class AbortReply(msgspec.Struct, kw_only=True):
     session_id: str
     #: ``false`` when no turn was running.
     aborted: bool
+
+
+class DecisionReply(msgspec.Struct, kw_only=True):
+    status: Literal["ok"]
+    approval_id: str
+    decision: Literal["approve", "reject"]
 
 
 class CapabilitiesFlags(msgspec.Struct, kw_only=True):
@@ -262,6 +277,10 @@ class AgentsBody(msgspec.Struct, kw_only=True):
     agents: list[AgentBody]
 
 
+def _member(kind: type[E], value: object) -> E | None:
+    return None if value is None else kind(value)
+
+
 class PublicLLMConfig(msgspec.Struct, kw_only=True):
     """The caller's LLM settings as shown to them: never the key, only whether one is set."""
 
@@ -273,7 +292,8 @@ class PublicLLMConfig(msgspec.Struct, kw_only=True):
     max_tokens: int | None = None
     context_limit: int | None = None
     title_model: str | None = None
-    copilot_mode: CopilotModeName | None = None
+    copilot_mode: CopilotMode | None = None
+    approval: ApprovalPolicy | None = None
 
     @classmethod
     def from_public(cls, view: Mapping[str, Any]) -> PublicLLMConfig:
@@ -287,7 +307,8 @@ class PublicLLMConfig(msgspec.Struct, kw_only=True):
             max_tokens=view.get("max_tokens"),
             context_limit=view.get("context_limit"),
             title_model=view.get("title_model"),
-            copilot_mode=view.get("copilot_mode"),
+            copilot_mode=_member(CopilotMode, view.get("copilot_mode")),
+            approval=_member(ApprovalPolicy, view.get("approval")),
         )
 
 

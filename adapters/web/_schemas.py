@@ -23,14 +23,18 @@ from pydantic import (
 )
 
 from adapters.web._ids import SessionIdField
+from copilot_core.ports import ApprovalPolicy
+from copilot_core.rules import MAX_COMMENT_CHARS
 from copilot_core.session import CopilotMode
 
 __all__ = [
     "ID_PATTERN",
     "MAX_SAFE_INTEGER",
     "ChatRequest",
+    "DecisionRequest",
     "LLMConfigBody",
     "Mode",
+    "Policy",
     "RenameRequest",
     "StrictBody",
 ]
@@ -62,6 +66,9 @@ def _integral(value: object) -> object:
         return int(value)
     return value
 
+
+#: An approval policy, sent as its name (``changes``, ``always``, ``never``).
+Policy = Annotated[ApprovalPolicy, _from_value(ApprovalPolicy)]
 
 #: A copilot mode, sent as its name (``teaching_assistant``, ``lab_automation_assistant``).
 Mode = Annotated[CopilotMode, _from_value(CopilotMode)]
@@ -174,6 +181,15 @@ class RenameRequest(StrictBody):
     title: NonBlank = Field(min_length=1, max_length=MAX_TITLE_CHARS)
 
 
+class DecisionRequest(StrictBody):
+    """A decision on a tool call waiting for approval."""
+
+    decision: Literal["approve", "reject"]
+    comment: str = Field(
+        default="", max_length=MAX_COMMENT_CHARS, description="Told to the model on a rejection."
+    )
+
+
 class LLMConfigBody(StrictBody):
     """The caller's LLM settings. ``api_key`` is write-only: it is never returned."""
 
@@ -196,6 +212,11 @@ class LLMConfigBody(StrictBody):
     context_limit: int | None = Field(default=None, ge=1024, le=10_000_000)
     title_model: str | None = Field(default=None, min_length=1, max_length=200)
     copilot_mode: Mode | None = None
+    approval: Policy | None = Field(
+        default=None,
+        description="Which tool calls wait for your approval: changes (default: every call "
+        "that can change a device or the topology), always, or never.",
+    )
 
     def to_settings(self) -> dict[str, Any]:
         """The fields the client sent, with the key revealed (in memory only)."""

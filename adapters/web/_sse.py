@@ -8,7 +8,7 @@ connection sends the last id back as ``Last-Event-ID`` and gets what follows.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from typing import Literal
 
@@ -80,8 +80,10 @@ async def turn_messages(
     heartbeat: float | None = None,
     on_disconnect: Callable[[], Awaitable[object]] | None = None,
     protocol: Protocol = "copilot",
+    again: Sequence[TurnEvent] = (),
 ) -> AsyncIterator[ServerSentEventMessage]:
-    """The turn's events after ``after``, live until the turn ends.
+    """The turn's events after ``after``, live until the turn ends; ``again`` first (the
+    approvals still pending that the client saw before it lost its connection).
 
     If the client goes away first (the response task is cancelled) the turn keeps
     running; ``on_disconnect`` is awaited then (to abort it, when so configured).
@@ -89,6 +91,12 @@ async def turn_messages(
     ended = False
     translator = GaiaTranslator() if protocol == "gaia" else None
     try:
+        for event in again:
+            if translator is None:
+                yield encode(turn, event)
+            else:
+                for message in encode_gaia(turn, event, translator):
+                    yield message
         async with aclosing(turn.subscribe(after=after, heartbeat=heartbeat)) as events:  # type: ignore[type-var]
             async for event in events:
                 if translator is None:
@@ -116,6 +124,7 @@ def sse_response(
     heartbeat: float | None = None,
     on_disconnect: Callable[[], Awaitable[object]] | None = None,
     protocol: Protocol = "copilot",
+    again: Sequence[TurnEvent] = (),
 ) -> ServerSentEvent:
     headers = dict(SSE_HEADERS)
     headers["X-Session-Id"] = turn.session_id
@@ -127,6 +136,7 @@ def sse_response(
             heartbeat=heartbeat,
             on_disconnect=on_disconnect,
             protocol=protocol,
+            again=again,
         ),
         headers=headers,
     )

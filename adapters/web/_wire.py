@@ -10,6 +10,8 @@ from copilot_core.events import (
     AbortEvent,
     AgentErrorEvent,
     AnswerEvent,
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
     ContentEvent,
     DoneEvent,
     ErrorEvent,
@@ -60,6 +62,23 @@ def _fields(event: WireEvent) -> dict[str, Any]:
                 # Exactly the text stored as the tool message.
                 "tool_output": render_tool_output(event.output),
                 "status": event.status,
+            }
+        case ApprovalRequiredEvent():
+            return {
+                "approval_id": event.approval_id,
+                "tool_call_id": event.tool_call_id,
+                "tool_name": event.tool_name,
+                "arguments": event.arguments,
+                "preview": event.preview,
+            }
+        case ApprovalResolvedEvent():
+            return {
+                "approval_id": event.approval_id,
+                "tool_call_id": event.tool_call_id,
+                "decision": event.decision,
+                "by": event.by,
+                "comment": event.comment,
+                "reason": event.reason,
             }
         case ErrorEvent(error=error, code=code):
             return {"error": error, "code": code}

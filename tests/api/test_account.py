@@ -16,6 +16,7 @@ SETTINGS = {
     "context_limit": 64000,
     "title_model": "gpt-4o-mini",
     "copilot_mode": "lab_automation_assistant",
+    "approval": "never",
 }
 
 
@@ -52,6 +53,7 @@ async def test_llm_config_round_trip_never_returns_the_key(service: Service) -> 
         assert body["api_key_set"] is True
         assert body["model"] == "gpt-4o-mini"
         assert body["copilot_mode"] == "lab_automation_assistant"
+        assert body["approval"] == "never"
         assert "sk-very-secret-value" not in response.text
     assert service.llm_config.keys["u-alice"] == "sk-very-secret-value"
     assert other.status_code == 404

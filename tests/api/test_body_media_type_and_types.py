@@ -15,6 +15,11 @@ from tests.api.conftest import ALICE, OPEN, Service, run_service
 BODY_ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/v3/copilot/projects/{project}/chat/stream", {"message": "hi", "stream": False}),
     ("PATCH", "/v3/copilot/projects/{project}/chat/sessions/{session}", {"title": "Lab"}),
+    (
+        "POST",
+        "/v3/copilot/projects/{project}/chat/sessions/{session}/approvals/{approval_id}",
+        {"decision": "approve"},
+    ),
     ("PUT", "/v3/copilot/llm-config", {"provider": "openai", "model": "m"}),
     ("POST", "/v3/copilot/auth/login", {"username": "admin", "password": "pw"}),
     ("POST", "/v3/copilot/render", {"markdown": "**hi**"}),
@@ -50,7 +55,9 @@ async def test_every_route_with_a_body_is_listed_here(service: Service) -> None:
 async def test_a_body_not_declared_as_json_is_415_and_changes_nothing(
     service: Service, method: str, path: str, body: dict[str, Any], headers: dict[str, str]
 ) -> None:
-    url = path.format(project=OPEN, session="00000000-0000-4000-8000-000000000001")
+    url = path.format(
+        project=OPEN, session="00000000-0000-4000-8000-000000000001", approval_id="a-1"
+    )
     async with service.client() as client:
         response = await client.request(method, url, content=json.dumps(body), headers=headers)
     assert response.status_code == 415, response.text

@@ -16,6 +16,10 @@ ROUTES = {
     ("patch", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}"),
     ("delete", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}"),
     ("post", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/abort"),
+    (
+        "post",
+        "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/approvals/{approval_id}",
+    ),
     ("put", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/pin"),
     ("delete", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/pin"),
     ("post", "/v3/copilot/reload/skills"),
@@ -154,7 +158,14 @@ async def _document(service: Service) -> dict[str, Any]:
 
 async def test_request_bodies_are_described_as_validation_enforces_them(service: Service) -> None:
     schemas = (await _document(service))["components"]["schemas"]
-    for name in ("ChatRequest", "RenameRequest", "LLMConfigBody", "LoginRequest", "RenderRequest"):
+    for name in (
+        "ChatRequest",
+        "RenameRequest",
+        "DecisionRequest",
+        "LLMConfigBody",
+        "LoginRequest",
+        "RenderRequest",
+    ):
         assert schemas[name]["additionalProperties"] is False, name
     chat = schemas["ChatRequest"]["properties"]
     assert chat["message"]["maxLength"] == 1000  # this deployment's limit (ChatSettings)

@@ -16,7 +16,7 @@ from typing import Any, overload
 import pytest
 
 from adapters.sqlite import SqliteCheckpointStore
-from copilot_core.errors import SessionNotFoundError
+from copilot_core.errors import InvalidRequestError, SessionNotFoundError
 from copilot_core.messages import FunctionCall, Message, ToolCall
 from copilot_core.ports import CheckpointStore
 from copilot_core.session import CopilotMode, Session
@@ -483,3 +483,71 @@ async def test_delete_project_sessions_removes_only_that_project(store: Checkpoi
     assert (await store.history(OTHER_PROJECT, "z")).messages == numbered(1)
     assert await store.delete_project_sessions(PROJECT) == 0
     assert await store.delete_project_sessions(str(uuid.UUID(int=3))) == 0
+
+
+# ====================================================================== search
+async def test_search_finds_titles_and_message_text_of_the_users_sessions(
+    store: CheckpointStore,
+) -> None:
+    await store.create_session(session("s1", title="OSPF lab", updated=1))
+    await store.create_session(session("s2", title="VLANs", updated=2))
+    await store.create_session(session("s3", title="ospf elsewhere", user="bob", updated=3))
+    await store.append_messages(
+        PROJECT,
+        "s2",
+        [
+            Message.user("u1", "why is ospf stuck in EXSTART?", at(1)),
+            Message.assistant("a1", "An MTU mismatch on the link stops OSPF at EXSTART.", at(2)),
+            Message.user("u2", "and 100% literal?", at(3)),
+        ],
+    )
+    found = await store.search_sessions(PROJECT, "alice", "OSPF")
+    assert [m.session.thread_id for m in found] == ["s2", "s1"]  # newest first, bob's not
+    assert found[0].message_id == "a1"  # the newest message that matches
+    assert "MTU mismatch" in found[0].snippet
+    assert (found[1].message_id, found[1].snippet) == (None, "OSPF lab")
+    assert await store.search_sessions(PROJECT, "alice", "nothing like this") == []
+    # LIKE's wildcards are plain text here.
+    assert [m.message_id for m in await store.search_sessions(PROJECT, "alice", "100%")] == ["u2"]
+    assert await store.search_sessions(PROJECT, "alice", "1_0") == []
+    assert len(await store.search_sessions(PROJECT, "alice", "o", limit=1)) == 1
+
+
+# ==================================================================== truncate
+async def test_truncate_drops_a_message_and_what_follows_with_their_counts(
+    store: CheckpointStore,
+) -> None:
+    await store.create_session(session("s1"))
+    first = [Message.user("u1", "first", at(1))]
+    answer = Message.assistant("a1", "one", at(2), usage=Usage(1, 100, 10).to_metadata())
+    second = [Message.user("u2", "second", at(3))]
+    tools = step(4)
+    tools[0] = tools[0].model_copy(
+        update={"metadata": {**tools[0].metadata, "usage": Usage(2, 300, 20).to_metadata()}}
+    )
+    await store.append_messages(PROJECT, "s1", first)
+    await store.append_messages(PROJECT, "s1", [answer], usage=Usage(1, 100, 10))
+    await store.append_messages(PROJECT, "s1", second)
+    await store.append_messages(PROJECT, "s1", tools, usage=Usage(2, 300, 20))
+    assert await store.truncate(PROJECT, "s1", "u2") == 1 + len(tools)
+    history = (await store.history(PROJECT, "s1")).messages
+    assert history == [*first, answer]
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert got.message_count == 2
+    assert (got.llm_calls_count, got.input_tokens, got.output_tokens) == (1, 100, 10)
+    assert got.total_tokens == 110
+
+
+async def test_truncate_of_a_message_not_in_the_session_changes_nothing(
+    store: CheckpointStore,
+) -> None:
+    await store.create_session(session("s1"))
+    await store.create_session(session("s2"))
+    await store.append_messages(PROJECT, "s1", numbered(2))
+    await store.append_messages(PROJECT, "s2", [Message.user("elsewhere", "x", at(1))])
+    with pytest.raises(InvalidRequestError):
+        await store.truncate(PROJECT, "s1", "elsewhere")
+    assert (await store.history(PROJECT, "s1")).messages == numbered(2)
+    with pytest.raises(SessionNotFoundError):
+        await store.truncate(PROJECT, "ghost", "m-1")

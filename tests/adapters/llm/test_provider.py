@@ -17,7 +17,7 @@ from adapters.llm import (
 )
 from copilot_core import CopilotMode, Message
 from copilot_core.errors import InvalidRequestError, LLMNotConfiguredError
-from copilot_core.ports import CallOptions, ModelOverrides, TextDelta, UsageDelta
+from copilot_core.ports import ApprovalPolicy, CallOptions, ModelOverrides, TextDelta, UsageDelta
 from tests.adapters.llm.conftest import API_KEY, settings_for
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 
@@ -50,6 +50,7 @@ async def test_selection_follows_the_users_settings(
             context_limit=16_000,
             title_model="gpt-mini",
             copilot_mode=CopilotMode.LAB_AUTOMATION_ASSISTANT,
+            approval=ApprovalPolicy.ALWAYS,
         ),
     )
     provider = SettingsLanguageModelProvider(repository)
@@ -63,6 +64,7 @@ async def test_selection_follows_the_users_settings(
     assert selection.options == CallOptions(temperature=0.4, max_tokens=300)
     assert selection.context_limit == 16_000
     assert selection.copilot_mode is CopilotMode.LAB_AUTOMATION_ASSISTANT
+    assert selection.approval is ApprovalPolicy.ALWAYS
 
 
 async def test_turn_overrides_win_and_title_model_defaults_to_the_model(
@@ -77,6 +79,7 @@ async def test_turn_overrides_win_and_title_model_defaults_to_the_model(
     assert selection.title_model is selection.model
     assert selection.context_limit == 32_000
     assert selection.copilot_mode is None
+    assert selection.approval is ApprovalPolicy.CHANGES  # the default: changes wait
 
 
 @pytest.mark.parametrize(

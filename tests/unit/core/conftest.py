@@ -10,9 +10,12 @@ from copilot_core import (
     ChatService,
     ChatSettings,
     CopilotMode,
+    InMemoryTurnLog,
     ModelSelection,
+    RunnerSettings,
     TurnHandle,
     TurnRequest,
+    TurnRunner,
 )
 from copilot_core.events import TurnEvent, event_to_record
 from copilot_core.testing import (
@@ -45,6 +48,9 @@ class World:
     agent_settings: AgentSettings = field(default_factory=AgentSettings)
     context_limit: int = 32_000
     title_model: ScriptedLanguageModel | None = None
+    #: The user's model selection (default: ``model``, ``title_model``, ``context_limit``).
+    selection: ModelSelection | None = None
+    runner_settings: RunnerSettings | None = None
     _service: ChatService | None = None
 
     @property
@@ -57,17 +63,27 @@ class World:
                 ids=self.ids,
                 settings=self.agent_settings,
             )
-            selection = ModelSelection(
+            selection = self.selection or ModelSelection(
                 self.model, title_model=self.title_model, context_limit=self.context_limit
+            )
+            models = StaticModelProvider(selection)
+            runner = TurnRunner(
+                self.store,
+                InMemoryTurnLog(retention=5.0),
+                models=models,
+                clock=self.clock,
+                ids=self.ids,
+                settings=self.runner_settings,
+                observers=[self.sink],
             )
             self._service = ChatService(
                 self.store,
                 {"copilot": agent},
-                models=StaticModelProvider(selection),
+                models=models,
                 clock=self.clock,
                 ids=self.ids,
                 settings=ChatSettings(finished_turn_retention=5.0),
-                observers=[self.sink],
+                runner=runner,
             )
         return self._service
 

@@ -250,3 +250,54 @@ async def test_shutdown_aborts_running_turns_and_lets_them_save(world: World) ->
     _, page = await world.service.history(PROJECT, session_id, ALICE, limit=1000)
     assert page.messages[-1].content == "partial"
     assert session.message_count == len(page.messages)
+
+
+async def test_the_last_question_can_be_asked_again_and_counters_keep_only_what_stays(
+    world: World,
+) -> None:
+    world.model.add(text_reply("first answer", usage=(100, 10)), text_reply("A title"))
+    session_id = str((await world.turn("what is OSPF?"))[0]["session_id"])
+    world.model.add(text_reply("second answer", usage=(200, 20)))
+    await world.turn("and BGP?", session_id=session_id)
+    history = await world.messages(session_id)
+    question = history[2]
+    assert question["content"] == "and BGP?"
+    world.model.add(text_reply("BGP, again", usage=(300, 30)))
+    events = await world.turn(
+        "and BGP, briefly?", session_id=session_id, replace_from=question["id"]
+    )
+    assert events[-1]["type"] == "done"
+    after = await world.messages(session_id)
+    assert [m["content"] for m in after] == [
+        "what is OSPF?",
+        "first answer",
+        "and BGP, briefly?",
+        "BGP, again",
+    ]
+    session = await world.service.get_session(PROJECT, session_id, ALICE)
+    assert session.message_count == 4
+    assert (session.llm_calls_count, session.input_tokens, session.output_tokens) == (2, 400, 40)
+
+
+async def test_only_the_last_question_can_be_replaced(world: World) -> None:
+    world.model.add(text_reply("one"), text_reply("A title"), text_reply("two"))
+    session_id = str((await world.turn("first"))[0]["session_id"])
+    await world.turn("second", session_id=session_id)
+    first = (await world.messages(session_id))[0]
+    with pytest.raises(InvalidRequestError, match="last question"):
+        await world.service.start_turn(
+            world.request("again", session_id=session_id, replace_from=first["id"])
+        )
+    with pytest.raises(InvalidRequestError, match="session_id"):
+        await world.service.start_turn(world.request("again", replace_from=first["id"]))
+    assert len(await world.messages(session_id)) == 4
+
+
+async def test_sessions_are_found_by_title_and_text(world: World) -> None:
+    world.model.add(text_reply("Use an MTU of 1500 on both ends."), text_reply("MTU trouble"))
+    session_id = str((await world.turn("OSPF neighbours stuck in EXSTART"))[0]["session_id"])
+    found = await world.service.search_sessions(PROJECT, ALICE, "  mtu ")
+    assert [(m.session.thread_id, m.message_id is not None) for m in found] == [(session_id, True)]
+    assert await world.service.search_sessions(PROJECT, BOB, "mtu") == []
+    with pytest.raises(InvalidRequestError):
+        await world.service.search_sessions(PROJECT, ALICE, "   ")

@@ -1,0 +1,149 @@
+"""Approvals: the user sees and approves a change to the lab before it is made.
+
+A tool executor *assesses* each call: whether it would change a device or the
+topology, and what exactly (a :class:`ChangePreview`). Under the user's
+:class:`ApprovalPolicy` the :class:`~copilot_core.toolgate.ToolGate` then asks for a
+decision before running the call: the turn pauses, clients get ``approval_required``,
+and the call runs only once it is approved. A rejected (or unanswered, or aborted)
+call is answered to the model with a tool message that says so.
+
+:class:`TurnControl` is what may reach a running turn from outside: its abort token,
+and the decisions on its pending approvals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from copilot_core.abort import AbortToken
+
+__all__ = [
+    "ApprovalDecision",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Assessment",
+    "ChangePreview",
+    "DecisionOutcome",
+    "TurnControl",
+]
+
+
+class ApprovalPolicy(StrEnum):
+    """Which tool calls wait for the user's approval."""
+
+    #: Every call that can change a device or the topology (the default).
+    CHANGES = "changes"
+    #: Every call, even a read.
+    ALWAYS = "always"
+    #: None: the copilot acts on its own (within its mode).
+    NEVER = "never"
+
+    def requires(self, assessment: Assessment) -> bool:
+        if self is ApprovalPolicy.ALWAYS:
+            return True
+        return self is ApprovalPolicy.CHANGES and assessment.changes
+
+
+@dataclass(frozen=True, slots=True)
+class ChangePreview:
+    """What a call would change: per device, the exact commands; for the topology, one
+    line per change (``create node PC3 (VPCS)``, ``link PC1 e0 - SW1 e1``)."""
+
+    summary: str
+    devices: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    topology: Sequence[str] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "summary": self.summary,
+            "devices": {name: list(commands) for name, commands in self.devices.items()},
+            "topology": list(self.topology),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """A tool executor's view of one call: whether it changes the lab, and how."""
+
+    changes: bool
+    preview: ChangePreview | None = None
+
+    @classmethod
+    def read_only(cls) -> Assessment:
+        return cls(False)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """A call waiting for the user's decision."""
+
+    approval_id: str
+    tool_call_id: str
+    tool_name: str
+    arguments: Mapping[str, Any]
+    preview: ChangePreview
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+    """The user's answer (``user_id`` who gave it), or the lack of one (``reason``:
+    ``timeout`` or ``aborted``, with ``approve`` False)."""
+
+    approve: bool
+    user_id: str | None = None
+    comment: str = ""
+    reason: str = "decided"
+
+    def to_metadata(self) -> dict[str, Any]:
+        """How the decision is kept with the tool message it led to."""
+        return {
+            "decision": "approve" if self.approve else "reject",
+            "by": self.user_id,
+            "comment": self.comment,
+            "reason": self.reason,
+        }
+
+
+class DecisionOutcome(StrEnum):
+    ACCEPTED = "accepted"
+    ALREADY_DECIDED = "already_decided"
+    UNKNOWN = "unknown"
+
+
+class TurnControl:
+    """What may reach a running turn from outside (the abort endpoint, the approval
+    endpoint, another replica through a shared turn log). Synchronous; loop-bound."""
+
+    __slots__ = ("_decided", "_pending", "abort")
+
+    def __init__(self, abort: AbortToken | None = None) -> None:
+        self.abort = abort or AbortToken()
+        self._pending: dict[str, asyncio.Future[ApprovalDecision]] = {}
+        self._decided: set[str] = set()
+
+    def expect(self, approval_id: str) -> asyncio.Future[ApprovalDecision]:
+        """Register an approval the turn waits for; its decision completes the future."""
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+        self._pending[approval_id] = future
+        return future
+
+    def decide(self, approval_id: str, decision: ApprovalDecision) -> DecisionOutcome:
+        """Deliver a decision: accepted once; a second one is refused."""
+        if approval_id in self._decided:
+            return DecisionOutcome.ALREADY_DECIDED
+        future = self._pending.pop(approval_id, None)
+        if future is None:
+            return DecisionOutcome.UNKNOWN
+        self._decided.add(approval_id)
+        if not future.done():
+            future.set_result(decision)
+        return DecisionOutcome.ACCEPTED
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        """Approvals waiting for a decision, oldest first."""
+        return tuple(self._pending)

@@ -1,0 +1,317 @@
+"""The TurnLog contract: one set of assertions, run on every turn log.
+
+To add a turn log (a Redis one, say), add one entry to ``LOGS``: a name and an async
+context manager factory that yields a ready log given its retention time in seconds.
+Every wait below is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from copilot_core import InMemoryTurnLog, TurnEvent
+from copilot_core.errors import SessionBusyError
+from copilot_core.events import (
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
+    ContentEvent,
+    DoneEvent,
+    HeartbeatEvent,
+    ToolStartEvent,
+)
+from copilot_core.ports import (
+    ApprovalDecision,
+    DecisionOutcome,
+    TurnControl,
+    TurnInfo,
+    TurnLog,
+)
+
+LogFactory = Callable[[float], contextlib.AbstractAsyncContextManager[TurnLog]]
+
+
+@contextlib.asynccontextmanager
+async def _in_memory(retention: float) -> AsyncIterator[TurnLog]:
+    yield InMemoryTurnLog(retention=retention)
+
+
+LOGS: dict[str, LogFactory] = {
+    "in_memory": _in_memory,
+}
+
+PROJECT = "project-1"
+_turn_ids = itertools.count(1)
+
+
+@pytest.fixture(params=sorted(LOGS))
+def make_log(request: pytest.FixtureRequest) -> LogFactory:
+    return LOGS[request.param]
+
+
+@pytest.fixture
+async def log(make_log: LogFactory) -> AsyncIterator[TurnLog]:
+    async with make_log(60.0) as made:
+        yield made
+
+
+def turn(session: str = "s1", *, project: str = PROJECT, user: str = "alice") -> TurnInfo:
+    return TurnInfo(f"turn-{next(_turn_ids)}", project, session, user)
+
+
+async def read_all(log: TurnLog, turn_id: str, *, after: int = 0) -> list[TurnEvent]:
+    """Follow a turn to its end (bounded)."""
+    async with asyncio.timeout(5):
+        return [event async for event in log.subscribe(turn_id, after=after)]
+
+
+async def eventually(check: Callable[[], object], within: float = 5.0) -> None:
+    async with asyncio.timeout(within):
+        while not check():
+            await asyncio.sleep(0.01)
+
+
+# ====================================================================== opening
+async def test_open_claims_the_session_until_the_turn_closes(log: TurnLog) -> None:
+    first = turn("s1")
+    await log.open(first, TurnControl())
+
+    with pytest.raises(SessionBusyError):
+        await log.open(turn("s1"), TurnControl())
+    await log.open(turn("s2"), TurnControl())  # another session is free
+    await log.open(turn("s1", project="project-2"), TurnControl())  # so is another project's
+
+    log.append(first.turn_id, DoneEvent(None))
+    await log.close(first.turn_id)
+    await log.open(turn("s1"), TurnControl())  # released
+
+
+async def test_discard_releases_the_session_of_a_turn_that_never_started(log: TurnLog) -> None:
+    never = turn("s1")
+    await log.open(never, TurnControl())
+
+    await log.discard(never.turn_id)
+
+    assert await log.find(PROJECT, "s1") is None
+    assert await log.request_abort(PROJECT, "s1", "stop") is False
+    await log.open(turn("s1"), TurnControl())
+
+
+async def test_discard_leaves_the_previous_turn_findable(log: TurnLog) -> None:
+    earlier = turn("s1")
+    await log.open(earlier, TurnControl())
+    log.append(earlier.turn_id, ContentEvent("hello"))
+    log.append(earlier.turn_id, DoneEvent("m1", "hello"))
+    await log.close(earlier.turn_id)
+    never = turn("s1")
+    await log.open(never, TurnControl())
+
+    await log.discard(never.turn_id)
+
+    state = await log.find(PROJECT, "s1")
+    assert state is not None
+    assert (state.info, state.last_seq, state.finished) == (earlier, 2, True)
+
+
+# ==================================================================== appending
+async def test_append_numbers_the_events_of_a_turn_from_one(log: TurnLog) -> None:
+    one, two = turn("s1"), turn("s2")
+    await log.open(one, TurnControl())
+    await log.open(two, TurnControl())
+
+    stamped = [
+        log.append(one.turn_id, ContentEvent("a")),
+        log.append(two.turn_id, ContentEvent("b")),
+        log.append(one.turn_id, ToolStartEvent("get_nodes", "call-1")),
+        log.append(one.turn_id, ContentEvent("c")),
+    ]
+
+    assert [(e.seq, e.session_id) for e in stamped] == [(1, "s1"), (1, "s2"), (2, "s1"), (3, "s1")]
+    assert stamped[2].event == ToolStartEvent("get_nodes", "call-1")
+    assert stamped[2].type == "tool_start"
+
+
+# ================================================================== subscribing
+async def test_subscribe_replays_after_a_sequence_number_then_follows_live_to_the_close(
+    log: TurnLog,
+) -> None:
+    info = turn()
+    await log.open(info, TurnControl())
+    for text in ("a", "b", "c"):
+        log.append(info.turn_id, ContentEvent(text))
+    follower = asyncio.create_task(read_all(log, info.turn_id, after=1))
+    await asyncio.sleep(0.05)  # the follower has replayed and now waits for more
+    assert not follower.done()
+
+    log.append(info.turn_id, ContentEvent("d"))
+    log.append(info.turn_id, DoneEvent("m1", "abcd"))
+    await log.close(info.turn_id)
+    seen = await follower
+
+    assert [e.seq for e in seen] == [2, 3, 4, 5]
+    assert [e.event for e in seen] == [
+        ContentEvent("b"),
+        ContentEvent("c"),
+        ContentEvent("d"),
+        DoneEvent("m1", "abcd"),
+    ]
+
+
+async def test_every_follower_gets_every_event_once(log: TurnLog) -> None:
+    info = turn()
+    await log.open(info, TurnControl())
+    early = asyncio.create_task(read_all(log, info.turn_id))
+    log.append(info.turn_id, ContentEvent("a"))
+    late = asyncio.create_task(read_all(log, info.turn_id))
+    log.append(info.turn_id, ContentEvent("b"))
+    log.append(info.turn_id, DoneEvent("m1", "ab"))
+    await log.close(info.turn_id)
+
+    for seen in await asyncio.gather(early, late):
+        assert [e.seq for e in seen] == [1, 2, 3]
+
+
+async def test_a_closed_turn_is_replayed_whole_within_its_retention(log: TurnLog) -> None:
+    info = turn()
+    await log.open(info, TurnControl())
+    log.append(info.turn_id, ContentEvent("a"))
+    log.append(info.turn_id, DoneEvent("m1", "a"))
+    await log.close(info.turn_id)
+
+    assert [e.seq for e in await read_all(log, info.turn_id)] == [1, 2]
+    assert [e.seq for e in await read_all(log, info.turn_id, after=1)] == [2]
+    assert await read_all(log, info.turn_id, after=2) == []
+
+
+async def test_subscribing_to_an_unknown_turn_yields_nothing(log: TurnLog) -> None:
+    assert await read_all(log, "no-such-turn") == []
+
+
+async def test_a_quiet_turn_sends_heartbeats_that_are_not_numbered(log: TurnLog) -> None:
+    info = turn()
+    await log.open(info, TurnControl())
+    log.append(info.turn_id, ContentEvent("a"))
+    seen: list[TurnEvent] = []
+
+    async def follow() -> None:
+        async for event in log.subscribe(info.turn_id, heartbeat=0.05):
+            seen.append(event)
+
+    follower = asyncio.create_task(follow())
+    await eventually(lambda: sum(e.seq == 0 for e in seen) >= 2)
+    log.append(info.turn_id, ContentEvent("b"))
+    log.append(info.turn_id, DoneEvent("m1", "ab"))
+    await log.close(info.turn_id)
+    async with asyncio.timeout(5):
+        await follower
+
+    beats = [e for e in seen if e.seq == 0]
+    assert all(e.event == HeartbeatEvent() and e.session_id == "s1" for e in beats)
+    assert [e.seq for e in seen if e.seq] == [1, 2, 3]
+    assert seen[0].seq == 1  # the replay comes first
+    assert seen[-1].event == DoneEvent("m1", "ab")  # nothing after the close
+
+
+# ====================================================================== finding
+async def test_find_tells_where_a_turn_stands_before_and_after_it_closes(log: TurnLog) -> None:
+    info = turn()
+    assert await log.find(PROJECT, "s1") is None
+    await log.open(info, TurnControl())
+    log.append(info.turn_id, ContentEvent("a"))
+
+    running = await log.find(PROJECT, "s1")
+    log.append(info.turn_id, DoneEvent("m1", "a"))
+    await log.close(info.turn_id)
+    closed = await log.find(PROJECT, "s1")
+
+    assert running is not None and closed is not None
+    assert (running.info, running.last_seq, running.finished) == (info, 1, False)
+    assert (closed.info, closed.last_seq, closed.finished) == (info, 2, True)
+    assert await log.find("project-2", "s1") is None
+
+
+async def test_a_closed_turn_is_forgotten_after_its_retention(make_log: LogFactory) -> None:
+    async with make_log(0.2) as log:
+        info = turn()
+        await log.open(info, TurnControl())
+        log.append(info.turn_id, DoneEvent(None))
+        await log.close(info.turn_id)
+        assert await log.find(PROJECT, "s1") is not None
+
+        async with asyncio.timeout(5):
+            while await log.find(PROJECT, "s1") is not None:
+                await asyncio.sleep(0.02)
+
+        assert await read_all(log, info.turn_id) == []
+        await log.open(turn("s1"), TurnControl())
+
+
+async def test_a_running_turn_is_kept_past_the_retention(make_log: LogFactory) -> None:
+    async with make_log(0.05) as log:
+        info = turn()
+        await log.open(info, TurnControl())
+        log.append(info.turn_id, ContentEvent("a"))
+        await asyncio.sleep(0.2)
+
+        state = await log.find(PROJECT, "s1")
+
+        assert state is not None and not state.finished
+        log.append(info.turn_id, DoneEvent(None))
+        await log.close(info.turn_id)
+
+
+# ======================================================================= aborting
+async def test_request_abort_fires_the_token_given_to_open(log: TurnLog) -> None:
+    info, other = turn("s1"), turn("s2")
+    control, other_control = TurnControl(), TurnControl()
+    await log.open(info, control)
+    await log.open(other, other_control)
+
+    assert await log.request_abort(PROJECT, "s1", "stopped by alice") is True
+
+    await eventually(control.abort.is_aborted)
+    assert control.abort.reason == "stopped by alice"
+    assert not other_control.abort.is_aborted()
+
+
+async def test_request_abort_is_false_when_nothing_runs(log: TurnLog) -> None:
+    assert await log.request_abort(PROJECT, "s1", "stop") is False
+    info = turn()
+    control = TurnControl()
+    await log.open(info, control)
+    log.append(info.turn_id, DoneEvent(None))
+    await log.close(info.turn_id)
+
+    assert await log.request_abort(PROJECT, "s1", "stop") is False
+    assert not control.abort.is_aborted()
+
+
+async def test_a_decision_reaches_the_turn_that_waits_for_it_once(log: TurnLog) -> None:
+    info = turn("s1")
+    control = TurnControl()
+    await log.open(info, control)
+    waiting = control.expect("ap-1")
+    log.append(
+        info.turn_id,
+        ApprovalRequiredEvent("ap-1", "call-1", "set_ip", {"device": "PC1"}, {"summary": "x"}),
+    )
+    state = await log.find(PROJECT, "s1")
+    assert state is not None and [e.event.approval_id for e in state.pending] == ["ap-1"]  # type: ignore[union-attr]
+    yes = ApprovalDecision(True, user_id="alice")
+    assert await log.send_decision(PROJECT, "s1", "nope", yes) is DecisionOutcome.UNKNOWN
+    assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.ACCEPTED
+    assert await asyncio.wait_for(waiting, 5) == yes
+    assert (
+        await log.send_decision(PROJECT, "s1", "ap-1", ApprovalDecision(False))
+        is DecisionOutcome.ALREADY_DECIDED
+    )
+    log.append(info.turn_id, ApprovalResolvedEvent("ap-1", "call-1", "approve", "alice"))
+    state = await log.find(PROJECT, "s1")
+    assert state is not None and state.pending == ()
+    log.append(info.turn_id, DoneEvent(None))
+    await log.close(info.turn_id)
+    assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.UNKNOWN
