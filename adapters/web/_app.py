@@ -36,7 +36,7 @@ from adapters.web._health import healthz, readyz
 from adapters.web._logging import request_context_middleware
 from adapters.web._methods import complete_allow_middleware
 from adapters.web._observers import PrometheusTurnMetrics, metrics_route
-from adapters.web._openapi import ExactDocument, RefinedRenderPlugin
+from adapters.web._openapi import ExactDocument, Limits, RefinedRenderPlugin
 from adapters.web._page import page_routes
 from adapters.web._schemas import ChatRequest, DecisionRequest, LLMConfigBody, RenameRequest
 from adapters.web._state import authenticated, dependencies, init_state, installed
@@ -114,9 +114,13 @@ def create_web_app(
     )
 
 
-def _message_limit(request: Request[Any, Any, Any]) -> int | None:
+def _limits(request: Request[Any, Any, Any]) -> Limits | None:
     deps = installed(request.app.state)
-    return None if deps is None else deps.chat.settings.max_message_chars
+    if deps is None:
+        return None
+    return Limits(
+        message_chars=deps.chat.settings.max_message_chars, page=deps.chat.settings.max_page
+    )
 
 
 def _render_plugins() -> list[OpenAPIRenderPlugin]:
@@ -134,7 +138,7 @@ def _render_plugins() -> list[OpenAPIRenderPlugin]:
         ),
         event_streams=("streamChat",),
         turn_operations=("streamChat", "resumeChatStream"),
-        message_limit=_message_limit,
+        limits=_limits,
     )
     return [
         RefinedRenderPlugin(JsonRenderPlugin(path="/openapi.json"), exact),

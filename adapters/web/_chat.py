@@ -52,7 +52,14 @@ LAST_EVENT_ID_PATTERN = r"^(?:\S+:[0-9]{1,18})?$"
 
 log = structlog.get_logger("adapters.web")
 
-Limit = Annotated[int, QueryParameter(ge=1, le=1000, description="At most this many.")]
+Limit = Annotated[
+    int,
+    QueryParameter(
+        ge=1,
+        le=MAX_SAFE_INTEGER,
+        description="At most this many (this deployment's page size bounds it; see maximum).",
+    ),
+]
 Offset = Annotated[int, QueryParameter(ge=0, le=MAX_SAFE_INTEGER, description="Skip this many.")]
 Cursor = Annotated[
     int,

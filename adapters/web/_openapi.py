@@ -6,8 +6,8 @@ is served (``/schema/openapi.json``, and the Swagger and ReDoc pages built on it
 
 * **request bodies** are described by pydantic's own JSON Schema of each body model,
   which is what validation enforces (``additionalProperties: false``, the bounds and
-  patterns of optional fields, ``exclusiveMinimum``); the message's ``maxLength`` is
-  the limit this deployment applies;
+  patterns of optional fields, ``exclusiveMinimum``); the message's ``maxLength`` and
+  the ``limit`` parameters' ``maximum`` are this deployment's (:class:`Limits`);
 * **parameters** are never null on the wire: an optional parameter is described by
   its type (and its bounds);
 * **errors** all have the one :class:`ErrorBody` schema, and every operation lists
@@ -44,6 +44,7 @@ __all__ = [
     "ERROR_SCHEMA",
     "ErrorBody",
     "ExactDocument",
+    "Limits",
     "RefinedRenderPlugin",
     "errors",
     "exact_document",
@@ -120,6 +121,15 @@ _WHY = {
 }
 
 _BODY_ERRORS = (400, 413, 415, 422)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """This deployment's bounds, which the document states: the longest message and the
+    largest page (the chat service's settings)."""
+
+    message_chars: int
+    page: int
 
 
 @dataclass
@@ -245,7 +255,7 @@ def exact_document(
     bodies: Iterable[type[Any]] = (),
     event_streams: Iterable[str] = (),
     turn_operations: Iterable[str] = (),
-    message_limit: int | None = None,
+    limits: Limits | None = None,
 ) -> dict[str, Any]:
     """A copy of Litestar's ``document``, refined as the module docstring says."""
     refined = copy.deepcopy(dict(document))
@@ -254,8 +264,10 @@ def exact_document(
     for body in bodies:
         components[body.__name__] = _schema_of(body, components)
     chat = components.get("ChatRequest", {}).get("properties", {}).get("message")
-    if message_limit is not None and isinstance(chat, dict):
-        chat["maxLength"] = min(int(chat.get("maxLength", message_limit)), message_limit)
+    if limits is not None and isinstance(chat, dict):
+        chat["maxLength"] = min(
+            int(chat.get("maxLength", limits.message_chars)), limits.message_chars
+        )
     components[ERROR_SCHEMA] = _schema_of(ErrorBody, components)
     streaming = set(event_streams)
     for path, item in refined.get("paths", {}).items():
@@ -263,6 +275,10 @@ def exact_document(
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
             _refine_operation(path, operation, api_prefix)
+            if limits is not None:
+                for parameter in operation.get("parameters", []):
+                    if parameter.get("in") == "query" and parameter.get("name") == "limit":
+                        parameter["schema"]["maximum"] = limits.page
             if operation.get("operationId") in streaming:
                 success = operation["responses"].setdefault("200", {"description": "OK"})
                 success.setdefault("content", {})[SSE] = {}
@@ -283,13 +299,13 @@ class ExactDocument:
         bodies: Sequence[type[Any]],
         event_streams: Sequence[str] = (),
         turn_operations: Sequence[str] = (),
-        message_limit: Callable[[Request[Any, Any, Any]], int | None],
+        limits: Callable[[Request[Any, Any, Any]], Limits | None],
     ) -> None:
         self._api_prefix = api_prefix
         self._bodies = tuple(bodies)
         self._streams = tuple(event_streams)
         self._turns = tuple(turn_operations)
-        self._message_limit = message_limit
+        self._limits = limits
         self._cached: dict[str, Any] | None = None
 
     def __call__(
@@ -297,16 +313,16 @@ class ExactDocument:
     ) -> dict[str, Any]:
         if self._cached is not None:
             return self._cached
-        limit = self._message_limit(request)
+        limits = self._limits(request)
         refined = exact_document(
             document,
             api_prefix=self._api_prefix,
             bodies=self._bodies,
             event_streams=self._streams,
             turn_operations=self._turns,
-            message_limit=limit,
+            limits=limits,
         )
-        if limit is not None:  # the deployment is installed: its limits are final
+        if limits is not None:  # the deployment is installed: its limits are final
             self._cached = refined
         return refined
 

@@ -24,10 +24,17 @@ from pydantic import (
 
 from adapters.web._ids import SessionIdField
 from copilot_core.ports import ApprovalPolicy
-from copilot_core.rules import MAX_COMMENT_CHARS
+from copilot_core.rules import (
+    MAX_COMMENT_CHARS,
+    MAX_MESSAGE_CHARS,
+    TEMPERATURE_MAX,
+    TEMPERATURE_MIN,
+    TITLE_MAX_CHARS,
+)
 from copilot_core.session import CopilotMode
 
 __all__ = [
+    "BASE_URL_PATTERN",
     "ID_PATTERN",
     "MAX_SAFE_INTEGER",
     "ChatRequest",
@@ -144,32 +151,36 @@ _PORT = r"(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4
 #: clear).
 BASE_URL_PATTERN = rf"^https?://(?:{_HOST_NAME}|\[(?:{_IPV6})\])(?::{_PORT})?(?:[/?#]\S*)?$"
 
-#: The longest session title (the core's bound).
-MAX_TITLE_CHARS = 255
-
 #: The largest integer a query parameter takes: the largest every JSON reader holds
 #: exactly (2^53 - 1; offsets and cursors are stored as 64-bit integers, which an
 #: offset or cursor beyond 2^63 - 1 overflowed).
 MAX_SAFE_INTEGER = 2**53 - 1
 
-#: The schema's bound on ``message``; the chat service may enforce a lower one.
-MAX_MESSAGE_CHARS = 32_000
+#: The web API's own bounds on a model's settings (the core only asks for > 0): no model
+#: answers a million tokens at once or reads ten million.
+MAX_TOKENS = 1_000_000
+CONTEXT_LIMIT_RANGE = (1024, 10_000_000)
 
 
 class ChatRequest(StrictBody):
     """One user message. Without ``session_id`` a new session is created."""
 
     message: NonBlank = Field(
-        min_length=1, max_length=MAX_MESSAGE_CHARS, description="The user's text."
+        min_length=1,
+        max_length=MAX_MESSAGE_CHARS,
+        description="The user's text (this deployment may set a lower bound; see the document).",
     )
     session_id: SessionIdField | None = Field(
         default=None, description="Continue this session (its UUID)."
     )
     stream: bool = Field(default=True, description="SSE when true, one JSON reply when false.")
     temperature: float | None = Field(
-        default=None, ge=0.0, le=2.0, description="Overrides the user's temperature this turn."
+        default=None,
+        ge=TEMPERATURE_MIN,
+        le=TEMPERATURE_MAX,
+        description="Overrides the user's temperature this turn.",
     )
-    max_tokens: int | None = Field(default=None, gt=0, le=1_000_000)
+    max_tokens: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
     mode: Literal["text"] = Field(default="text", description="Interaction mode; only 'text'.")
     agent_id: str | None = Field(default=None, pattern=ID_PATTERN)
     copilot_mode: Mode | None = Field(
@@ -178,7 +189,7 @@ class ChatRequest(StrictBody):
 
 
 class RenameRequest(StrictBody):
-    title: NonBlank = Field(min_length=1, max_length=MAX_TITLE_CHARS)
+    title: NonBlank = Field(min_length=1, max_length=TITLE_MAX_CHARS)
 
 
 class DecisionRequest(StrictBody):
@@ -207,9 +218,11 @@ class LLMConfigBody(StrictBody):
         description="An OpenAI-compatible server: http(s)://host[:port][/path], no credentials.",
     )
     api_key: SecretStr | None = Field(default=None, description="Stored encrypted; write-only.")
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(default=None, gt=0, le=1_000_000)
-    context_limit: int | None = Field(default=None, ge=1024, le=10_000_000)
+    temperature: float | None = Field(default=None, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX)
+    max_tokens: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
+    context_limit: int | None = Field(
+        default=None, ge=CONTEXT_LIMIT_RANGE[0], le=CONTEXT_LIMIT_RANGE[1]
+    )
     title_model: str | None = Field(default=None, min_length=1, max_length=200)
     copilot_mode: Mode | None = None
     approval: Policy | None = Field(

@@ -171,6 +171,11 @@ async def test_request_bodies_are_described_as_validation_enforces_them(service:
     assert chat["message"]["maxLength"] == 1000  # this deployment's limit (ChatSettings)
     assert chat["max_tokens"]["anyOf"][0]["exclusiveMinimum"] == 0
     assert chat["session_id"]["anyOf"][0]["pattern"].startswith("^(?:[0-9A-Fa-f]{8}-")
+    for operations in (await _document(service))["paths"].values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter["name"] == "limit":  # this deployment's page size
+                    assert parameter["schema"]["maximum"] == service.chat.settings.max_page
     config = schemas["LLMConfigBody"]["properties"]
     assert config["max_tokens"]["anyOf"][0]["exclusiveMinimum"] == 0
     assert config["base_url"]["anyOf"][0]["pattern"].startswith("^https?://")
