@@ -8,21 +8,20 @@ from contextlib import asynccontextmanager
 import structlog
 from litestar import Litestar
 
-from adapters.web import WebSettings, create_web_app, install_dependencies
-from entrypoints.container import Container, build_container, web_dependencies
+from adapters.web import WebDependencies, create_web_app, install_dependencies
+from entrypoints.container import Container, build_container, resolve
 from entrypoints.observability import configure_logging
 from entrypoints.settings import Settings
 
-__all__ = ["CHAT_SERVICE_STATE", "create_app"]
-
-CHAT_SERVICE_STATE = "chat_service"
+__all__ = ["create_app"]
 
 log = structlog.get_logger("entrypoints")
 
 
 def create_app(settings: Settings | None = None, container: Container | None = None) -> Litestar:
     """The Litestar app; resources open at start-up and close at shutdown, after running
-    turns had ``shutdown_grace`` seconds to save."""
+    turns had ``shutdown_grace`` seconds to save. A signal handler stops running turns
+    earlier through ``container.stop_turns()``."""
     settings = settings or Settings()
     configure_logging(settings.log_level, settings.log_format)
     container = container or build_container(settings)
@@ -34,10 +33,10 @@ def create_app(settings: Settings | None = None, container: Container | None = N
         if initialised is not None:
             await initialised
         try:
-            deps = await web_dependencies(container)
+            deps: WebDependencies = await resolve(container.web.collaborators())
             install_dependencies(app, deps)
-            app.state[CHAT_SERVICE_STATE] = deps.chat
-            log.info("service_started", gns3_url=settings.gns3_url, data_dir=str(settings.data_dir))
+            container.stop_turns().arm(deps.chat)
+            log.info("service_started", gns3_url=settings.gns3.url, data_dir=str(settings.data_dir))
             try:
                 yield
             finally:
@@ -49,13 +48,5 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             log.info("service_stopped")
 
     return create_web_app(
-        settings=WebSettings(
-            heartbeat_interval=settings.heartbeat_interval or None,
-            abort_on_disconnect=settings.abort_on_disconnect,
-            auth_cache_ttl=settings.auth_cache_ttl,
-            readiness_timeout=settings.readiness_timeout,
-            cors_origins=settings.cors_origins,
-        ),
-        lifespan=[lifespan],
-        metrics=container.metrics(),
+        settings=container.web.settings(), lifespan=[lifespan], metrics=container.metrics()
     )

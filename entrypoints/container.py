@@ -1,9 +1,18 @@
-"""The composition root: one dependency-injector container built from :class:`Settings`.
+"""The composition root: the containers that build the service from :class:`Settings`.
 
-This is the only module that knows every concrete class. Resources (things that
-open and close: databases, HTTP clients) are opened and closed with the app's
-lifespan (``await container.init_resources()`` / ``shutdown_resources()``).
-Tests override providers with fakes (``container.store.override(...)``).
+This is the only module that knows every concrete class. Three sub-containers, each
+declaring what it needs from the others (``providers.DependenciesContainer``):
+
+* :class:`Gateways` — what talks to the world: the per-project store, the LLM settings
+  database, the GNS3 client and everything built on it, the model provider;
+* :class:`Core` — the domain objects: agents, the turn runner, the chat service;
+* :class:`Web` — what the HTTP adapter is given: its settings and its collaborators.
+
+:class:`Container` puts them together; what the web app needs is one provider,
+``container.web.collaborators`` (awaited once the resources are open). Resources
+(databases, HTTP clients) open and close with the app's lifespan
+(``await container.init_resources()`` / ``shutdown_resources()``). Tests override any
+provider with a fake (``container.gateways.store.override(...)``).
 """
 
 from __future__ import annotations
@@ -12,7 +21,7 @@ import asyncio
 import inspect
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from dependency_injector import containers, providers
 from pydantic import SecretStr
@@ -24,6 +33,7 @@ from adapters.gns3 import (
     Gns3ClientDirectory,
     Gns3ProjectGate,
     Gns3ToolExecutor,
+    Gns3ToolSettings,
     Gns3TopologySource,
     SkillLibrary,
 )
@@ -35,8 +45,14 @@ from adapters.llm import (
 )
 from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
-from adapters.web import PrometheusTurnMetrics, StructlogTurnObserver, WebDependencies
+from adapters.web import (
+    PrometheusTurnMetrics,
+    StructlogTurnObserver,
+    WebDependencies,
+    WebSettings,
+)
 from copilot_core import (
+    AgentSettings,
     BuiltinAgent,
     ChatService,
     ChatSettings,
@@ -50,15 +66,27 @@ from copilot_core.ports import AgentBackend, Clock, IdFactory
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 
-__all__ = ["Container", "build_container", "resolve", "web_dependencies"]
+__all__ = [
+    "Container",
+    "Core",
+    "Gateways",
+    "TurnStopper",
+    "Web",
+    "build_container",
+    "resolve",
+]
 
 T = TypeVar("T")
 
 
 # ------------------------------------------------------------------- resources
-async def open_store(data_dir: Path) -> AsyncIterator[SqliteCheckpointStore]:
+async def open_store(
+    data_dir: Path, max_open: int, busy_timeout: float, synchronous: Literal["NORMAL", "FULL"]
+) -> AsyncIterator[SqliteCheckpointStore]:
     """Per-project SQLite databases under ``data_dir/projects``."""
-    store = SqliteCheckpointStore(data_dir)
+    store = SqliteCheckpointStore(
+        data_dir, max_open=max_open, busy_timeout=busy_timeout, synchronous=synchronous
+    )
     await store.open()
     try:
         yield store
@@ -105,67 +133,200 @@ def skill_dirs(skills_dir: Path | None) -> list[Path]:
     return [Path(skills_dir)] if skills_dir else []
 
 
-# ------------------------------------------------------------------- container
-class Container(containers.DeclarativeContainer):
-    config = providers.Configuration(strict=True)
+def heartbeat(seconds: float) -> float | None:
+    """The web adapter's heartbeat: ``None`` (off) for the settings' 0."""
+    return seconds or None
 
-    clock = providers.Singleton(SystemClock)
-    ids = providers.Singleton(UuidIdFactory)
 
-    # ---------------------------------------------------------------- adapters
-    store = providers.Resource(open_store, data_dir=config.data_dir)
+class TurnStopper:
+    """What a signal handler calls to stop running turns at once, so that they save and
+    their streams end while the server still waits for its connections to close.
+
+    The lifespan arms it with the chat service once the service runs; before that (and
+    after) there is nothing to stop.
+    """
+
+    def __init__(self, grace: float) -> None:
+        self.grace = grace
+        self._chat: ChatService | None = None
+
+    def arm(self, chat: ChatService) -> None:
+        self._chat = chat
+
+    async def __call__(self) -> None:
+        if self._chat is not None:
+            await self._chat.shutdown(self.grace)
+
+
+# ------------------------------------------------------------------ containers
+class Gateways(containers.DeclarativeContainer):
+    """What talks to the world (see the module docstring)."""
+
+    config = providers.Configuration()
+
+    store = providers.Resource(
+        open_store,
+        data_dir=config.data_dir,
+        max_open=config.store.max_open,
+        busy_timeout=config.store.busy_timeout,
+        synchronous=config.store.synchronous,
+    )
     llm_settings = providers.Resource(
         open_llm_settings, data_dir=config.data_dir, secret_key=config.secret_key
     )
     gns3 = providers.Resource(
-        open_gns3_client, base_url=config.gns3_url, request_timeout=config.gns3_timeout
+        open_gns3_client, base_url=config.gns3.url, request_timeout=config.gns3.timeout
     )
     authenticator = providers.Singleton(Gns3Authenticator, gns3)
     projects = providers.Singleton(Gns3ProjectGate, gns3)
     directory = providers.Singleton(Gns3ClientDirectory, gns3)
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
-    console = providers.Singleton(ConsoleRunner, command_timeout=config.command_timeout)
-    tools = providers.Singleton(Gns3ToolExecutor, gns3, runner=console, skills=skills)
+    console = providers.Singleton(
+        ConsoleRunner,
+        command_timeout=config.console.command_timeout,
+        connect_timeout=config.console.connect_timeout,
+        max_output_chars=config.console.max_output_chars,
+        drain_quiet=config.console.drain_quiet,
+        recovery_timeout=config.console.recovery_timeout,
+    )
+    tool_settings = providers.Singleton(
+        Gns3ToolSettings,
+        start_timeout=config.gns3.start_timeout,
+        poll_interval=config.gns3.poll_interval,
+        capture_default_seconds=config.gns3.capture_default_seconds,
+        capture_max_seconds=config.gns3.capture_max_seconds,
+        capture_max_bytes=config.gns3.capture_max_bytes,
+        max_batch=config.gns3.max_batch,
+        max_commands=config.gns3.max_commands,
+    )
+    tools = providers.Singleton(
+        Gns3ToolExecutor, gns3, runner=console, skills=skills, settings=tool_settings
+    )
     topology = providers.Singleton(Gns3TopologySource, gns3)
     models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
     llm_config = providers.Singleton(LLMSettingsPublicView, llm_settings)
     token_counter = providers.Singleton(TiktokenTokenCounter)
-
-    # -------------------------------------------------------------------- core
-    agent = providers.Singleton(
-        BuiltinAgent, tools, topology, clock=clock, ids=ids, token_counter=token_counter
+    readiness = providers.Dict(
+        store=providers.Singleton(SqliteStoreReadiness, store),
+        gns3=gns3.provided.version,
     )
-    agents = providers.Singleton(agent_backends, agent, config.agents, config.gns3_url, clock, ids)
-    reload_skills = providers.Singleton(SkillsReloader, skills, agent, config.skills_dir)
+
+
+class Core(containers.DeclarativeContainer):
+    """The domain objects, over the gateways (see the module docstring)."""
+
+    config = providers.Configuration()
+    gateways = providers.DependenciesContainer()
+    #: Turn observers (metrics, logs): given by the application.
+    observers = providers.Dependency(instance_of=list, default=[])
+
+    clock = providers.Singleton(SystemClock)
+    ids = providers.Singleton(UuidIdFactory)
+
+    agent_settings = providers.Singleton(
+        AgentSettings,
+        max_llm_calls=config.agent.max_llm_calls,
+        tool_timeout=config.agent.tool_timeout,
+        topology_timeout=config.agent.topology_timeout,
+        title_timeout=config.agent.title_timeout,
+        output_reserve_tokens=config.agent.output_reserve_tokens,
+        progress_interval=config.agent.progress_interval,
+    )
+    agent = providers.Singleton(
+        BuiltinAgent,
+        gateways.tools,
+        gateways.topology,
+        clock=clock,
+        ids=ids,
+        token_counter=gateways.token_counter,
+        settings=agent_settings,
+    )
+    agents = providers.Singleton(agent_backends, agent, config.agents, config.gns3.url, clock, ids)
+    reload_skills = providers.Singleton(SkillsReloader, gateways.skills, agent, config.skills_dir)
     chat_settings = providers.Singleton(
         ChatSettings,
-        max_message_chars=config.max_message_chars,
-        finished_turn_retention=config.finished_turn_retention,
+        max_message_chars=config.chat.max_message_chars,
+        max_page=config.chat.max_page,
+        finished_turn_retention=config.chat.finished_turn_retention,
+        history_chars_per_token=config.chat.history_chars_per_token,
+        history_page=config.chat.history_page,
+        history_cache_sessions=config.chat.history_cache_sessions,
     )
-    turn_log = providers.Singleton(InMemoryTurnLog, retention=config.finished_turn_retention)
-    metrics = providers.Singleton(PrometheusTurnMetrics)
-    turn_logger = providers.Singleton(StructlogTurnObserver)
-    runner_settings = providers.Singleton(RunnerSettings, approval_timeout=config.approval_timeout)
+    turn_log = providers.Singleton(InMemoryTurnLog, retention=config.chat.finished_turn_retention)
+    runner_settings = providers.Singleton(
+        RunnerSettings,
+        approval_timeout=config.chat.approval_timeout,
+        draft_interval=config.chat.draft_interval,
+        draft_chars=config.chat.draft_chars,
+        save_timeout=config.chat.save_timeout,
+    )
     runner = providers.Singleton(
         TurnRunner,
-        store,
+        gateways.store,
         turn_log,
-        models=models,
+        models=gateways.models,
         clock=clock,
         ids=ids,
         settings=runner_settings,
-        observers=providers.List(metrics, turn_logger),
+        observers=observers,
     )
     chat = providers.Singleton(
         ChatService,
-        store,
+        gateways.store,
         agents,
-        models=models,
+        models=gateways.models,
         clock=clock,
         ids=ids,
         settings=chat_settings,
         runner=runner,
     )
+
+
+class Web(containers.DeclarativeContainer):
+    """What the HTTP adapter is given (see the module docstring)."""
+
+    config = providers.Configuration()
+    gateways = providers.DependenciesContainer()
+    core = providers.DependenciesContainer()
+
+    settings = providers.Singleton(
+        WebSettings,
+        heartbeat_interval=providers.Callable(heartbeat, config.web.heartbeat_interval),
+        abort_on_disconnect=config.web.abort_on_disconnect,
+        auth_cache_ttl=config.web.auth_cache_ttl,
+        auth_cache_size=config.web.auth_cache_size,
+        readiness_timeout=config.web.readiness_timeout,
+        llm_test_timeout=config.web.llm_test_timeout,
+        cors_origins=config.web.cors_origins,
+    )
+    #: The one thing the web app is handed once the resources are open.
+    collaborators = providers.Singleton(
+        WebDependencies,
+        chat=core.chat,
+        authenticator=gateways.authenticator,
+        projects=gateways.projects,
+        llm_config=gateways.llm_config,
+        reload_skills=core.reload_skills,
+        readiness=gateways.readiness,
+        models=gateways.models,
+        directory=gateways.directory,
+    )
+
+
+class Container(containers.DeclarativeContainer):
+    """The service: gateways, core and web, with the turn observers they share."""
+
+    config = providers.Configuration(strict=True)
+
+    metrics = providers.Singleton(PrometheusTurnMetrics)
+    turn_logger = providers.Singleton(StructlogTurnObserver)
+    stop_turns = providers.Singleton(TurnStopper, grace=config.shutdown_grace)
+
+    gateways = providers.Container(Gateways, config=config)
+    core = providers.Container(
+        Core, config=config, gateways=gateways, observers=providers.List(metrics, turn_logger)
+    )
+    web = providers.Container(Web, config=config, gateways=gateways, core=core)
 
 
 def build_container(settings: Settings) -> Container:
@@ -179,20 +340,3 @@ def build_container(settings: Settings) -> Container:
 async def resolve(value: T | Any) -> Any:
     """A provider's value: providers that depend on async resources return awaitables."""
     return await value if inspect.isawaitable(value) else value
-
-
-async def web_dependencies(container: Container) -> WebDependencies:
-    """Build what the web adapter needs (after ``init_resources``)."""
-    chat: ChatService = await resolve(container.chat())
-    store = await resolve(container.store())
-    gns3 = await resolve(container.gns3())
-    return WebDependencies(
-        chat=chat,
-        authenticator=await resolve(container.authenticator()),
-        projects=await resolve(container.projects()),
-        llm_config=await resolve(container.llm_config()),
-        reload_skills=await resolve(container.reload_skills()),
-        readiness={"store": SqliteStoreReadiness(store), "gns3": gns3.version},
-        models=await resolve(container.models()),
-        directory=await resolve(container.directory()),
-    )

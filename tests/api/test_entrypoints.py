@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "5e1f0000-0000-4000-8000-000000000001"
 
 
-def test_settings_come_from_copilot_environment_variables(
+def test_settings_come_from_copilot_environment_variables_flat_names_included(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("COPILOT_HOST", "0.0.0.0")
@@ -51,15 +51,15 @@ def test_settings_come_from_copilot_environment_variables(
     monkeypatch.setenv("COPILOT_ABORT_ON_DISCONNECT", "true")
     monkeypatch.setenv("COPILOT_CORS_ORIGINS", '["https://ui.lab"]')
     settings = Settings()
-    assert settings.cors_origins == ("https://ui.lab",)
-    assert (settings.host, settings.port, settings.gns3_url) == (
+    assert settings.web.cors_origins == ("https://ui.lab",)
+    assert (settings.host, settings.port, settings.gns3.url) == (
         "0.0.0.0",
         9999,
         "http://10.0.0.5:3080",
     )
     assert settings.data_dir == tmp_path
-    assert settings.heartbeat_interval == 5
-    assert settings.abort_on_disconnect is True
+    assert settings.web.heartbeat_interval == 5
+    assert settings.web.abort_on_disconnect is True
     assert settings.secret_key is not None
     assert settings.secret_key.get_secret_value() == "fernet-key-value"
     assert "fernet-key-value" not in repr(settings)
@@ -74,12 +74,12 @@ def test_settings_defaults_and_validation(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("XDG_DATA_HOME", "/srv/data")
     settings = Settings()
     assert (settings.host, settings.port) == ("127.0.0.1", 8080)
-    assert settings.gns3_url == "http://127.0.0.1:3080"
+    assert settings.gns3.url == "http://127.0.0.1:3080"
     assert settings.data_dir == Path("/srv/data/gns3-copilot")
-    assert settings.heartbeat_interval == 15.0
-    assert settings.abort_on_disconnect is False
+    assert settings.web.heartbeat_interval == 15.0
+    assert settings.web.abort_on_disconnect is False
     monkeypatch.setenv("COPILOT_GNS3_URL", "not a url")
-    with pytest.raises(ValueError, match="gns3_url"):
+    with pytest.raises(ValueError, match=r"gns3\.url"):
         Settings()
 
 
@@ -125,16 +125,17 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     async def fake_store() -> AsyncIterator[InMemoryCheckpointStore]:
         yield store
 
-    container.store.override(providers.Resource(fake_store))
-    container.authenticator.override(
+    gateways = container.gateways
+    gateways.store.override(providers.Resource(fake_store))
+    gateways.authenticator.override(
         providers.Object(StaticAuthenticator({"tok-SECRET-xyz": Principal("u1", "user")}))
     )
-    container.projects.override(providers.Object(StaticProjectGate(opened={PROJECT})))
-    container.tools.override(
+    gateways.projects.override(providers.Object(StaticProjectGate(opened={PROJECT})))
+    gateways.tools.override(
         providers.Object(FakeToolExecutor().add("show_ip", lambda args, ctx: "10.0.0.1/24"))
     )
-    container.topology.override(providers.Object(FakeTopologySource()))
-    container.models.override(
+    gateways.topology.override(providers.Object(FakeTopologySource()))
+    gateways.models.override(
         providers.Object(StaticModelProvider(ModelSelection(model, title_model=title)))
     )
     app = create_app(settings, container)
@@ -142,7 +143,7 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     lines.setFormatter(logging.getLogger().handlers[0].formatter)
     logging.getLogger().addHandler(lines)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
-    server = CopilotServer(config, app, grace=5)
+    server = CopilotServer(config, container.stop_turns())
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     async for base_url in _serve(server):
         assert (tmp_path / "data").is_dir()
@@ -279,4 +280,4 @@ def test_serve_refuses_invalid_settings_with_a_clear_message(
     assert "port" in capsys.readouterr().err
     monkeypatch.delenv("COPILOT_PORT")
     assert main(["serve", "--gns3-url", "gns3.local"]) == 2
-    assert "gns3_url" in capsys.readouterr().err
+    assert "gns3.url" in capsys.readouterr().err
