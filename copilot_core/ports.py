@@ -25,6 +25,7 @@ from copilot_core.approvals import (
     Assessment,
     ChangePreview,
     DecisionOutcome,
+    RestorePoint,
     TurnControl,
 )
 from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
@@ -63,6 +64,8 @@ __all__ = [
     "FunctionCall",
     "HistoryPage",
     "IdFactory",
+    "LLMSettingsRecord",
+    "LLMSettingsStore",
     "LanguageModel",
     "LanguageModelProvider",
     "Message",
@@ -72,6 +75,8 @@ __all__ = [
     "ParsedToolCall",
     "Principal",
     "ProjectGate",
+    "RestorePoint",
+    "RestorePointStore",
     "Role",
     "Session",
     "SessionMatch",
@@ -307,6 +312,23 @@ class CheckpointStore(Protocol):
         ...
 
 
+class RestorePointStore(Protocol):
+    """Restore points, kept with their session (they survive a restart and go when the
+    session is deleted)."""
+
+    async def save_restore_point(self, point: RestorePoint) -> None:
+        """Keep ``point``; raises :class:`~copilot_core.errors.SessionNotFoundError`."""
+        ...
+
+    async def restore_points(self, project_id: str, thread_id: str) -> list[RestorePoint]:
+        """The session's restore points, oldest first."""
+        ...
+
+    async def restore_point(
+        self, project_id: str, thread_id: str, point_id: str
+    ) -> RestorePoint | None: ...
+
+
 # -------------------------------------------------------------------------- agents
 @dataclass(frozen=True, slots=True)
 class AgentCapabilities:
@@ -475,3 +497,50 @@ class Clock(Protocol):
 
 class IdFactory(Protocol):
     def new_id(self) -> str: ...
+
+
+# ------------------------------------------------------------- LLM settings rows
+@dataclass(frozen=True, slots=True)
+class LLMSettingsRecord:
+    """One user's stored LLM settings, as opaque to the store that keeps them.
+
+    ``settings`` is a JSON document without any API key; ``api_key_encrypted`` is
+    ciphertext made by whoever holds the encryption key (the LLM adapter), never a key
+    in clear. A store only ever copies these bytes.
+    """
+
+    settings: str
+    api_key_encrypted: bytes | None = None
+
+
+class LLMSettingsStore(Protocol):
+    """Per-user rows of LLM settings (one row per user), for any database.
+
+    Encryption is not the store's business: it receives and returns ciphertext.
+    """
+
+    async def get(self, user_id: str) -> LLMSettingsRecord | None:
+        """The user's row, or ``None`` when they have none."""
+        ...
+
+    async def put(
+        self,
+        user_id: str,
+        settings: str,
+        api_key_encrypted: bytes | None,
+        at: datetime,
+        *,
+        keep_api_key: bool,
+    ) -> bool:
+        """Create or replace the user's row in one statement, stamped ``at``.
+
+        When ``keep_api_key`` is true and ``api_key_encrypted`` is ``None``, the stored
+        ciphertext stays as it is (a concurrent put cannot slip another in between);
+        otherwise it is replaced (``None`` removes it). Returns whether the row holds an
+        encrypted key afterwards.
+        """
+        ...
+
+    async def delete(self, user_id: str) -> bool:
+        """Forget the user's row; ``False`` when there was none."""
+        ...

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import structlog
 from litestar import Litestar
 
+from adapters.gns3 import Gns3ProjectWatcher
+from adapters.sqlite import SqliteCheckpointStore
 from adapters.web import WebDependencies, create_web_app, install_dependencies
+from copilot_core import ChatService, CopilotError
 from entrypoints.container import Container, build_container, resolve
+from entrypoints.lifecycle import ProjectLifecycle
 from entrypoints.observability import configure_logging
 from entrypoints.settings import Settings
 
@@ -18,28 +24,95 @@ __all__ = ["create_app"]
 log = structlog.get_logger("entrypoints")
 
 
+async def _warn_if_gns3_unreachable(container: Container, gns3_url: str) -> None:
+    gns3 = await resolve(container.gateways.gns3())
+    try:
+        version = await gns3.version()
+    except CopilotError as exc:
+        log.warning(
+            "gns3_unreachable",
+            gns3_url=gns3_url,
+            reason=exc.message,
+            hint="the service runs, but every chat route answers 503 until GNS3 answers",
+        )
+    else:
+        log.info("gns3_reachable", gns3_url=gns3_url, gns3_version=version.get("version"))
+
+
+def _watch_gns3_projects(
+    container: Container, settings: Settings, chat: ChatService, store: object
+) -> asyncio.Future[None] | None:
+    """Follow projects being closed or deleted in GNS3 (needs ``gns3.username``; the
+    per-project SQLite store only: with PostgreSQL, sessions of deleted projects stay)."""
+    if not isinstance(store, SqliteCheckpointStore):
+        log.info("gns3_project_watch_off", reason="only the SQLite store follows GNS3 projects")
+        return None
+    gns3 = settings.gns3
+    if gns3.username is None or gns3.password is None:
+        log.info(
+            "gns3_project_watch_off",
+            hint="set COPILOT_GNS3__USERNAME and COPILOT_GNS3__PASSWORD (a GNS3 superadmin) "
+            "to clean up the conversations of deleted projects",
+        )
+        return None
+    archive = settings.data_dir / "archive" if gns3.deleted_projects == "archive" else None
+    username, password = gns3.username, gns3.password.get_secret_value()
+
+    async def watch() -> None:
+        watcher = Gns3ProjectWatcher(
+            await resolve(container.gateways.gns3()),
+            ProjectLifecycle(chat, store, archive),
+            store.stored_projects,
+            username=username,
+            password=password,
+        )
+        await watcher.run()
+
+    return asyncio.ensure_future(watch())
+
+
 def create_app(settings: Settings | None = None, container: Container | None = None) -> Litestar:
     """The Litestar app; resources open at start-up and close at shutdown, after running
-    turns had ``shutdown_grace`` seconds to save. A signal handler stops running turns
-    earlier through ``container.stop_turns()``."""
+    turns had ``shutdown_grace`` seconds to save. The process running it talks to the
+    service through ``container.service()`` (stop turns on a signal; why a start-up
+    failed)."""
     settings = settings or Settings()
     configure_logging(settings.log_level, settings.log_format)
     container = container or build_container(settings)
+    service = container.service()
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        initialised = container.init_resources()
-        if initialised is not None:
-            await initialised
+        try:
+            initialised = container.init_resources()
+            if initialised is not None:
+                await initialised
+        except CopilotError as exc:  # a database that cannot be reached, for instance
+            service.failed(exc.message)
+            log.error("startup_failed", error=exc.message)
+            closed = container.shutdown_resources()  # what did open
+            if closed is not None:
+                await closed
+            raise
         try:
             deps: WebDependencies = await resolve(container.web.collaborators())
             install_dependencies(app, deps)
-            container.stop_turns().arm(deps.chat)
-            log.info("service_started", gns3_url=settings.gns3.url, data_dir=str(settings.data_dir))
+            service.arm(deps.chat)
+            gns3_url = settings.gns3.url
+            log.info("service_started", gns3_url=gns3_url, data_dir=str(settings.data_dir))
+            # Say at once when GNS3 does not answer (the service starts all the same).
+            probe = asyncio.ensure_future(_warn_if_gns3_unreachable(container, gns3_url))
+            store = await resolve(container.gateways.store())
+            watching = _watch_gns3_projects(container, settings, deps.chat, store)
             try:
                 yield
             finally:
+                probe.cancel()
+                if watching is not None:
+                    watching.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await watching
                 await deps.chat.shutdown(settings.shutdown_grace)
         finally:
             closed = container.shutdown_resources()

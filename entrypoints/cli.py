@@ -1,13 +1,17 @@
-"""The ``gns3-copilot`` command: ``gns3-copilot serve`` runs the HTTP service."""
+"""The ``gns3-copilot`` command: ``gns3-copilot serve`` runs the HTTP service;
+``gns3-copilot --version`` prints the version."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import concurrent.futures
+import importlib.metadata
 import signal
 import sys
+import tomllib
 from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -19,9 +23,31 @@ from entrypoints.app import create_app
 from entrypoints.container import build_container
 from entrypoints.settings import add_setting_flags, settings_from_flags
 
-__all__ = ["CopilotServer", "main"]
+__all__ = ["CopilotServer", "main", "version"]
 
 log = structlog.get_logger("entrypoints")
+
+
+def version() -> str:
+    """The installed distribution's version, else (a source checkout) pyproject's."""
+    try:
+        return importlib.metadata.version("gns3-copilot")
+    except importlib.metadata.PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        try:
+            with pyproject.open("rb") as handle:
+                return str(tomllib.load(handle)["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "unknown"
+
+
+def _browser_url(host: str, port: int) -> str:
+    """The address a person on this machine opens (a wildcard host is reached locally)."""
+    if host in {"0.0.0.0", "", "::", "[::]"}:
+        host = "127.0.0.1"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"
 
 
 class CopilotServer(uvicorn.Server):
@@ -40,6 +66,19 @@ class CopilotServer(uvicorn.Server):
         self._loop = asyncio.get_running_loop()
         await super().serve(sockets)
 
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if self.should_exit or not self.servers:
+            return
+        # The port actually bound (``--port 0`` picks one), printed for the person who started it.
+        port = next(
+            (s.getsockname()[1] for server in self.servers for s in server.sockets or ()),
+            self.config.port,
+        )
+        url = _browser_url(self.config.host, port)
+        note = " (listening on every interface)" if self.config.host in {"0.0.0.0", "::"} else ""
+        print(f"gns3-copilot {version()}: open {url} in a browser{note}", flush=True)
+
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)
         if sig == signal.SIGTERM:
@@ -56,13 +95,12 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         settings = settings_from_flags(args)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
-        )
+        problems = "; ".join(_problem(error) for error in exc.errors())
         print(f"gns3-copilot: invalid settings: {problems}", file=sys.stderr)
         return 2
     container = build_container(settings)
     app = create_app(settings, container)
+    service = container.service()
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -72,15 +110,26 @@ def _serve(args: argparse.Namespace) -> int:
         lifespan="on",
         timeout_graceful_shutdown=int(settings.shutdown_grace) + 5,
     )
-    server = CopilotServer(config, container.stop_turns())
-    server.run()
+    server = CopilotServer(config, service.stop_turns)
+    try:
+        server.run()  # exits with status 3 when the start-up fails
+    finally:
+        if not server.started and service.startup_error:
+            print(f"gns3-copilot: cannot start: {service.startup_error}", file=sys.stderr)
     return 0 if server.started else 1
+
+
+def _problem(error: Any) -> str:
+    where = ".".join(str(part) for part in error["loc"])
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="gns3-copilot", description="An AI copilot for GNS3 network labs."
     )
+    parser.add_argument("--version", action="version", version=f"gns3-copilot {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser(
         "serve",

@@ -3,8 +3,9 @@
 This is the only module that knows every concrete class. Three sub-containers, each
 declaring what it needs from the others (``providers.DependenciesContainer``):
 
-* :class:`Gateways` — what talks to the world: the per-project store, the LLM settings
-  database, the GNS3 client and everything built on it, the model provider;
+* :class:`Gateways` — what talks to the world: the store (per-project SQLite, or
+  PostgreSQL), the LLM settings, the turn log (in memory, or Redis), the GNS3 client and
+  everything built on it, the model provider;
 * :class:`Core` — the domain objects: agents, the turn runner, the chat service;
 * :class:`Web` — what the HTTP adapter is given: its settings and its collaborators.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -43,6 +44,8 @@ from adapters.llm import (
     SettingsLanguageModelProvider,
     TiktokenTokenCounter,
 )
+from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
+from adapters.redis import RedisTurnLog, connect_redis
 from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
 from adapters.web import (
@@ -70,7 +73,7 @@ __all__ = [
     "Container",
     "Core",
     "Gateways",
-    "TurnStopper",
+    "ServiceHandle",
     "Web",
     "build_container",
     "resolve",
@@ -80,10 +83,52 @@ T = TypeVar("T")
 
 
 # ------------------------------------------------------------------- resources
+async def open_database(
+    url: SecretStr | None, schema: str
+) -> AsyncIterator[PostgresDatabase | None]:
+    """The PostgreSQL database when ``database_url`` is set (its schema migrated at
+    open; a clear ``StoreError`` when it cannot be used), else ``None``."""
+    if url is None:
+        yield None
+        return
+    database = PostgresDatabase(url.get_secret_value(), schema=schema)
+    await database.open()
+    try:
+        yield database
+    finally:
+        await database.close()
+
+
+async def open_turn_log(
+    url: SecretStr | None, retention: float, lease: float
+) -> AsyncIterator[RedisTurnLog | InMemoryTurnLog]:
+    """The Redis turn log when ``redis_url`` is set (a clear ``ServiceUnavailableError``
+    when Redis cannot be used), else turns in this process's memory."""
+    if url is None:
+        yield InMemoryTurnLog(retention=retention)
+        return
+    client = await connect_redis(url.get_secret_value())
+    turn_log = RedisTurnLog(client, retention=retention, lease=lease)
+    try:
+        await turn_log.start()
+        yield turn_log
+    finally:
+        await turn_log.stop()
+        await client.aclose()
+
+
 async def open_store(
-    data_dir: Path, max_open: int, busy_timeout: float, synchronous: Literal["NORMAL", "FULL"]
-) -> AsyncIterator[SqliteCheckpointStore]:
-    """Per-project SQLite databases under ``data_dir/projects``."""
+    data_dir: Path,
+    database: PostgresDatabase | None,
+    max_open: int,
+    busy_timeout: float,
+    synchronous: Literal["NORMAL", "FULL"],
+) -> AsyncIterator[SqliteCheckpointStore | PostgresCheckpointStore]:
+    """Sessions in PostgreSQL when there is a database, else per-project SQLite
+    databases under ``data_dir/projects``."""
+    if database is not None:
+        yield PostgresCheckpointStore(database)
+        return
     store = SqliteCheckpointStore(
         data_dir, max_open=max_open, busy_timeout=busy_timeout, synchronous=synchronous
     )
@@ -95,11 +140,13 @@ async def open_store(
 
 
 async def open_llm_settings(
-    data_dir: Path, secret_key: SecretStr | None
+    data_dir: Path, secret_key: SecretStr | None, database: PostgresDatabase | None
 ) -> AsyncIterator[LLMSettingsRepository]:
-    """The service-wide database of users' LLM settings (API keys encrypted)."""
+    """The users' LLM settings (API keys encrypted): in PostgreSQL when there is a
+    database, else in the service-wide SQLite database in ``data_dir``."""
     await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
-    repository = await LLMSettingsRepository.open(data_dir, encryption_key=secret_key)
+    rows = PostgresLLMSettingsStore(database) if database is not None else None
+    repository = await LLMSettingsRepository.open(data_dir, encryption_key=secret_key, rows=rows)
     try:
         yield repository
     finally:
@@ -109,6 +156,44 @@ async def open_llm_settings(
 async def open_gns3_client(base_url: str, request_timeout: float) -> AsyncIterator[Gns3Client]:
     async with Gns3Client(base_url, timeout=request_timeout) as client:
         yield client
+
+
+async def open_console_runner(**limits: Any) -> AsyncIterator[ConsoleRunner]:
+    """The device consoles; at shutdown, every console still held is let go."""
+    runner = ConsoleRunner(**limits)
+    try:
+        yield runner
+    finally:
+        await runner.aclose()
+
+
+async def open_tools(
+    client: Gns3Client, console: ConsoleRunner, skills: SkillLibrary, settings: Gns3ToolSettings
+) -> AsyncIterator[Gns3ToolExecutor]:
+    """The lab tools, warmed before the service takes requests (the first turn then
+    costs what later ones do)."""
+    tools = Gns3ToolExecutor(client, runner=console, skills=skills, settings=settings)
+    await tools.warm()
+    yield tools
+
+
+def readiness_checks(
+    store: SqliteCheckpointStore | PostgresCheckpointStore,
+    gns3: Gns3Client,
+    turn_log: RedisTurnLog | InMemoryTurnLog,
+) -> dict[str, Callable[[], Awaitable[object]]]:
+    """``/readyz``: the store answers, GNS3 answers, and Redis when turns live there."""
+    checks: dict[str, Callable[[], Awaitable[object]]] = {
+        "store": (
+            store.database.ping
+            if isinstance(store, PostgresCheckpointStore)
+            else SqliteStoreReadiness(store)
+        ),
+        "gns3": gns3.version,
+    }
+    if isinstance(turn_log, RedisTurnLog):
+        checks["turn_log"] = turn_log.ping
+    return checks
 
 
 def agent_backends(
@@ -138,22 +223,28 @@ def heartbeat(seconds: float) -> float | None:
     return seconds or None
 
 
-class TurnStopper:
-    """What a signal handler calls to stop running turns at once, so that they save and
-    their streams end while the server still waits for its connections to close.
+class ServiceHandle:
+    """What the process running the service (the CLI) needs from it, handed over
+    explicitly rather than found in the app's state: stop running turns at once on the
+    first signal (so that they save and their streams end while the server still waits
+    for its connections to close), and why the start-up failed, if it did.
 
-    The lifespan arms it with the chat service once the service runs; before that (and
-    after) there is nothing to stop.
+    The lifespan arms it with the chat service once the service runs, or records the
+    failure; before that there is nothing to stop.
     """
 
     def __init__(self, grace: float) -> None:
         self.grace = grace
+        self.startup_error: str | None = None
         self._chat: ChatService | None = None
 
     def arm(self, chat: ChatService) -> None:
         self._chat = chat
 
-    async def __call__(self) -> None:
+    def failed(self, message: str) -> None:
+        self.startup_error = message
+
+    async def stop_turns(self) -> None:
         if self._chat is not None:
             await self._chat.shutdown(self.grace)
 
@@ -164,15 +255,28 @@ class Gateways(containers.DeclarativeContainer):
 
     config = providers.Configuration()
 
+    database = providers.Resource(
+        open_database, url=config.database_url, schema=config.database_schema
+    )
     store = providers.Resource(
         open_store,
         data_dir=config.data_dir,
+        database=database,
         max_open=config.store.max_open,
         busy_timeout=config.store.busy_timeout,
         synchronous=config.store.synchronous,
     )
+    turn_log = providers.Resource(
+        open_turn_log,
+        url=config.redis_url,
+        retention=config.chat.finished_turn_retention,
+        lease=config.turn_lease,
+    )
     llm_settings = providers.Resource(
-        open_llm_settings, data_dir=config.data_dir, secret_key=config.secret_key
+        open_llm_settings,
+        data_dir=config.data_dir,
+        secret_key=config.secret_key,
+        database=database,
     )
     gns3 = providers.Resource(
         open_gns3_client, base_url=config.gns3.url, request_timeout=config.gns3.timeout
@@ -181,35 +285,37 @@ class Gateways(containers.DeclarativeContainer):
     projects = providers.Singleton(Gns3ProjectGate, gns3)
     directory = providers.Singleton(Gns3ClientDirectory, gns3)
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
-    console = providers.Singleton(
-        ConsoleRunner,
+    console = providers.Resource(
+        open_console_runner,
         command_timeout=config.console.command_timeout,
         connect_timeout=config.console.connect_timeout,
         max_output_chars=config.console.max_output_chars,
         drain_quiet=config.console.drain_quiet,
         recovery_timeout=config.console.recovery_timeout,
+        wake_timeout=config.console.wake_timeout,
     )
     tool_settings = providers.Singleton(
         Gns3ToolSettings,
         start_timeout=config.gns3.start_timeout,
         poll_interval=config.gns3.poll_interval,
+        action_settle=config.gns3.action_settle,
+        start_grace=config.gns3.start_grace,
+        max_command_timeout=config.gns3.max_command_timeout,
+        call_budget=config.gns3.call_budget,
         capture_default_seconds=config.gns3.capture_default_seconds,
         capture_max_seconds=config.gns3.capture_max_seconds,
         capture_max_bytes=config.gns3.capture_max_bytes,
         max_batch=config.gns3.max_batch,
         max_commands=config.gns3.max_commands,
     )
-    tools = providers.Singleton(
-        Gns3ToolExecutor, gns3, runner=console, skills=skills, settings=tool_settings
+    tools = providers.Resource(
+        open_tools, gns3, console=console, skills=skills, settings=tool_settings
     )
     topology = providers.Singleton(Gns3TopologySource, gns3)
     models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
     llm_config = providers.Singleton(LLMSettingsPublicView, llm_settings)
     token_counter = providers.Singleton(TiktokenTokenCounter)
-    readiness = providers.Dict(
-        store=providers.Singleton(SqliteStoreReadiness, store),
-        gns3=gns3.provided.version,
-    )
+    readiness = providers.Singleton(readiness_checks, store, gns3, turn_log)
 
 
 class Core(containers.DeclarativeContainer):
@@ -252,7 +358,6 @@ class Core(containers.DeclarativeContainer):
         history_page=config.chat.history_page,
         history_cache_sessions=config.chat.history_cache_sessions,
     )
-    turn_log = providers.Singleton(InMemoryTurnLog, retention=config.chat.finished_turn_retention)
     runner_settings = providers.Singleton(
         RunnerSettings,
         approval_timeout=config.chat.approval_timeout,
@@ -263,7 +368,7 @@ class Core(containers.DeclarativeContainer):
     runner = providers.Singleton(
         TurnRunner,
         gateways.store,
-        turn_log,
+        gateways.turn_log,
         models=gateways.models,
         clock=clock,
         ids=ids,
@@ -320,7 +425,7 @@ class Container(containers.DeclarativeContainer):
 
     metrics = providers.Singleton(PrometheusTurnMetrics)
     turn_logger = providers.Singleton(StructlogTurnObserver)
-    stop_turns = providers.Singleton(TurnStopper, grace=config.shutdown_grace)
+    service = providers.Singleton(ServiceHandle, grace=config.shutdown_grace)
 
     gateways = providers.Container(Gateways, config=config)
     core = providers.Container(
@@ -331,9 +436,8 @@ class Container(containers.DeclarativeContainer):
 
 def build_container(settings: Settings) -> Container:
     container = Container()
-    values = settings.model_dump()
-    values["secret_key"] = settings.secret_key  # keep it a SecretStr inside the container
-    container.config.from_dict(values)
+    # model_dump keeps SecretStr values (the key, the URLs with their passwords) as they are
+    container.config.from_dict(settings.model_dump())
     return container
 
 

@@ -22,9 +22,9 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Literal, Self, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -86,11 +86,46 @@ class Gns3Section(_Section):
         "credentials.",
     )
     timeout: float = Field(default=10.0, gt=0, description="Seconds per GNS3 request.")
+    username: str | None = Field(
+        default=None,
+        description=(
+            "A GNS3 account (a superadmin, to see every project) the service uses to follow "
+            "projects being closed or deleted; unset: their copilot data is left alone."
+        ),
+    )
+    password: SecretStr | None = Field(default=None, description="Its password.")
+    deleted_projects: Literal["delete", "archive"] = Field(
+        default="delete",
+        description=(
+            "What happens to the conversations of a project deleted in GNS3: deleted, or "
+            "moved to data_dir/archive."
+        ),
+    )
     start_timeout: float = Field(
         default=_TOOLS.start_timeout, gt=0, description="Seconds a node may take to start."
     )
     poll_interval: float = Field(
         default=_TOOLS.poll_interval, gt=0, description="Seconds between status polls."
+    )
+    action_settle: float = Field(
+        default=_TOOLS.action_settle,
+        gt=0,
+        description="Seconds a stop or suspend is given to show in the node's status.",
+    )
+    start_grace: float = Field(
+        default=_TOOLS.start_grace,
+        gt=0,
+        description="Seconds a started node may still read stopped before the start failed.",
+    )
+    max_command_timeout: float = Field(
+        default=_TOOLS.max_command_timeout,
+        gt=0,
+        description="The longest timeout a console command of a tool call may ask for.",
+    )
+    call_budget: float = Field(
+        default=_TOOLS.call_budget,
+        gt=0,
+        description="Seconds one console tool call may take (keep it under agent.tool_timeout).",
     )
     capture_default_seconds: float = Field(
         default=_TOOLS.capture_default_seconds, gt=0, description="A capture's default length."
@@ -136,6 +171,11 @@ class ConsoleSection(_Section):
         default=_default(ConsoleRunner, "recovery_timeout"),
         gt=0,
         description="Seconds to bring a console back to its prompt.",
+    )
+    wake_timeout: float = Field(
+        default=_default(ConsoleRunner, "wake_timeout"),
+        gt=0,
+        description="Seconds to wake a console that does not answer at once.",
     )
 
 
@@ -273,6 +313,9 @@ class StoreSection(_Section):
 FLAT_ALIASES: Mapping[str, tuple[str, str]] = {
     "COPILOT_GNS3_URL": ("gns3", "url"),
     "COPILOT_GNS3_TIMEOUT": ("gns3", "timeout"),
+    "COPILOT_GNS3_USERNAME": ("gns3", "username"),
+    "COPILOT_GNS3_PASSWORD": ("gns3", "password"),
+    "COPILOT_DELETED_PROJECTS": ("gns3", "deleted_projects"),
     "COPILOT_COMMAND_TIMEOUT": ("console", "command_timeout"),
     "COPILOT_MAX_MESSAGE_CHARS": ("chat", "max_message_chars"),
     "COPILOT_FINISHED_TURN_RETENTION": ("chat", "finished_turn_retention"),
@@ -359,7 +402,40 @@ class Settings(BaseSettings):
         description="External agent programs (spec 002), as a JSON list of agent objects.",
     )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    log_format: Literal["json", "console"] = "json"
+    log_format: Literal["auto", "json", "console"] = Field(
+        default="auto",
+        description="auto: human-readable on a terminal, JSON lines otherwise.",
+    )
+    database_url: SecretStr | None = Field(
+        default=None,
+        description=(
+            "PostgreSQL URL (postgresql://user:password@host:5432/dbname?sslmode=…): sessions "
+            "and LLM settings live there, shared by every replica; unset: SQLite files in "
+            "data_dir. Needs secret_key. Prefer the environment: other users cannot read it "
+            "in the process list."
+        ),
+    )
+    database_schema: str = Field(
+        default="gns3_copilot",
+        pattern=r"^[a-z_][a-z0-9_]{0,62}$",
+        description="PostgreSQL schema of the copilot's tables (created when missing).",
+    )
+    redis_url: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Redis URL (redis://[:password@]host:6379/0, rediss:// for TLS): running turns "
+            "are followed, re-attached and aborted from any replica; unset: in memory. "
+            "Prefer the environment."
+        ),
+    )
+    turn_lease: float = Field(
+        default=15.0,
+        gt=0,
+        description=(
+            "With Redis: seconds after which the turn of a replica that stopped responding "
+            "is ended and its session freed (the running replica renews it every third)."
+        ),
+    )
 
     gns3: Gns3Section = Field(default_factory=Gns3Section)
     console: ConsoleSection = Field(default_factory=ConsoleSection)
@@ -367,6 +443,36 @@ class Settings(BaseSettings):
     chat: ChatSection = Field(default_factory=ChatSection)
     web: WebSection = Field(default_factory=WebSection)
     store: StoreSection = Field(default_factory=StoreSection)
+
+    @field_validator("redis_url", mode="before")
+    @classmethod
+    def _redis_url(cls, value: Any) -> Any:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if text is None or text == "":
+            return None  # COPILOT_REDIS_URL= (empty): in memory
+        if not isinstance(text, str) or not text.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must be a redis://, rediss:// or unix:// URL")  # never echoed
+        return value
+
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _postgres_url(cls, value: Any) -> Any:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if text is None or text == "":
+            return None  # COPILOT_DATABASE_URL= (empty): SQLite
+        if not isinstance(text, str) or not text.startswith(("postgresql://", "postgres://")):
+            # Never echo the value: it may hold a password.
+            raise ValueError("must be a postgresql:// URL")
+        return value
+
+    @model_validator(mode="after")
+    def _one_key_for_every_replica(self) -> Self:
+        if self.database_url is not None and self.secret_key is None:
+            raise ValueError(
+                "database_url needs secret_key (COPILOT_SECRET_KEY): every replica must "
+                "encrypt the stored API keys with the same Fernet key"
+            )
+        return self
 
     @classmethod
     def settings_customise_sources(
@@ -385,9 +491,10 @@ class Settings(BaseSettings):
 
 # ---------------------------------------------------------------------- flags
 _SECTIONS = ("gns3", "console", "agent", "chat", "web", "store")
-#: Top-level settings that are not flags (a secret on a command line is visible to
-#: every user of the machine; agents are a JSON list, best kept in the environment).
-_NOT_FLAGS = frozenset({"secret_key", "agents"})
+#: Settings that are not flags: a key or a password on a command line is visible to every
+#: user of the machine (the URLs that may hold one are flags, their help says to prefer
+#: the environment); agents are a JSON list, best kept in the environment.
+_NOT_FLAGS = frozenset({"secret_key", "agents", "gns3__password"})
 
 
 #: What a flag's ``null`` becomes until the settings are built (``None`` is "not given").
@@ -433,6 +540,7 @@ def _fields() -> list[tuple[str | None, str, FieldInfo]]:
         (section, name, info)
         for section in _SECTIONS
         for name, info in _section_model(section).model_fields.items()
+        if _dest(section, name) not in _NOT_FLAGS
     ]
     return top + nested
 

@@ -11,13 +11,24 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.fakes import gns3_server as gns3_server_fixture
 from tests.fakes.gns3_server import RealGns3Server
+from tests.real_postgres import PostgresForTests
+from tests.real_redis import RedisForTests
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
     "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Install gns3-server (into ``.cache``, 20–60 s on a clean clone) once, before any test
+    runs: per-test time limits then never count the install. Only when a collected test
+    needs the server."""
+    if any("gns3_server" in getattr(item, "fixturenames", ()) for item in session.items):
+        gns3_server_fixture.ensure_gns3_server_installed()
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +38,32 @@ def gns3_server() -> Iterator[RealGns3Server]:
     server = RealGns3Server(console_ports=(25000, 25499), udp_ports=(26000, 26499))
     with server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresForTests]:
+    """A database of this test run on the real PostgreSQL server, dropped at the end."""
+    database = PostgresForTests()
+    database.create()
+    try:
+        yield database
+    finally:
+        database.drop()
+
+
+@pytest.fixture
+def postgres_schema(postgres: PostgresForTests) -> Iterator[str]:
+    """A fresh schema name in the run's database (created by the store), dropped after."""
+    schema = postgres.new_schema()
+    try:
+        yield schema
+    finally:
+        postgres.drop_schema(schema)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> RedisForTests:
+    """The machine's Redis (checked once); tests use key prefixes of their own."""
+    server = RedisForTests()
+    server.check()
+    return server

@@ -1,12 +1,14 @@
-"""The language model adapter: any OpenAI-compatible chat model behind the core's ports.
+"""The language model adapter: OpenAI-compatible, Anthropic and Ollama chat models behind
+the core's ports.
 
 * :class:`LangchainLanguageModel`: the core's ``LanguageModel`` over a LangChain
   chat model (streams deltas, binds tools, translates provider errors).
 * :class:`SettingsLanguageModelProvider`: the core's ``LanguageModelProvider``,
   building each user's model from their stored :class:`LLMSettings`.
-* :class:`LLMSettingsRepository`: per-user settings in the service-wide SQLite
-  database, the API key encrypted with Fernet; :class:`LLMSettingsPublicView` shows
-  them as JSON values without the key (the web API's view).
+* :class:`LLMSettingsRepository`: per-user settings, the API key encrypted with
+  Fernet, in any ``LLMSettingsStore`` (by default :class:`SqliteLLMSettingsStore`,
+  the service-wide SQLite database); :class:`LLMSettingsPublicView` shows them as JSON
+  values without the key (the web API's view).
 * :class:`TiktokenTokenCounter`: the core's ``TokenCounter`` with tiktoken.
 * :func:`to_langchain` / :func:`from_langchain`: exact message conversion.
 """
@@ -27,21 +29,30 @@ from adapters.llm._repository import (
     LLMSettingsRepository,
     load_or_create_key,
 )
+from adapters.llm._rows import SqliteLLMSettingsStore
 from adapters.llm._settings import (
     DEFAULT_CONTEXT_LIMIT,
+    NATIVE_PROVIDERS,
     OPENAI_COMPATIBLE_PROVIDERS,
     LLMSettings,
     PublicLLMSettings,
     build_chat_model,
     parse_llm_settings,
 )
-from adapters.llm._tokens import TiktokenTokenCounter, offline_encoding
+from adapters.llm._tokens import (
+    SHIPPED_ENCODINGS,
+    ShippedEncoding,
+    TiktokenTokenCounter,
+    offline_encoding,
+)
 
 __all__ = [
     "DATABASE_FILENAME",
     "DEFAULT_CONTEXT_LIMIT",
     "KEY_FILENAME",
+    "NATIVE_PROVIDERS",
     "OPENAI_COMPATIBLE_PROVIDERS",
+    "SHIPPED_ENCODINGS",
     "LLMSettings",
     "LLMSettingsPublicView",
     "LLMSettingsRepository",
@@ -50,6 +61,8 @@ __all__ = [
     "ProviderInfo",
     "PublicLLMSettings",
     "SettingsLanguageModelProvider",
+    "ShippedEncoding",
+    "SqliteLLMSettingsStore",
     "TiktokenTokenCounter",
     "build_chat_model",
     "from_langchain",

@@ -1,9 +1,11 @@
-"""Per-user LLM settings in the service-wide SQLite database, the API key encrypted.
+"""Per-user LLM settings, the API key encrypted, in any ``LLMSettingsStore``.
 
-One row per user in table ``llm_settings``: the settings as JSON (without the
-key) and the key encrypted with Fernet (AES-128-CBC with HMAC-SHA256, from the
-``cryptography`` package). The Fernet key comes from the service settings or is
-generated on first start into ``data_dir`` (file ``llm-settings.key``, mode 0600).
+One row per user: the settings as JSON (without the key) and the key encrypted with
+Fernet (AES-128-CBC with HMAC-SHA256, from the ``cryptography`` package). The rows
+live in the service-wide SQLite database by default (:class:`SqliteLLMSettingsStore`)
+or in any other store given (PostgreSQL's, for several replicas); the store only ever
+sees ciphertext. The Fernet key comes from the service settings or is generated on
+first start into ``data_dir`` (file ``llm-settings.key``, mode 0600).
 
 :meth:`LLMSettingsRepository.get_public` is for API responses: no key, only
 ``api_key_set``. :meth:`LLMSettingsRepository.get_secret` decrypts the key and is
@@ -16,18 +18,19 @@ import json
 import logging
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import aiosqlite
 from cryptography.fernet import Fernet, InvalidToken
 from pydantic import SecretStr, ValidationError
 
+from adapters.llm._rows import SqliteLLMSettingsStore
 from adapters.llm._settings import LLMSettings, PublicLLMSettings, parse_llm_settings
 from copilot_core.errors import StoreError
+from copilot_core.ports import LLMSettingsStore
 
 __all__ = [
     "DATABASE_FILENAME",
@@ -42,15 +45,6 @@ DATABASE_FILENAME = "copilot.db"
 """The service-wide database in ``data_dir`` (per-project databases live elsewhere)."""
 KEY_FILENAME = "llm-settings.key"
 """The generated Fernet key in ``data_dir``, when none is configured."""
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS llm_settings (
-    user_id           TEXT PRIMARY KEY,
-    settings          TEXT NOT NULL,
-    api_key_encrypted BLOB,
-    updated_at        TEXT NOT NULL
-)
-"""
 
 
 def load_or_create_key(data_dir: Path, configured: SecretStr | str | None = None) -> bytes:
@@ -91,8 +85,10 @@ def _checked_key(key: bytes, where: str) -> bytes:
 
 
 class LLMSettingsRepository:
-    """The users' LLM settings in SQLite (see the module doc).
+    """The users' LLM settings, the API key encrypted (see the module doc).
 
+    The rows live in any :class:`~copilot_core.ports.LLMSettingsStore`; this class
+    encrypts and decrypts the keys, so the store only ever holds ciphertext.
     Open with :meth:`open` (or ``async with``), close with :meth:`close`::
 
         repository = await LLMSettingsRepository.open(data_dir)
@@ -102,14 +98,16 @@ class LLMSettingsRepository:
 
     def __init__(
         self,
-        connection: aiosqlite.Connection,
+        rows: LLMSettingsStore,
         key: bytes,
         *,
         clock: Callable[[], datetime] | None = None,
+        close_rows: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self._db = connection
+        self._rows = rows
         self._fernet = Fernet(key)
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._close_rows = close_rows
 
     @classmethod
     async def open(
@@ -118,22 +116,24 @@ class LLMSettingsRepository:
         *,
         encryption_key: SecretStr | str | None = None,
         filename: str = DATABASE_FILENAME,
+        rows: LLMSettingsStore | None = None,
     ) -> LLMSettingsRepository:
-        """Open (creating when needed) the database in ``data_dir``."""
+        """The repository over ``rows``, else over the SQLite database in ``data_dir``
+        (created when needed, and closed by :meth:`close`).
+
+        The Fernet key is ``encryption_key``, else the one kept in ``data_dir``
+        (see :func:`load_or_create_key`).
+        """
         key = load_or_create_key(data_dir, encryption_key)
-        connection = await aiosqlite.connect(data_dir / filename)
-        try:
-            await connection.execute("PRAGMA journal_mode=WAL")
-            await connection.execute("PRAGMA busy_timeout=5000")
-            await connection.execute(_SCHEMA)
-            await connection.commit()
-        except BaseException:
-            await connection.close()
-            raise
-        return cls(connection, key)
+        if rows is not None:
+            return cls(rows, key)
+        sqlite_rows = await SqliteLLMSettingsStore.open(data_dir / filename)
+        return cls(sqlite_rows, key, close_rows=sqlite_rows.close)
 
     async def close(self) -> None:
-        await self._db.close()
+        """Close the rows' database when this repository opened it."""
+        if self._close_rows is not None:
+            await self._close_rows()
 
     async def __aenter__(self) -> LLMSettingsRepository:
         return self
@@ -197,55 +197,34 @@ class LLMSettingsRepository:
         if not isinstance(settings, LLMSettings):
             settings = parse_llm_settings(settings)
         document = json.dumps(settings.model_dump(mode="json", exclude={"api_key"}))
-        now = self._clock().isoformat()
-        if settings.api_key is None and keep_api_key:
-            # One statement, so that a concurrent put cannot slip a key in between.
-            sql = (
-                "INSERT INTO llm_settings (user_id, settings, api_key_encrypted, updated_at) "
-                "VALUES (?, ?, NULL, ?) ON CONFLICT(user_id) DO UPDATE SET "
-                "settings = excluded.settings, updated_at = excluded.updated_at "
-                "RETURNING api_key_encrypted IS NOT NULL"
-            )
-            parameters: tuple[object, ...] = (user_id, document, now)
-        else:
-            secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+        encrypted: bytes | None = None
+        if settings.api_key is not None:
+            secret = settings.api_key.get_secret_value()
             encrypted = self._fernet.encrypt(secret.encode()) if secret else None
-            sql = (
-                "INSERT INTO llm_settings (user_id, settings, api_key_encrypted, updated_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET "
-                "settings = excluded.settings, api_key_encrypted = excluded.api_key_encrypted, "
-                "updated_at = excluded.updated_at "
-                "RETURNING api_key_encrypted IS NOT NULL"
-            )
-            parameters = (user_id, document, encrypted, now)
-        cursor = await self._db.execute(sql, parameters)
-        row = await cursor.fetchone()
-        await cursor.close()
-        await self._db.commit()
-        return settings.public().model_copy(update={"api_key_set": bool(row and row[0])})
+        key_set = await self._rows.put(
+            user_id,
+            document,
+            encrypted,
+            self._clock(),
+            keep_api_key=keep_api_key and settings.api_key is None,
+        )
+        return settings.public().model_copy(update={"api_key_set": key_set})
 
     async def delete(self, user_id: str) -> bool:
         """Forget the user's settings; ``False`` when there were none."""
-        cursor = await self._db.execute("DELETE FROM llm_settings WHERE user_id = ?", (user_id,))
-        await self._db.commit()
-        return bool(cursor.rowcount)
+        return await self._rows.delete(user_id)
 
     # ------------------------------------------------------------------- internals
     async def _row(self, user_id: str) -> tuple[dict[str, Any], bytes | None] | None:
-        cursor = await self._db.execute(
-            "SELECT settings, api_key_encrypted FROM llm_settings WHERE user_id = ?", (user_id,)
-        )
-        row = await cursor.fetchone()
-        await cursor.close()
-        if row is None:
+        record = await self._rows.get(user_id)
+        if record is None:
             return None
         try:
-            settings = json.loads(row[0])
+            settings = json.loads(record.settings)
             LLMSettings(**settings)  # still valid under today's rules
         except (ValueError, ValidationError, TypeError) as exc:
             raise StoreError(
                 f"The stored LLM settings of user {user_id!r} are unreadable ({exc}); "
                 "set them again with PUT /v3/copilot/llm-config."
             ) from None
-        encrypted = row[1]
-        return settings, bytes(encrypted) if encrypted is not None else None
+        return settings, record.api_key_encrypted

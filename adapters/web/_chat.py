@@ -241,14 +241,15 @@ class ChatController(Controller):
     @get("/sessions", operation_id="listChatSessions", responses=errors(404, 409))
     async def list_sessions(
         self,
-        project: Injected[ProjectScope],
+        visible_project: Injected[ProjectScope],
         chat: Injected[ChatService],
         limit: Limit = 100,
         offset: Offset = 0,
         copilot_mode: ModeFilter = None,
     ) -> list[SessionBody]:
-        """The caller's sessions of the project: pinned first, then newest ``updated_at``."""
-        mode = CopilotMode(copilot_mode) if copilot_mode else None
+        """The caller's sessions of the project: pinned first, then newest ``updated_at``
+        (also of a closed project)."""
+        project, mode = visible_project, CopilotMode(copilot_mode) if copilot_mode else None
         found = await chat.list_sessions(
             project.project_id, project.user_id, limit=limit, offset=offset, copilot_mode=mode
         )
@@ -261,7 +262,7 @@ class ChatController(Controller):
     )
     async def history(
         self,
-        session: Injected[SessionScope],
+        visible_session: Injected[SessionScope],
         chat: Injected[ChatService],
         limit: Limit = 100,
         cursor: Cursor = 0,
@@ -269,8 +270,10 @@ class ChatController(Controller):
         """The session's messages in the OpenAI shape, oldest first.
 
         The newest ``limit`` messages are returned; pass ``next_cursor`` back as
-        ``cursor`` to page towards older ones (``null`` when there are none).
+        ``cursor`` to page towards older ones (``null`` when there are none). Works on a
+        closed project too.
         """
+        session = visible_session
         found, page = await chat.history(*session.key, limit=limit, before=cursor or None)
         return HistoryBody.from_page(found, page)
 
@@ -295,10 +298,11 @@ class ChatController(Controller):
         responses=errors(404, 409),
     )
     async def delete_session(
-        self, session: Injected[SessionScope], chat: Injected[ChatService]
+        self, visible_session: Injected[SessionScope], chat: Injected[ChatService]
     ) -> None:
-        """Delete the session and all its messages (a running turn is aborted first)."""
-        await chat.delete(*session.key)
+        """Delete the session and all its messages (a running turn is aborted first);
+        also of a closed project."""
+        await chat.delete(*visible_session.key)
 
     @post(
         "/sessions/{session_id:str}/abort",

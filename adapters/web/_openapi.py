@@ -117,7 +117,7 @@ _WHY = {
     429: "The LLM provider asks to slow down (Retry-After)",
     501: "Not available in this deployment",
     502: "GNS3 (which checks the token), the LLM provider or an external agent failed",
-    503: "The service is starting, or the store is unavailable",
+    503: "GNS3 unreachable (Retry-After), the store unavailable, or the service starting",
 }
 
 _BODY_ERRORS = (400, 413, 415, 422)

@@ -8,6 +8,7 @@ canonical id, with the ids bound to the request's log lines. Its guard
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from litestar.handlers import BaseRouteHandler
 from adapters.web._auth import Caller
 from adapters.web._ids import UUID_PATTERN, ProjectId, SessionId, canonical_uuid
 from adapters.web._state import Injected
+from copilot_core.errors import ProjectNotOpenedError
 from copilot_core.ports import ProjectGate
 
 __all__ = [
@@ -30,6 +32,8 @@ __all__ = [
     "open_project",
     "scopes",
     "session_in_project",
+    "session_in_visible_project",
+    "visible_project",
 ]
 
 _UUID = re.compile(UUID_PATTERN)
@@ -76,8 +80,31 @@ async def open_project(
     return ProjectScope(canonical, caller)
 
 
+async def visible_project(
+    project_id: ProjectId, caller: Injected[Caller], projects: Injected[ProjectGate]
+) -> ProjectScope:
+    """The ``{project_id}`` of the path, once GNS3 says the caller may see it, open or
+    closed (a closed project's conversations can still be read and cleaned up)."""
+    canonical = canonical_uuid(project_id)
+    structlog.contextvars.bind_contextvars(project_id=canonical)
+    with contextlib.suppress(ProjectNotOpenedError):
+        await projects.require_open(canonical, caller.token)
+    return ProjectScope(canonical, caller)
+
+
 def session_in_project(project: Injected[ProjectScope], session_id: SessionId) -> SessionScope:
     """The ``{session_id}`` of the path, in the open project."""
+    return _session(project, session_id)
+
+
+def session_in_visible_project(
+    visible_project: Injected[ProjectScope], session_id: SessionId
+) -> SessionScope:
+    """The ``{session_id}`` of the path, in a project open or closed."""
+    return _session(visible_project, session_id)
+
+
+def _session(project: ProjectScope, session_id: str) -> SessionScope:
     canonical = canonical_uuid(session_id)
     structlog.contextvars.bind_contextvars(session_id=canonical)
     return SessionScope(project.project_id, canonical, project.caller)
@@ -96,8 +123,12 @@ async def ids_in_path(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRou
 
 
 def scopes() -> dict[str, Provide]:
-    """The chat controller's dependencies: ``project`` and ``session``."""
+    """The chat controller's dependencies: ``project`` and ``session`` for what needs the
+    project open (turns, changes), ``visible_project`` and ``visible_session`` for what a
+    closed project still allows (listing, reading, deleting)."""
     return {
         "project": Provide(open_project),
+        "visible_project": Provide(visible_project),
         "session": Provide(session_in_project, sync_to_thread=False),
+        "visible_session": Provide(session_in_visible_project, sync_to_thread=False),
     }

@@ -1,9 +1,11 @@
 """Run the benchmarks: ``python -m tests.benchmarks [NAME ...] [-- ARGS]`` (tox's ``bench``).
 
 Without names it runs ``turns`` (the turn pipeline against its bare baseline), then
-``store``, ``web_sse``, ``llm``, ``subprocess_agent`` and ``soak``, each in its own process.
-Arguments after ``--`` go to every benchmark (``-- --quick`` for a smoke run;
-``bench_turns``, ``bench_store`` and ``bench_soak`` know it). They print figures and assert nothing
+``store``, ``postgres`` (the pipeline on PostgreSQL against SQLite; it needs the
+PostgreSQL server of the tests), ``web_sse``, ``llm``, ``subprocess_agent`` and ``soak``,
+each in its own process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a
+smoke run; ``bench_turns``, ``bench_store``, ``bench_postgres`` and ``bench_soak`` know it).
+They print figures and assert nothing
 about speed; the exit status is non-zero only when a benchmark crashed.
 """
 
@@ -14,8 +16,18 @@ import sys
 
 __all__ = ["BENCHMARKS", "main"]
 
-BENCHMARKS = ("turns", "store", "web_sse", "llm", "subprocess_agent", "soak")
-_TAKES_QUICK = {"turns", "store", "soak"}
+BENCHMARKS = (
+    "turns",
+    "store",
+    "postgres",
+    "web_sse",
+    "llm",
+    "subprocess_agent",
+    "consoles",
+    "first_turn",
+    "soak",
+)
+_TAKES_QUICK = {"turns", "store", "postgres", "soak"}
 
 
 def main(argv: list[str]) -> int:

@@ -73,6 +73,7 @@ from copilot_core import (
 )
 from copilot_core.ports import (
     CallOptions,
+    CheckpointStore,
     FinishDelta,
     FunctionCall,
     Principal,
@@ -276,7 +277,7 @@ def stored_turn(t: int) -> list[list[Message]]:
     ]
 
 
-async def prefill(store: SqliteCheckpointStore, turns: int) -> str:
+async def prefill(store: CheckpointStore, turns: int) -> str:
     """A session holding ``turns`` W1 turns, written through the store's own API."""
     thread_id = str(uuid.uuid4())
     now = SystemClock().now()

@@ -1,7 +1,9 @@
 """The CheckpointStore contract: one set of assertions, run on every store.
 
 To add a store, add one entry to ``STORES``: a name and an async context manager
-factory that yields a ready store given a temporary directory.
+factory that yields a ready store given the test's request (for fixtures) and a
+temporary directory. The PostgreSQL store runs on the real server, in a schema of its
+own per test (``tests/real_postgres.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, overload
 
 import pytest
 
+from adapters.postgres import PostgresCheckpointStore, PostgresDatabase
 from adapters.sqlite import SqliteCheckpointStore
 from copilot_core.errors import InvalidRequestError, SessionNotFoundError
 from copilot_core.messages import FunctionCall, Message, ToolCall
@@ -23,22 +26,37 @@ from copilot_core.session import CopilotMode, Session
 from copilot_core.stats import Usage
 from copilot_core.testing import InMemoryCheckpointStore
 
-StoreFactory = Callable[[Path], contextlib.AbstractAsyncContextManager[CheckpointStore]]
+StoreFactory = Callable[
+    [pytest.FixtureRequest, Path], contextlib.AbstractAsyncContextManager[CheckpointStore]
+]
 
 
 @contextlib.asynccontextmanager
-async def _in_memory(tmp_path: Path) -> AsyncIterator[CheckpointStore]:
+async def _in_memory(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[CheckpointStore]:
     yield InMemoryCheckpointStore()
 
 
 @contextlib.asynccontextmanager
-async def _sqlite(tmp_path: Path) -> AsyncIterator[CheckpointStore]:
+async def _sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[CheckpointStore]:
     async with SqliteCheckpointStore(tmp_path / "data") as store:
         yield store
 
 
+@contextlib.asynccontextmanager
+async def _postgres(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[CheckpointStore]:
+    url = request.getfixturevalue("postgres").url
+    schema = request.getfixturevalue("postgres_schema")
+    async with PostgresDatabase(url, schema=schema, max_size=2) as database:
+        yield PostgresCheckpointStore(database)
+
+
 STORES: dict[str, StoreFactory] = {
     "in_memory": _in_memory,
+    "postgres": _postgres,
     "sqlite": _sqlite,
 }
 
@@ -49,7 +67,7 @@ OTHER_PROJECT = str(uuid.UUID(int=2))
 
 @pytest.fixture(params=sorted(STORES))
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[CheckpointStore]:
-    async with STORES[request.param](tmp_path) as made:
+    async with STORES[request.param](request, tmp_path) as made:
         yield made
 
 

@@ -1,8 +1,10 @@
-"""The TurnLog contract: one set of assertions, run on every turn log.
+"""The TurnLog contract: one set of assertions, run on the in-memory log and on Redis.
 
-To add a turn log (a Redis one, say), add one entry to ``LOGS``: a name and an async
-context manager factory that yields a ready log given its retention time in seconds.
-Every wait below is bounded.
+To add a turn log, add one entry to ``LOGS``: a name and an async context manager factory
+that yields a ready log given the test's request and its retention time in seconds. The
+Redis log runs on the real server (127.0.0.1:6379, ``GNS3_COPILOT_TEST_REDIS_URL``) under
+a key prefix of its own per test, whose keys are deleted afterwards
+(``tests/real_redis.py``). Every wait below is bounded.
 """
 
 from __future__ import annotations
@@ -14,15 +16,28 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+from adapters.redis import RedisTurnLog
 from copilot_core import InMemoryTurnLog, TurnEvent
 from copilot_core.errors import SessionBusyError
 from copilot_core.events import (
+    AbortEvent,
+    AgentErrorEvent,
+    AnswerEvent,
     ApprovalRequiredEvent,
     ApprovalResolvedEvent,
     ContentEvent,
     DoneEvent,
+    ErrorEvent,
     HeartbeatEvent,
+    PlanEvent,
+    StatusEvent,
+    StepEvent,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolEndEvent,
+    ToolProgressEvent,
     ToolStartEvent,
+    WireEvent,
 )
 from copilot_core.ports import (
     ApprovalDecision,
@@ -31,18 +46,31 @@ from copilot_core.ports import (
     TurnInfo,
     TurnLog,
 )
+from tests.real_redis import RedisForTests
 
+Factory = Callable[[pytest.FixtureRequest, float], contextlib.AbstractAsyncContextManager[TurnLog]]
 LogFactory = Callable[[float], contextlib.AbstractAsyncContextManager[TurnLog]]
 
 
 @contextlib.asynccontextmanager
-async def _in_memory(retention: float) -> AsyncIterator[TurnLog]:
+async def _in_memory(request: pytest.FixtureRequest, retention: float) -> AsyncIterator[TurnLog]:
     yield InMemoryTurnLog(retention=retention)
 
 
-LOGS: dict[str, LogFactory] = {
-    "in_memory": _in_memory,
-}
+@contextlib.asynccontextmanager
+async def _redis(request: pytest.FixtureRequest, retention: float) -> AsyncIterator[TurnLog]:
+    redis: RedisForTests = request.getfixturevalue("redis_server")
+    async with redis.client() as client:
+        log = RedisTurnLog(client, retention=retention, prefix=redis.new_prefix())
+        await log.start()
+        try:
+            yield log
+        finally:
+            await log.stop()
+            await redis.delete_prefix(client, log.prefix)
+
+
+LOGS: dict[str, Factory] = {"in_memory": _in_memory, "redis": _redis}
 
 PROJECT = "project-1"
 _turn_ids = itertools.count(1)
@@ -50,7 +78,10 @@ _turn_ids = itertools.count(1)
 
 @pytest.fixture(params=sorted(LOGS))
 def make_log(request: pytest.FixtureRequest) -> LogFactory:
-    return LOGS[request.param]
+    def make(retention: float) -> contextlib.AbstractAsyncContextManager[TurnLog]:
+        return LOGS[request.param](request, retention)
+
+    return make
 
 
 @pytest.fixture
@@ -315,3 +346,48 @@ async def test_a_decision_reaches_the_turn_that_waits_for_it_once(log: TurnLog) 
     log.append(info.turn_id, DoneEvent(None))
     await log.close(info.turn_id)
     assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.UNKNOWN
+
+
+EVERY_KIND: list[WireEvent] = [
+    ContentEvent("Bonjour ☃ \ud83d", from_answer=True),
+    ToolCallEvent("call_1", "get_topology", '{"x": 1', complete=False),
+    ToolStartEvent("get_topology", "call_1"),
+    ToolProgressEvent("get_topology", "call_1", "R1: ok", device="R1"),
+    ToolEndEvent("get_topology", "call_1", {"nodes": [1, "two", None]}, "success", 0.25),
+    ApprovalRequiredEvent("ap", "call_2", "set_ip", {"device": "R1"}, {"summary": "x"}),
+    ApprovalResolvedEvent("ap", "call_2", "reject", "alice", "not now", "decided"),
+    StatusEvent("step_limit", "20 calls", {"calls": 20}),
+    StepEvent(2, 5, "done"),
+    PlanEvent(("look", "fix"), 1),
+    ThinkingEvent("hmm"),
+    AnswerEvent("42", 1.5, 3, 2),
+    AgentErrorEvent("it broke"),
+    ErrorEvent("LLM down", "llm_unavailable"),
+    AbortEvent(),
+    DoneEvent("m-9", "final"),
+]
+
+
+async def test_every_kind_of_event_comes_back_numbered_and_equal(log: TurnLog) -> None:
+    info = turn()
+    await log.open(info, TurnControl())
+    stamped = [log.append(info.turn_id, event) for event in EVERY_KIND]
+    assert [e.seq for e in stamped] == list(range(1, len(EVERY_KIND) + 1))
+    await log.close(info.turn_id)
+    got = await read_all(log, info.turn_id)
+    assert [e.event for e in got] == EVERY_KIND
+    assert {e.session_id for e in got} == {"s1"}
+
+
+async def test_a_follower_that_stops_early_leaves_the_turn_running(log: TurnLog) -> None:
+    info = turn()
+    await log.open(info, TurnControl())
+    log.append(info.turn_id, ContentEvent("a"))
+    async with asyncio.timeout(5):
+        async for event in log.subscribe(info.turn_id):
+            assert event.seq == 1
+            break
+    log.append(info.turn_id, ContentEvent("b"))
+    state = await log.find(PROJECT, "s1")
+    assert state is not None
+    assert (state.last_seq, state.finished) == (2, False)

@@ -78,12 +78,24 @@ def configured(service: Service, admin: str, llm: ScriptedOpenAIServer) -> str:
 
 
 def stream(api: httpx.Client, project: str, body: dict[str, Any], **headers: str) -> list[Any]:
-    """POST a turn and read its SSE stream to the end."""
+    """POST a turn and read its SSE stream to the end, approving every change it asks
+    about (as the person at the page would, with the approval endpoint)."""
+    events = []
     with connect_sse(
         api, "POST", f"/projects/{project}/chat/stream", json=body, headers=headers
     ) as source:
         assert source.response.status_code == 200, source.response.read()
-        return list(source.iter_sse())
+        for event in source.iter_sse():
+            events.append(event)
+            data = json.loads(event.data)
+            if data["type"] == "approval_required":
+                decided = api.post(
+                    f"/projects/{project}/chat/sessions/{data['session_id']}"
+                    f"/approvals/{data['approval_id']}",
+                    json={"decision": "approve"},
+                )
+                assert decided.status_code == 200, decided.text
+    return events
 
 
 def payloads(events: list[Any]) -> list[dict[str, Any]]:
@@ -120,6 +132,13 @@ def test_a_user_builds_a_lab_through_the_copilot(
         assert all(e["status"] == "success" for e in ends), ends
         created = json.loads(ends[1]["tool_output"])
         assert created["results"][0]["device_name"] == "PC1"
+        # Creating a node is a change: it waited for approval, with its exact preview.
+        (asked,) = [e for e in events if e["type"] == "approval_required"]
+        assert asked["tool_name"] == "create_gns3_node"
+        assert asked["preview"]["topology"] == ["create PC1 from template VPCS"]
+        assert kinds.index("approval_resolved") < kinds.index(
+            "tool_end", kinds.index("tool_end") + 1
+        )
 
         # The node is really in GNS3.
         nodes = httpx.get(
@@ -136,6 +155,7 @@ def test_a_user_builds_a_lab_through_the_copilot(
         roles = [m["role"] for m in history["messages"]]
         assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
         assert history["messages"][-1]["id"] == events[-1]["message_id"]
+        assert history["messages"][4]["metadata"]["approval"]["decision"] == "approve"
         sessions = api.get(f"/projects/{project}/chat/sessions").json()
         mine = next(s for s in sessions if s["thread_id"] == session_id)
         assert mine["title"] == "Adding a VPCS host"

@@ -1,185 +1,28 @@
-"""Random operation sequences give the same answers from the SQLite and in-memory stores.
-
-A Hypothesis state machine drives both stores with the same calls (creations with
-clashing ids and tied timestamps, appends, paging, counters, renames, pins,
-deletions) and compares every answer, and every exception type.
-"""
+"""Random operation sequences give the same answers from the SQLite and in-memory stores
+(the machine: ``tests/contract/store_differential.py``)."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
-
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from adapters.sqlite import SqliteCheckpointStore
-from copilot_core.messages import Message
-from copilot_core.ports import CheckpointStore, HistoryPage
-from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import TurnStats
-from copilot_core.testing import InMemoryCheckpointStore
-from tests.adapters.sqlite.conftest import project_id
-
-T = TypeVar("T")
-T0 = datetime(2026, 3, 1, tzinfo=UTC)
-PROJECTS = [project_id(1), project_id(2)]
-threads = st.sampled_from(["a", "b", "c", "d"])
-projects = st.sampled_from(PROJECTS)
-users = st.sampled_from(["alice", "bob"])
-moments = st.integers(0, 2).map(lambda s: T0 + timedelta(seconds=s))
-modes = st.sampled_from(list(CopilotMode))
-maybe = st.none() | st.integers(0, 9)
+from copilot_core.ports import CheckpointStore
+from tests.contract.store_differential import DIFFERENTIAL_SETTINGS, StoresAgree
 
 
-def anonymous(value: Any) -> Any:
-    """Row ids differ between stores by design; everything else must not."""
-    if isinstance(value, Session):
-        return value.model_copy(update={"id": None})
-    if isinstance(value, list):
-        return [anonymous(item) for item in value]
-    if isinstance(value, HistoryPage):
-        return (value.messages, value.next_cursor)
-    return value
-
-
-class StoresAgree(RuleBasedStateMachine):
-    def __init__(self) -> None:
-        super().__init__()
-        self.loop = asyncio.new_event_loop()
+class SqliteAgrees(StoresAgree):
+    async def open_store(self) -> CheckpointStore:
         self.root = Path(tempfile.mkdtemp(prefix="differential-"))
         self.sqlite = SqliteCheckpointStore(self.root, max_open=1)
-        self.memory = InMemoryCheckpointStore()
-        self.loop.run_until_complete(self.sqlite.open())
-        self.counter = 0
+        await self.sqlite.open()
+        return self.sqlite
 
-    def teardown(self) -> None:
-        self.loop.run_until_complete(self.sqlite.close())
-        self.loop.close()
+    async def close_store(self) -> None:
+        await self.sqlite.close()
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def both(self, call: Callable[[CheckpointStore], Awaitable[T]]) -> T | None:
-        outcomes = []
-        for store in (self.memory, self.sqlite):
-            try:
-                outcomes.append(("ok", anonymous(self.loop.run_until_complete(call(store)))))
-            except Exception as exc:  # the exception's type is part of the contract
-                outcomes.append(("raised", type(exc)))
-        assert outcomes[0] == outcomes[1]
-        kind, value = outcomes[1]
-        return value if kind == "ok" else None
 
-    @rule(project=projects, thread=threads, user=users, mode=modes, at=moments)
-    def create(self, project: str, thread: str, user: str, mode: CopilotMode, at: datetime) -> None:
-        session = Session(
-            thread_id=thread,
-            user_id=user,
-            project_id=project,
-            copilot_mode=mode,
-            created_at=at,
-            updated_at=at,
-            metadata={"n": self.counter},
-        )
-        self.counter += 1
-        self.both(lambda store: store.create_session(session))
-
-    @rule(project=projects, thread=threads, size=st.integers(0, 4))
-    def append(self, project: str, thread: str, size: int) -> None:
-        first = self.counter
-        self.counter += size
-        messages = [Message.user(f"m{first + n}", f"text {first + n}", T0) for n in range(size)]
-        self.both(lambda store: store.append_messages(project, thread, messages))
-
-    @rule(project=projects, thread=threads, limit=maybe, before=maybe)
-    def history(self, project: str, thread: str, limit: int | None, before: int | None) -> None:
-        self.both(lambda store: store.history(project, thread, limit=limit, before=before))
-
-    @rule(
-        project=projects,
-        thread=threads,
-        counts=st.tuples(*[st.integers(0, 50)] * 4),
-        at=moments,
-        title=st.none() | st.sampled_from(["OSPF", "BGP"]),
-    )
-    def record(
-        self,
-        project: str,
-        thread: str,
-        counts: tuple[int, int, int, int],
-        at: datetime,
-        title: str | None,
-    ) -> None:
-        stats = TurnStats(*counts)
-        self.both(lambda store: store.record_turn(project, thread, stats, at, title=title))
-
-    @rule(project=projects, thread=threads, title=st.sampled_from(["x", "Lab ☃"]), at=moments)
-    def rename(self, project: str, thread: str, title: str, at: datetime) -> None:
-        self.both(lambda store: store.rename_session(project, thread, title, at))
-
-    @rule(project=projects, thread=threads, pinned=st.booleans())
-    def pin(self, project: str, thread: str, pinned: bool) -> None:
-        self.both(lambda store: store.set_pinned(project, thread, pinned))
-
-    @rule(project=projects, thread=threads)
-    def delete(self, project: str, thread: str) -> None:
-        self.both(lambda store: store.delete_session(project, thread))
-
-    @rule(project=projects)
-    def delete_project(self, project: str) -> None:
-        self.both(lambda store: store.delete_project_sessions(project))
-
-    @rule(
-        project=projects,
-        user=users,
-        limit=st.integers(1, 5),
-        offset=st.integers(0, 4),
-        mode=st.none() | modes,
-    )
-    def list_page(
-        self, project: str, user: str, limit: int, offset: int, mode: CopilotMode | None
-    ) -> None:
-        self.both(
-            lambda store: store.list_sessions(
-                project, user, limit=limit, offset=offset, copilot_mode=mode
-            )
-        )
-
-    @invariant()
-    def every_session_and_history_agree(self) -> None:
-        for project in PROJECTS:
-            for user in ("alice", "bob"):
-                listed = self.both(listing(project, user))
-                for session in listed or []:
-                    self.both(whole_history(project, session.thread_id))
-
-
-def listing(project: str, user: str) -> Callable[[CheckpointStore], Awaitable[list[Session]]]:
-    def call(store: CheckpointStore) -> Awaitable[list[Session]]:
-        return store.list_sessions(project, user)
-
-    return call
-
-
-def whole_history(project: str, thread: str) -> Callable[[CheckpointStore], Awaitable[HistoryPage]]:
-    def call(store: CheckpointStore) -> Awaitable[HistoryPage]:
-        return store.history(project, thread)
-
-    return call
-
-
-TestStoresAgree = StoresAgree.TestCase
-TestStoresAgree.settings = settings(
-    max_examples=20,
-    stateful_step_count=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    # No shrinking: a failure is reported as found (at most 20 steps), well within the
-    # test timeout, instead of after minutes of replays.
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-)
+TestStoresAgree = SqliteAgrees.TestCase
+TestStoresAgree.settings = DIFFERENTIAL_SETTINGS

@@ -1,0 +1,702 @@
+"""The Redis :class:`~copilot_core.ports.TurnLog`: any replica follows or aborts any turn.
+
+Keys (``P`` is the prefix, ``gns3-copilot`` by default):
+
+* ``P:turn:{turn_id}``: a hash: project, session, user, owner (the replica running it),
+  ``closed`` (0/1), ``previous`` (the session's turn before it).
+* ``P:turn:{turn_id}:events``: a stream; each entry holds consecutive events (a JSON
+  array, field ``e``: what the writer had pending, so a stream of tokens costs a few
+  commands, not one per token) and has the id ``{seq}-0`` of its last event. Redis
+  refuses an id that does not grow, so a sequence number is never written twice.
+* ``P:session:{project_id}:{session_id}``: the id of the session's latest turn.
+* ``P:lease:{project_id}:{session_id}``: the session's claim: the running turn's id,
+  expiring after ``lease`` seconds unless the replica running it renews it (every
+  third of that). One open turn per session across the deployment: claiming is
+  ``SET NX``.
+* ``P:turn:{turn_id}:abort``: an abort asked of the turn (also published on the
+  channel ``P:abort``, which every replica listens to, so it arrives at once; the key
+  catches a message missed while reconnecting, at the next renewal).
+
+The replica running a turn keeps its events in memory too: its own clients follow it
+from there, as with the in-memory log, while a background writer appends them to the
+stream in order (``append`` never blocks). Other replicas read the stream (``XREAD
+BLOCK``). A turn whose lease expired while it was open (its replica died) is ended by
+whichever replica notices first: an ``error`` (code ``replica_lost``) then ``done``
+appended by one atomic script, after which the session accepts a new turn. When a turn
+closes, its keys expire after ``retention`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError, ResponseError
+
+from copilot_core.abort import AbortToken
+from copilot_core.approvals import ApprovalDecision, DecisionOutcome, TurnControl
+from copilot_core.errors import ServiceUnavailableError, SessionBusyError
+from copilot_core.events import (
+    ApprovalRequiredEvent,
+    ApprovalResolvedEvent,
+    DoneEvent,
+    ErrorEvent,
+    HeartbeatEvent,
+    TurnEvent,
+    WireEvent,
+    event_from_record,
+    event_to_record,
+)
+from copilot_core.turns import TurnInfo, TurnState
+
+__all__ = ["REPLICA_LOST", "RedisTurnLog"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+REPLICA_LOST = "replica_lost"
+"""The ``code`` of the ``error`` that ends a turn whose replica stopped responding."""
+
+_REPLICA_LOST_MESSAGE = (
+    "The copilot replica running this turn stopped responding, so the turn was ended. "
+    "What it had saved is kept; send your message again."
+)
+_HEARTBEAT = "heartbeat"
+_LIVENESS_CHECK = 1.0  # seconds between checks of a remote turn's lease, when quiet
+_XREAD_COUNT = 512
+
+# KEYS: lease, session pointer, turn hash
+# ARGV: turn id, lease ms, project, session, user, owner
+_OPEN = """
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {0, redis.call('GET', KEYS[1]) or ''}
+end
+local previous = redis.call('GET', KEYS[2]) or ''
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[3], 'project', ARGV[3], 'session', ARGV[4], 'user', ARGV[5],
+  'owner', ARGV[6], 'closed', '0', 'previous', previous)
+return {1, previous}
+"""
+
+# KEYS: lease, turn hash, events, session pointer
+# ARGV: turn id, retention ms
+_CLOSE = """
+redis.call('HSET', KEYS[2], 'closed', '1')
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+if redis.call('GET', KEYS[4]) == ARGV[1] then redis.call('PEXPIRE', KEYS[4], ARGV[2]) end
+return 1
+"""
+
+# KEYS: lease, turn hash, events, session pointer, previous turn hash
+# ARGV: turn id, previous turn id
+_DISCARD = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[4]) == ARGV[1] then
+  local ttl = ARGV[2] ~= '' and redis.call('PTTL', KEYS[5]) or -2
+  if ttl > 0 then
+    redis.call('SET', KEYS[4], ARGV[2], 'PX', ttl)
+  elseif ttl == -1 then
+    redis.call('SET', KEYS[4], ARGV[2])
+  else
+    redis.call('DEL', KEYS[4])
+  end
+end
+redis.call('DEL', KEYS[2], KEYS[3])
+return 1
+"""
+
+# KEYS: lease, turn hash, events, session pointer
+# ARGV: turn id, error record, done record, retention ms
+_REAP = """
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+if redis.call('HGET', KEYS[2], 'closed') == '1' then return 0 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 0 end
+local last = 0
+local newest = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
+if #newest > 0 then last = tonumber(string.match(newest[1][1], '^(%d+)')) end
+redis.call('XADD', KEYS[3], (last + 2) .. '-0', 'e', '[' .. ARGV[2] .. ',' .. ARGV[3] .. ']')
+redis.call('HSET', KEYS[2], 'closed', '1')
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
+if redis.call('GET', KEYS[4]) == ARGV[1] then redis.call('PEXPIRE', KEYS[4], ARGV[4]) end
+return 1
+"""
+
+# KEYS: turn hash, events; ARGV: entry id, entry
+# Nothing is written once the turn is closed (another replica ended it for dead).
+_APPEND = """
+if redis.call('HGET', KEYS[1], 'closed') ~= '0' then return 0 end
+redis.call('XADD', KEYS[2], ARGV[1], 'e', ARGV[2])
+return 1
+"""
+
+# KEYS: lease; ARGV: turn id, lease ms
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class _SessionKeys:
+    lease: str
+    pointer: str
+
+
+@dataclass(eq=False, slots=True)
+class _Local:
+    """A turn this replica runs: its events in memory, and their writer to Redis."""
+
+    info: TurnInfo
+    control: TurnControl
+    previous: str
+    events: list[TurnEvent] = field(default_factory=list)
+    waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
+    pending: list[tuple[int, str]] = field(default_factory=list)
+    writer: asyncio.Task[None] | None = None
+    closed: bool = False
+
+    @property
+    def abort(self) -> AbortToken:
+        return self.control.abort
+
+    def wake(self, why: str | None) -> None:
+        if not self.waiters:
+            return
+        waiters, self.waiters = self.waiters, []
+        for waiter in waiters:
+            _settle(waiter, why)
+
+
+class RedisTurnLog:
+    """A :class:`~copilot_core.ports.TurnLog` shared by every replica through Redis.
+
+    ``client`` is a ``redis.asyncio.Redis`` (``decode_responses=False``). Lifecycle (the
+    composition root's): :meth:`start` (listen for aborts, renew leases) before use,
+    :meth:`stop` at the end. See the module doc for the keys.
+    """
+
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        retention: float = 60.0,
+        lease: float = 15.0,
+        prefix: str = "gns3-copilot",
+        replica: str | None = None,
+    ) -> None:
+        if lease <= 0 or retention < 0:
+            raise ValueError("lease must be positive and retention not negative")
+        self.client = client
+        self.retention = retention
+        self.lease = lease
+        self.prefix = prefix
+        self.replica = replica or uuid.uuid4().hex
+        self._local: dict[str, _Local] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._forget: dict[str, asyncio.TimerHandle] = {}
+        self._open_script = client.register_script(_OPEN)
+        self._close_script = client.register_script(_CLOSE)
+        self._discard_script = client.register_script(_DISCARD)
+        self._reap_script = client.register_script(_REAP)
+        self._renew_script = client.register_script(_RENEW)
+        self._append_script = client.register_script(_APPEND)
+        self._listening = asyncio.Event()
+
+    # ================================================================= lifecycle
+    async def start(self) -> None:
+        """Listen for aborts from other replicas and renew this replica's leases."""
+        if self._tasks:
+            return
+        self._tasks = [
+            asyncio.create_task(self._listen_for_aborts(), name="redis-turnlog-aborts"),
+            asyncio.create_task(self._renew_leases(), name="redis-turnlog-leases"),
+        ]
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5):
+                await self._listening.wait()
+
+    async def stop(self) -> None:
+        """Stop listening and renewing; flush what is still being written."""
+        for turn in list(self._local.values()):
+            if turn.writer is not None and not turn.writer.done():
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(2):
+                        await self._flushed(turn)
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for turn in self._local.values():
+            if turn.writer is not None:
+                turn.writer.cancel()
+        for handle in self._forget.values():
+            handle.cancel()
+
+    async def flush(self, turn_id: str) -> None:
+        """Wait until every event appended so far to this replica's turn is in Redis."""
+        turn = self._local.get(turn_id)
+        if turn is not None:
+            await self._flushed(turn)
+
+    async def ping(self) -> None:
+        """One round trip (readiness); raises ``ServiceUnavailableError``."""
+        await self._call(self.client.ping())
+
+    # ======================================================================= port
+    async def open(self, turn: TurnInfo, control: TurnControl) -> None:
+        keys = self._session_keys(turn.project_id, turn.session_id)
+        for _ in range(2):
+            result = await self._call(
+                self._open_script(
+                    keys=[keys.lease, keys.pointer, self._hash(turn.turn_id)],
+                    args=[
+                        turn.turn_id,
+                        _ms(self.lease),
+                        turn.project_id,
+                        turn.session_id,
+                        turn.user_id,
+                        self.replica,
+                    ],
+                )
+            )
+            claimed, other = int(result[0]), _text(result[1])
+            if claimed:
+                if other and other not in self._local:
+                    # The session's previous turn: if its replica died before it
+                    # closed, end it now for whoever still follows it.
+                    await self._reap(other, turn.project_id, turn.session_id)
+                self._local[turn.turn_id] = _Local(turn, control, other)
+                return
+            if other in self._local or not other:
+                break
+            if not await self._reap(other, turn.project_id, turn.session_id):
+                break
+        raise SessionBusyError(turn.session_id)
+
+    def append(self, turn_id: str, event: WireEvent) -> TurnEvent:
+        turn = self._local.get(turn_id)
+        if turn is None:
+            raise RuntimeError(f"turn {turn_id} does not run in this replica")
+        if turn.closed:
+            raise RuntimeError(f"turn {turn_id} is closed")
+        stamped = TurnEvent(len(turn.events) + 1, turn.info.session_id, event)
+        turn.events.append(stamped)
+        turn.pending.append((stamped.seq, _encode(event)))
+        if turn.writer is None or turn.writer.done():
+            turn.writer = asyncio.get_running_loop().create_task(
+                self._write(turn), name=f"redis-turnlog-writer-{turn_id}"
+            )
+        turn.wake(None)
+        return stamped
+
+    async def close(self, turn_id: str) -> None:
+        turn = self._local.get(turn_id)
+        if turn is None or turn.closed:
+            return
+        await self._flushed(turn)
+        info = turn.info
+        keys = self._session_keys(info.project_id, info.session_id)
+        try:
+            await self._call(
+                self._close_script(
+                    keys=[keys.lease, self._hash(turn_id), self._events(turn_id), keys.pointer],
+                    args=[turn_id, _ms(self.retention)],
+                )
+            )
+        finally:
+            turn.closed = True
+            turn.wake(None)
+            self._forget[turn_id] = asyncio.get_running_loop().call_later(
+                self.retention, self._drop, turn_id
+            )
+
+    async def discard(self, turn_id: str) -> None:
+        turn = self._local.pop(turn_id, None)
+        if turn is None:
+            return
+        turn.closed = True
+        turn.wake(None)
+        if turn.writer is not None:
+            turn.writer.cancel()
+        info = turn.info
+        keys = self._session_keys(info.project_id, info.session_id)
+        await self._call(
+            self._discard_script(
+                keys=[
+                    keys.lease,
+                    self._hash(turn_id),
+                    self._events(turn_id),
+                    keys.pointer,
+                    self._hash(turn.previous) if turn.previous else self._hash("-"),
+                ],
+                args=[turn_id, turn.previous],
+            )
+        )
+
+    async def find(self, project_id: str, session_id: str) -> TurnState | None:
+        keys = self._session_keys(project_id, session_id)
+        turn_id = _text(await self._call(self.client.get(keys.pointer)))
+        if not turn_id:
+            return None
+        local = self._local.get(turn_id)
+        if local is not None:
+            return TurnState(local.info, len(local.events), local.closed, pending_approvals(local))
+        state = await self._remote_state(turn_id)
+        if state is None:
+            return None
+        info, closed = state
+        if not closed and await self._reap(turn_id, project_id, session_id):
+            closed = True
+        return TurnState(info, await self._last_seq(turn_id), closed)
+
+    async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
+        keys = self._session_keys(project_id, session_id)
+        turn_id = _text(await self._call(self.client.get(keys.pointer)))
+        if not turn_id:
+            return False
+        local = self._local.get(turn_id)
+        if local is not None:
+            return False if local.closed else local.abort.abort(reason)
+        closed = _text(await self._call(self.client.hget(self._hash(turn_id), "closed")))
+        if closed != "0":
+            return False
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(self._abort_key(turn_id), reason, px=_ms(self.lease * 2))
+        pipe.publish(self._channel, json.dumps({"turn": turn_id, "reason": reason}))
+        await self._call(pipe.execute())
+        return True
+
+    async def send_decision(
+        self, project_id: str, session_id: str, approval_id: str, decision: ApprovalDecision
+    ) -> DecisionOutcome:
+        keys = self._session_keys(project_id, session_id)
+        turn_id = _text(await self._call(self.client.get(keys.pointer)))
+        local = self._local.get(turn_id) if turn_id else None
+        if local is None or local.closed:
+            # Decisions reach turns this replica runs; another replica's turn cannot be
+            # decided from here yet (see docs/deployment.md).
+            return DecisionOutcome.UNKNOWN
+        return local.control.decide(approval_id, decision)
+
+    async def subscribe(
+        self, turn_id: str, *, after: int = 0, heartbeat: float | None = None
+    ) -> AsyncIterator[TurnEvent]:
+        local = self._local.get(turn_id)
+        if local is not None:
+            async for event in self._follow_local(local, after, heartbeat):
+                yield event
+            return
+        async for event in self._follow_remote(turn_id, after, heartbeat):
+            yield event
+
+    # ============================================================ local turns
+    async def _follow_local(
+        self, turn: _Local, after: int, heartbeat: float | None
+    ) -> AsyncIterator[TurnEvent]:
+        index = max(after, 0)
+        loop = asyncio.get_running_loop()
+        events = turn.events
+        while True:
+            while index < len(events):
+                yield events[index]
+                index += 1
+            if turn.closed:
+                return
+            waiter: asyncio.Future[str | None] = loop.create_future()
+            turn.waiters.append(waiter)
+            timer = loop.call_later(heartbeat, _settle, waiter, _HEARTBEAT) if heartbeat else None
+            try:
+                woke_for = await waiter
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                if waiter in turn.waiters:
+                    turn.waiters.remove(waiter)
+            if woke_for == _HEARTBEAT and index >= len(events) and not turn.closed:
+                yield TurnEvent(0, turn.info.session_id, HeartbeatEvent())
+
+    async def _write(self, turn: _Local) -> None:
+        """Append the turn's pending events to its stream, in order, in batches.
+
+        While Redis cannot be reached, it retries for up to a lease; then the pending
+        events are dropped (this replica's own clients still had them; others could not
+        follow anyway), so that ending the turn never hangs.
+        """
+        delay = 0.05
+        failing_since: float | None = None
+        loop = asyncio.get_running_loop()
+        while turn.pending:
+            batch = list(turn.pending)
+            entry = "[" + ",".join(data for _, data in batch) + "]"
+            turn_id = turn.info.turn_id
+            try:
+                written = await self._append_script(
+                    keys=[self._hash(turn_id), self._events(turn_id)],
+                    args=[f"{batch[-1][0]}-0", entry],
+                )
+            except ResponseError as exc:
+                written = 0  # an id that does not grow: as below
+                log.warning("turn %s: its stream refused events (%s)", turn_id, exc)
+            except (RedisError, OSError) as exc:
+                log.warning("turn %s: writing events to Redis failed (%s)", turn_id, exc)
+                failing_since = failing_since or loop.time()
+                if loop.time() - failing_since > self.lease:
+                    log.error("turn %s: dropped %s events Redis refused", turn_id, len(batch))
+                    turn.pending.clear()
+                    break
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            if not written:
+                # Another replica ended this turn, taking this one for dead (its lease
+                # expired): nothing more of it can be written.
+                log.warning("turn %s was ended by another replica", turn_id)
+                turn.abort.abort("another copilot replica ended this turn")
+                turn.pending.clear()
+                break
+            del turn.pending[: len(batch)]
+            delay = 0.05
+            failing_since = None
+
+    async def _flushed(self, turn: _Local) -> None:
+        while turn.pending or (turn.writer is not None and not turn.writer.done()):
+            if turn.writer is None or turn.writer.done():
+                turn.writer = asyncio.get_running_loop().create_task(self._write(turn))
+            await asyncio.shield(turn.writer)
+
+    def _drop(self, turn_id: str) -> None:
+        self._forget.pop(turn_id, None)
+        turn = self._local.get(turn_id)
+        if turn is not None and turn.closed:
+            del self._local[turn_id]
+
+    async def _renew_leases(self) -> None:
+        """Renew the leases of this replica's open turns every third of a lease, and
+        deliver aborts asked while this replica was not listening."""
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            turns = [turn for turn in self._local.values() if not turn.closed]
+            if not turns:
+                continue
+            pipe = self.client.pipeline(transaction=False)
+            for turn in turns:
+                keys = self._session_keys(turn.info.project_id, turn.info.session_id)
+                await self._renew_script(
+                    keys=[keys.lease], args=[turn.info.turn_id, _ms(self.lease)], client=pipe
+                )
+                pipe.get(self._abort_key(turn.info.turn_id))
+            try:
+                results = await pipe.execute()
+            except (RedisError, OSError) as exc:
+                log.warning("renewing turn leases failed: %s", exc)
+                continue
+            for n, turn in enumerate(turns):
+                renewed, asked = results[2 * n], results[2 * n + 1]
+                if asked is not None:
+                    turn.abort.abort(_text(asked) or "aborted by user")
+                if not renewed and not turn.closed:
+                    log.warning("turn %s lost its session's lease", turn.info.turn_id)
+                    turn.abort.abort("this copilot replica lost its claim on the session")
+
+    async def _listen_for_aborts(self) -> None:
+        delay = 0.1
+        while True:
+            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self._channel)
+                self._listening.set()
+                delay = 0.1
+                while True:
+                    message = await pubsub.get_message(timeout=5.0)
+                    if message is None or message.get("type") != "message":
+                        continue
+                    self._deliver_abort(message.get("data"))
+            except (RedisError, OSError) as exc:
+                log.warning("listening for aborts failed (%s); retrying", exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.reset()
+
+    def _deliver_abort(self, data: Any) -> None:
+        try:
+            request = json.loads(data)
+            turn = self._local.get(str(request["turn"]))
+        except (ValueError, TypeError, KeyError):
+            return
+        if turn is not None and not turn.closed:
+            turn.abort.abort(str(request.get("reason") or "aborted by user"))
+
+    # =========================================================== remote turns
+    async def _follow_remote(
+        self, turn_id: str, after: int, heartbeat: float | None
+    ) -> AsyncIterator[TurnEvent]:
+        state = await self._remote_state(turn_id)
+        if state is None:
+            return
+        info, _ = state
+        stream = self._events(turn_id)
+        last = max(after, 0)
+        loop = asyncio.get_running_loop()
+        quiet_since = loop.time()
+        checked = loop.time()
+        while True:
+            timeout = _LIVENESS_CHECK
+            if heartbeat:
+                timeout = min(timeout, max(quiet_since + heartbeat - loop.time(), 0.001))
+            entries = cast(
+                "list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None",
+                await self._call(
+                    self.client.xread(
+                        {stream: f"{last}-0"}, count=_XREAD_COUNT, block=max(1, _ms(timeout))
+                    )
+                ),
+            )
+            done = False
+            for _, items in entries or []:
+                for entry_id, values in items:
+                    newest = int(_text(entry_id).split("-", 1)[0])
+                    events = _decode(values)
+                    quiet_since = loop.time()
+                    for offset, event in enumerate(events):
+                        seq = newest - len(events) + 1 + offset
+                        if seq <= last:
+                            continue  # before the follower's point (a batch spans it)
+                        yield TurnEvent(seq, info.session_id, event)
+                        done = done or isinstance(event, DoneEvent)
+                    last = newest
+            if done:
+                return
+            now = loop.time()
+            if heartbeat and now - quiet_since >= heartbeat:
+                quiet_since = now
+                yield TurnEvent(0, info.session_id, HeartbeatEvent())
+            if now - checked >= _LIVENESS_CHECK:
+                checked = now
+                state = await self._remote_state(turn_id)
+                if state is None:
+                    return  # expired, or discarded
+                if state[1] and await self._last_seq(turn_id) <= last:
+                    return  # closed, and we have everything
+                if not state[1]:
+                    await self._reap(turn_id, info.project_id, info.session_id)
+
+    async def _remote_state(self, turn_id: str) -> tuple[TurnInfo, bool] | None:
+        fields = await self._call(self.client.hgetall(self._hash(turn_id)))
+        if not fields:
+            return None
+        data = {_text(k): _text(v) for k, v in fields.items()}
+        info = TurnInfo(turn_id, data["project"], data["session"], data["user"])
+        return info, data.get("closed") == "1"
+
+    async def _last_seq(self, turn_id: str) -> int:
+        newest = await self._call(self.client.xrevrange(self._events(turn_id), count=1))
+        if not newest:
+            return 0
+        return int(_text(newest[0][0]).split("-", 1)[0])
+
+    async def _reap(self, turn_id: str, project_id: str, session_id: str) -> bool:
+        """End a turn whose lease expired while it was open; True when this call did."""
+        keys = self._session_keys(project_id, session_id)
+        reaped = await self._call(
+            self._reap_script(
+                keys=[keys.lease, self._hash(turn_id), self._events(turn_id), keys.pointer],
+                args=[
+                    turn_id,
+                    _encode(ErrorEvent(_REPLICA_LOST_MESSAGE, REPLICA_LOST)),
+                    _encode(DoneEvent(None, "")),
+                    _ms(self.retention),
+                ],
+            )
+        )
+        if reaped:
+            log.warning(
+                "ended turn %s of session %s: its replica stopped renewing its lease",
+                turn_id,
+                session_id,
+            )
+        return bool(reaped)
+
+    # ================================================================== helpers
+    def _session_keys(self, project_id: str, session_id: str) -> _SessionKeys:
+        return _SessionKeys(
+            lease=f"{self.prefix}:lease:{project_id}:{session_id}",
+            pointer=f"{self.prefix}:session:{project_id}:{session_id}",
+        )
+
+    def _hash(self, turn_id: str) -> str:
+        return f"{self.prefix}:turn:{turn_id}"
+
+    def _events(self, turn_id: str) -> str:
+        return f"{self.prefix}:turn:{turn_id}:events"
+
+    def _abort_key(self, turn_id: str) -> str:
+        return f"{self.prefix}:turn:{turn_id}:abort"
+
+    @property
+    def _channel(self) -> str:
+        return f"{self.prefix}:abort"
+
+    async def _call(self, awaitable: Awaitable[T]) -> T:
+        try:
+            return await awaitable
+        except (RedisError, OSError) as exc:
+            raise ServiceUnavailableError(
+                f"The turn log (Redis) cannot be reached: {exc}. Try again in a moment.",
+                retry_after=2,
+            ) from None
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.decode()
+    return str(value)
+
+
+def _encode(event: WireEvent) -> str:
+    return json.dumps(event_to_record(event), ensure_ascii=True, separators=(",", ":"))
+
+
+def _decode(values: dict[Any, Any]) -> list[WireEvent]:
+    raw = values.get(b"e", values.get("e"))
+    return [event_from_record(record) for record in json.loads(_text(raw))]
+
+
+def pending_approvals(turn: _Local) -> tuple[TurnEvent, ...]:
+    """The turn's ``approval_required`` events not followed by their resolution."""
+    waiting: dict[str, TurnEvent] = {}
+    for stamped in turn.events:
+        event = stamped.event
+        if isinstance(event, ApprovalRequiredEvent):
+            waiting[event.approval_id] = stamped
+        elif isinstance(event, ApprovalResolvedEvent):
+            waiting.pop(event.approval_id, None)
+    return tuple(waiting.values())
+
+
+def _settle(waiter: asyncio.Future[str | None], why: str | None) -> None:
+    if not waiter.done():
+        waiter.set_result(why)

@@ -1,0 +1,194 @@
+"""Several replicas on one Redis: follow, re-attach and abort a turn another replica runs;
+one turn per session across replicas; a replica that dies (even by SIGKILL) has its
+turn ended for its watchers once its lease expires, and the session is free again."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+
+from adapters.redis import REPLICA_LOST, RedisTurnLog
+from copilot_core.approvals import TurnControl
+from copilot_core.errors import SessionBusyError
+from copilot_core.events import ContentEvent, DoneEvent, ErrorEvent, TurnEvent
+from copilot_core.turns import TurnInfo
+from tests.real_redis import RedisForTests
+
+ROOT = Path(__file__).resolve().parents[3]
+PROJECT = str(uuid.UUID(int=11))
+
+
+@contextlib.asynccontextmanager
+async def replicas(
+    redis_server: RedisForTests, count: int = 2, lease: float = 15.0
+) -> AsyncIterator[tuple[aioredis.Redis, list[RedisTurnLog]]]:
+    prefix = redis_server.new_prefix()
+    async with redis_server.client() as client:
+        logs = [
+            RedisTurnLog(client, prefix=prefix, lease=lease, replica=f"r{n}") for n in range(count)
+        ]
+        for log in logs:
+            await log.start()
+        try:
+            yield client, logs
+        finally:
+            for log in logs:
+                await log.stop()
+            await redis_server.delete_prefix(client, prefix)
+
+
+def info(session: str = "s1") -> TurnInfo:
+    return TurnInfo(f"t-{uuid.uuid4().hex[:8]}", PROJECT, session, "alice")
+
+
+async def follow(log: RedisTurnLog, turn_id: str, after: int = 0) -> list[TurnEvent]:
+    async with asyncio.timeout(20):
+        return [event async for event in log.subscribe(turn_id, after=after)]
+
+
+async def test_another_replica_follows_a_turn_live_and_re_attaches_with_nothing_lost(
+    redis_server: RedisForTests,
+) -> None:
+    async with replicas(redis_server) as (_, (a, b)):
+        turn = info()
+        await a.open(turn, TurnControl())
+        for n in range(3):
+            a.append(turn.turn_id, ContentEvent(f"{n}"))
+        watcher = asyncio.create_task(follow(b, turn.turn_id))
+        await asyncio.sleep(0.1)
+        for n in range(3, 200):  # a stream of tokens while B watches
+            a.append(turn.turn_id, ContentEvent(f"{n}"))
+            if n % 50 == 0:
+                await asyncio.sleep(0)
+        a.append(turn.turn_id, DoneEvent("m1", "answer"))
+        resumed = await follow(b, turn.turn_id, after=120)  # as with Last-Event-ID: 120
+        await a.close(turn.turn_id)
+        seen = await watcher
+        assert [e.seq for e in seen] == list(range(1, 202))
+        assert [e.event for e in seen[:-1]] == [ContentEvent(f"{n}") for n in range(200)]
+        assert seen[-1].event == DoneEvent("m1", "answer")
+        assert [e.seq for e in resumed] == list(range(121, 202))
+        state = await b.find(PROJECT, "s1")
+        assert state is not None
+        assert (state.info, state.last_seq, state.finished) == (turn, 201, True)
+
+
+async def test_an_abort_asked_on_another_replica_reaches_the_running_one(
+    redis_server: RedisForTests,
+) -> None:
+    async with replicas(redis_server) as (_, (a, b)):
+        control = TurnControl()
+        token = control.abort
+        turn = info()
+        await a.open(turn, control)
+        assert await b.request_abort(PROJECT, "s1", "stop from B") is True
+        async with asyncio.timeout(5):
+            await token.wait()
+        assert token.reason == "stop from B"
+
+
+async def test_an_abort_published_while_nobody_listened_arrives_with_the_next_renewal(
+    redis_server: RedisForTests,
+) -> None:
+    async with replicas(redis_server, count=1, lease=0.6) as (client, (a,)):
+        control = TurnControl()
+        token = control.abort
+        turn = info()
+        await a.open(turn, control)
+        # As if A missed the message (reconnecting): only the abort key is set.
+        await client.set(f"{a.prefix}:turn:{turn.turn_id}:abort", "late", px=5000)
+        async with asyncio.timeout(5):
+            await token.wait()
+        assert token.reason == "late"
+
+
+async def test_a_session_has_one_running_turn_across_replicas(
+    redis_server: RedisForTests,
+) -> None:
+    async with replicas(redis_server) as (_, (a, b)):
+        turn = info()
+        await a.open(turn, TurnControl())
+        with pytest.raises(SessionBusyError):
+            await b.open(info(), TurnControl())
+        a.append(turn.turn_id, DoneEvent(None, ""))
+        await a.close(turn.turn_id)
+        await b.open(info(), TurnControl())
+
+
+async def test_a_turn_whose_replica_stopped_renewing_is_ended_for_its_watchers(
+    redis_server: RedisForTests,
+) -> None:
+    async with replicas(redis_server, lease=0.6) as (_, (a, b)):
+        control = TurnControl()
+        token = control.abort
+        turn = info()
+        await a.open(turn, control)
+        a.append(turn.turn_id, ContentEvent("partial"))
+        await a.flush(turn.turn_id)
+        watcher = asyncio.create_task(follow(b, turn.turn_id))
+        for task in a._tasks:  # A hangs: no more lease renewals, no more listening
+            task.cancel()
+        seen = await watcher
+        assert [e.seq for e in seen] == [1, 2, 3]
+        assert seen[0].event == ContentEvent("partial")
+        error = seen[1].event
+        assert isinstance(error, ErrorEvent)
+        assert error.code == REPLICA_LOST
+        assert seen[2].event == DoneEvent(None, "")
+        await b.open(info(), TurnControl())  # the session is free
+        # A wakes up and writes on: its stream refuses, and its turn is aborted.
+        a.append(turn.turn_id, ContentEvent("too late"))
+        async with asyncio.timeout(5):
+            await token.wait()
+        assert [e.seq for e in await follow(b, turn.turn_id)] == [1, 2, 3]
+
+
+async def test_a_replica_killed_mid_turn_has_its_turn_ended_and_the_session_freed(
+    redis_server: RedisForTests,
+) -> None:
+    prefix = redis_server.new_prefix()
+    turn = info()
+    victim = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.adapters.redis.turn_holder", redis_server.url,
+        prefix, PROJECT, turn.session_id, turn.turn_id, "1.0",
+        cwd=ROOT, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert victim.stdout is not None
+        line = await asyncio.wait_for(victim.stdout.readline(), 20)
+        assert line.strip() == b"ready"
+        async with redis_server.client() as client:
+            watcher_log = RedisTurnLog(client, prefix=prefix, lease=1.0, replica="watcher")
+            await watcher_log.start()
+            try:
+                with pytest.raises(SessionBusyError):  # the victim holds the session
+                    await watcher_log.open(info(), TurnControl())
+                watcher = asyncio.create_task(follow(watcher_log, turn.turn_id))
+                await asyncio.sleep(0.2)
+                victim.kill()  # SIGKILL: nothing is closed, nothing is said
+                await asyncio.wait_for(victim.wait(), 10)
+                seen = await watcher
+                assert [e.seq for e in seen] == [1, 2, 3, 4, 5]
+                assert [e.event for e in seen[:3]] == [ContentEvent(f"part {n}") for n in range(3)]
+                assert isinstance(seen[3].event, ErrorEvent)
+                assert seen[3].event.code == REPLICA_LOST
+                assert seen[4].event == DoneEvent(None, "")
+                state = await watcher_log.find(PROJECT, turn.session_id)
+                assert state is not None
+                assert state.finished
+                await watcher_log.open(info(), TurnControl())
+            finally:
+                await watcher_log.stop()
+                await redis_server.delete_prefix(client, prefix)
+    finally:
+        if victim.returncode is None:
+            victim.kill()
+            await asyncio.wait_for(victim.wait(), 10)

@@ -1,0 +1,34 @@
+"""A replica that runs one turn and then hangs: the SIGKILL test's victim.
+
+``python -m tests.adapters.redis.turn_holder URL PREFIX PROJECT SESSION TURN LEASE``
+opens the turn on the Redis turn log, appends three events, prints ``ready`` once they
+are written, then waits forever (renewing its lease) until it is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import redis.asyncio as aioredis
+
+from adapters.redis import RedisTurnLog
+from copilot_core.approvals import TurnControl
+from copilot_core.events import ContentEvent
+from copilot_core.turns import TurnInfo
+
+
+async def main(url: str, prefix: str, project: str, session: str, turn: str, lease: str) -> None:
+    client = aioredis.Redis.from_url(url)
+    log = RedisTurnLog(client, prefix=prefix, lease=float(lease), replica="victim")
+    await log.start()
+    await log.open(TurnInfo(turn, project, session, "alice"), TurnControl())
+    for n in range(3):
+        log.append(turn, ContentEvent(f"part {n}"))
+    await log.flush(turn)
+    print("ready", flush=True)
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:7]))
