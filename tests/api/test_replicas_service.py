@@ -40,7 +40,7 @@ def _settings(
     return Settings(
         data_dir=data_dir,
         port=0,
-        gns3_url="http://127.0.0.1:9",
+        gns3={"url": "http://127.0.0.1:9"},
         database_url=postgres.url,
         database_schema=schema,
         secret_key=SECRET_KEY,

@@ -192,7 +192,7 @@ def test_sessions_are_listed_pinned_first_renamed_and_deleted(
         assert renamed.json()["title"] == "OSPF notes"
         assert (
             api.patch(f"/projects/{project}/chat/sessions/{second}", json={"title": ""}).status_code
-            == 400
+            == 422
         )
         assert api.delete(f"/projects/{project}/chat/sessions/{second}").status_code == 204
         assert api.get(f"/projects/{project}/chat/sessions/{second}/history").status_code == 404
