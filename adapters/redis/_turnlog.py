@@ -18,11 +18,14 @@ Keys (``P`` is the prefix, ``gns3-copilot`` by default):
   channel ``P:abort``, which every replica listens to, so it arrives at once; the key
   catches a message missed while reconnecting, at the next renewal).
 * ``P:turn:{turn_id}:approvals``: a hash, one field per approval the turn asked for:
-  ``W|{seq}|{event}`` while it waits (``event`` the ``approval_required`` record),
-  ``D|{seq}|{event}`` once a decision was sent to it from another replica, ``R`` once
-  the turn resolved it. The owner's event writer sets ``W`` and ``R`` in the same script
-  that appends ``approval_required`` / ``approval_resolved`` to the stream, so the state
-  is never behind what another replica's client could have seen.
+  ``W`` while it waits, ``D`` once a decision was sent to it from another replica,
+  ``R`` once the turn resolved it (``approval_resolved``).
+* ``P:turn:{turn_id}:waiting``: a hash, approval id → ``{seq}|{event}`` (the
+  ``approval_required`` record) until it is resolved: what ``find`` reports as pending.
+  The owner's event writer updates both hashes in the same script that appends
+  ``approval_required`` / ``approval_resolved`` to the stream, and the owner shows an
+  ``approval_required`` to its own clients only once it is written, so the state in
+  Redis is never behind what any client could have seen.
 * ``P:turn:{turn_id}:decisions``: a hash, approval id → the decision sent from another
   replica (JSON), until the turn resolves that approval.
 * ``P:turn:{turn_id}:reply:{approval_id}``: a list: the owner's answer (``accepted`` or
@@ -51,15 +54,15 @@ replica waits for (``decision_wait`` seconds) and returns.
 The rare race, the owner resolving a lapsed approval (timeout, abort) while a decision
 from another replica is in flight, is settled by the owner's ``TurnControl``, the one
 place both pass through: whichever reaches it first wins, and the sender is told the
-truth. If the lapse came first, ``TurnControl`` answers ``already_decided`` and so does
-the sending replica (even though its script had found ``W``, the ``approval_resolved``
-being still on its way to Redis); if the decision came first, the turn uses it and the
-lapse is ignored. Only when the owner does not answer within ``decision_wait`` (its
-listener is reconnecting, or the replica hung) does the sending replica answer
-``accepted`` on the strength of the recorded decision: the owner takes it at its next
-renewal, unless the approval lapses first (then its ``approval_resolved`` says
-``timeout`` or ``aborted``), or the replica is dead (then the turn ends with
-``replica_lost``).
+truth. If the lapse came first (or a decision sent on the owner's replica itself),
+``TurnControl`` answers ``already_decided`` and so does the sending replica, although
+its script had found ``W`` (the ``approval_resolved`` being still on its way to Redis);
+if the remote decision came first, the turn uses it and the lapse is ignored. Only
+when the owner does not answer within ``decision_wait`` (its listener is reconnecting,
+or the replica hung) does the sending replica answer ``accepted`` on the strength of
+the recorded decision: the owner takes it at its next renewal, unless the approval
+lapses first (then its ``approval_resolved`` says ``timeout`` or ``aborted``), or the
+replica is dead (then the turn ends with ``replica_lost``).
 """
 
 from __future__ import annotations
@@ -109,7 +112,7 @@ _HEARTBEAT = "heartbeat"
 _LIVENESS_CHECK = 1.0  # seconds between checks of a remote turn's lease, when quiet
 _XREAD_COUNT = 512
 _REPLY_TTL = 10.0  # seconds an owner's answer to a remote decision is kept
-_WAITING, _DECIDED, _RESOLVED = "W", "D", "R"  # the states of an approval (module doc)
+_WAITING, _RESOLVED = "W", "R"  # states of an approval (module doc)
 
 # KEYS: lease, session pointer, turn hash
 # ARGV: turn id, lease ms, project, session, user, owner
@@ -124,19 +127,20 @@ redis.call('HSET', KEYS[3], 'project', ARGV[3], 'session', ARGV[4], 'user', ARGV
 return {1, previous}
 """
 
-# KEYS: lease, turn hash, events, session pointer, approvals, decisions
+# KEYS: lease, turn hash, events, session pointer, then the turn's approval keys
 # ARGV: turn id, retention ms
 _CLOSE = """
 redis.call('HSET', KEYS[2], 'closed', '1')
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-for _, key in ipairs({KEYS[2], KEYS[3], KEYS[5], KEYS[6]}) do
-  redis.call('PEXPIRE', key, ARGV[2])
+for i = 2, #KEYS do
+  if i ~= 4 then redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
 end
 if redis.call('GET', KEYS[4]) == ARGV[1] then redis.call('PEXPIRE', KEYS[4], ARGV[2]) end
 return 1
 """
 
-# KEYS: lease, turn hash, events, session pointer, previous turn hash, approvals, decisions
+# KEYS: lease, turn hash, events, session pointer, previous turn hash, then the turn's
+# approval keys
 # ARGV: turn id, previous turn id
 _DISCARD = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -150,11 +154,12 @@ if redis.call('GET', KEYS[4]) == ARGV[1] then
     redis.call('DEL', KEYS[4])
   end
 end
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[6], KEYS[7])
+redis.call('DEL', KEYS[2], KEYS[3])
+for i = 6, #KEYS do redis.call('DEL', KEYS[i]) end
 return 1
 """
 
-# KEYS: lease, turn hash, events, session pointer, approvals, decisions
+# KEYS: lease, turn hash, events, session pointer, then the turn's approval keys
 # ARGV: turn id, error record, done record, retention ms
 _REAP = """
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
@@ -165,23 +170,28 @@ local newest = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
 if #newest > 0 then last = tonumber(string.match(newest[1][1], '^(%d+)')) end
 redis.call('XADD', KEYS[3], (last + 2) .. '-0', 'e', '[' .. ARGV[2] .. ',' .. ARGV[3] .. ']')
 redis.call('HSET', KEYS[2], 'closed', '1')
-for _, key in ipairs({KEYS[2], KEYS[3], KEYS[5], KEYS[6]}) do
-  redis.call('PEXPIRE', key, ARGV[4])
+for i = 2, #KEYS do
+  if i ~= 4 then redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
 end
 if redis.call('GET', KEYS[4]) == ARGV[1] then redis.call('PEXPIRE', KEYS[4], ARGV[4]) end
 return 1
 """
 
-# KEYS: turn hash, events, approvals, decisions
-# ARGV: entry id, entry, then pairs (approval id, its new state) for the entry's
-# approval_required (state W|seq|event) and approval_resolved (state R) events.
+# KEYS: turn hash, events, approvals, waiting, decisions
+# ARGV: entry id, entry, then for each approval_required of the entry (approval id, 'W',
+# '{seq}|{event}') and for each approval_resolved (approval id, 'R', '').
 # Nothing is written once the turn is closed (another replica ended it for dead).
 _APPEND = """
 if redis.call('HGET', KEYS[1], 'closed') ~= '0' then return 0 end
 redis.call('XADD', KEYS[2], ARGV[1], 'e', ARGV[2])
-for i = 3, #ARGV, 2 do
+for i = 3, #ARGV, 3 do
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
-  if ARGV[i + 1] == 'R' then redis.call('HDEL', KEYS[4], ARGV[i]) end
+  if ARGV[i + 1] == 'W' then
+    redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 2])
+  else
+    redis.call('HDEL', KEYS[4], ARGV[i])
+    redis.call('HDEL', KEYS[5], ARGV[i])
+  end
 end
 return 1
 """
@@ -196,8 +206,8 @@ if redis.call('HGET', KEYS[1], 'closed') ~= '0' then return 'unknown' end
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 'lost' end
 local state = redis.call('HGET', KEYS[3], ARGV[2])
 if not state then return 'unknown' end
-if string.sub(state, 1, 1) ~= 'W' then return 'already_decided' end
-redis.call('HSET', KEYS[3], ARGV[2], 'D' .. string.sub(state, 2))
+if state ~= 'W' then return 'already_decided' end
+redis.call('HSET', KEYS[3], ARGV[2], 'D')
 redis.call('HSET', KEYS[4], ARGV[2], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 'sent'
@@ -228,16 +238,30 @@ class _Local:
     previous: str
     events: list[TurnEvent] = field(default_factory=list)
     waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
-    #: Events not yet in Redis: (seq, record, approval state changes as flat pairs).
+    #: Events not yet in Redis: (seq, record, approval changes as flat triples).
     pending: list[tuple[int, str, tuple[str, ...]]] = field(default_factory=list)
     #: Approvals a decision from another replica was handed over for (once each).
     delivered: set[str] = field(default_factory=set)
+    #: The events up to this one are in Redis (or were given up on).
+    written: int = 0
     writer: asyncio.Task[None] | None = None
     closed: bool = False
 
     @property
     def abort(self) -> AbortToken:
         return self.control.abort
+
+    def shown(self, stamped: TurnEvent) -> bool:
+        """Whether this replica's clients may see the event: an ``approval_required``
+        only once it is in Redis, so that a decision sent on another replica finds it."""
+        return (
+            self.closed
+            or stamped.seq <= self.written
+            or not isinstance(stamped.event, ApprovalRequiredEvent)
+        )
+
+    def unwritten_approval(self) -> bool:
+        return any(not self.shown(stamped) for stamped in self.events[self.written :])
 
     def wake(self, why: str | None) -> None:
         if not self.waiters:
@@ -318,6 +342,7 @@ class RedisTurnLog:
         for turn in self._local.values():
             if turn.writer is not None:
                 turn.writer.cancel()
+            self._given_up(turn)
         for handle in self._forget.values():
             handle.cancel()
         for reply in list(self._replies):
@@ -375,9 +400,9 @@ class RedisTurnLog:
         record = _encode(event)
         states: tuple[str, ...] = ()
         if isinstance(event, ApprovalRequiredEvent):
-            states = (event.approval_id, f"{_WAITING}|{stamped.seq}|{record}")
+            states = (event.approval_id, _WAITING, f"{stamped.seq}|{record}")
         elif isinstance(event, ApprovalResolvedEvent):
-            states = (event.approval_id, _RESOLVED)
+            states = (event.approval_id, _RESOLVED, "")
         turn.pending.append((stamped.seq, record, states))
         if turn.writer is None or turn.writer.done():
             turn.writer = asyncio.get_running_loop().create_task(
@@ -401,8 +426,7 @@ class RedisTurnLog:
                         self._hash(turn_id),
                         self._events(turn_id),
                         keys.pointer,
-                        self._approvals(turn_id),
-                        self._decisions(turn_id),
+                        *self._approval_keys(turn_id),
                     ],
                     args=[turn_id, _ms(self.retention)],
                 )
@@ -432,8 +456,7 @@ class RedisTurnLog:
                     self._events(turn_id),
                     keys.pointer,
                     self._hash(turn.previous) if turn.previous else self._hash("-"),
-                    self._approvals(turn_id),
-                    self._decisions(turn_id),
+                    *self._approval_keys(turn_id),
                 ],
                 args=[turn_id, turn.previous],
             )
@@ -446,20 +469,22 @@ class RedisTurnLog:
             return None
         local = self._local.get(turn_id)
         if local is not None:
+            if local.unwritten_approval():  # shown only once another replica can decide
+                await self._flushed(local)
             return TurnState(local.info, len(local.events), local.closed, _pending_approvals(local))
         # One snapshot: the approvals still waiting are those of the events counted.
         pipe = self.client.pipeline(transaction=True)
         pipe.hgetall(self._hash(turn_id))
-        pipe.hgetall(self._approvals(turn_id))
+        pipe.hgetall(self._waiting(turn_id))
         pipe.xrevrange(self._events(turn_id), count=1)
-        fields, approvals, newest = await self._call(pipe.execute())
+        fields, waiting, newest = await self._call(pipe.execute())
         if not fields:
             return None
         info, closed = _turn_fields(turn_id, fields)
         if not closed and await self._reap(turn_id, project_id, session_id):
             closed = True
         last_seq = int(_text(newest[0][0]).split("-", 1)[0]) if newest else 0
-        pending = () if closed else _waiting(info.session_id, approvals)
+        pending = () if closed else _waiting_events(info.session_id, waiting)
         return TurnState(info, last_seq, closed, pending)
 
     async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
@@ -539,10 +564,10 @@ class RedisTurnLog:
         loop = asyncio.get_running_loop()
         events = turn.events
         while True:
-            while index < len(events):
+            while index < len(events) and turn.shown(events[index]):
                 yield events[index]
                 index += 1
-            if turn.closed:
+            if turn.closed and index >= len(events):
                 return
             waiter: asyncio.Future[str | None] = loop.create_future()
             turn.waiters.append(waiter)
@@ -554,7 +579,8 @@ class RedisTurnLog:
                     timer.cancel()
                 if waiter in turn.waiters:
                     turn.waiters.remove(waiter)
-            if woke_for == _HEARTBEAT and index >= len(events) and not turn.closed:
+            ready = index < len(events) and turn.shown(events[index])
+            if woke_for == _HEARTBEAT and not ready and not turn.closed:
                 yield TurnEvent(0, turn.info.session_id, HeartbeatEvent())
 
     async def _write(self, turn: _Local) -> None:
@@ -577,8 +603,7 @@ class RedisTurnLog:
                     keys=[
                         self._hash(turn_id),
                         self._events(turn_id),
-                        self._approvals(turn_id),
-                        self._decisions(turn_id),
+                        *self._approval_keys(turn_id),
                     ],
                     args=[f"{batch[-1][0]}-0", entry, *states],
                 )
@@ -590,7 +615,7 @@ class RedisTurnLog:
                 failing_since = failing_since or loop.time()
                 if loop.time() - failing_since > self.lease:
                     log.error("turn %s: dropped %s events Redis refused", turn_id, len(batch))
-                    turn.pending.clear()
+                    self._given_up(turn)
                     break
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
@@ -600,11 +625,20 @@ class RedisTurnLog:
                 # expired): nothing more of it can be written.
                 log.warning("turn %s was ended by another replica", turn_id)
                 turn.abort.abort("another copilot replica ended this turn")
-                turn.pending.clear()
+                self._given_up(turn)
                 break
             del turn.pending[: len(batch)]
+            turn.written = max(turn.written, batch[-1][0])
+            turn.wake(None)
             delay = 0.05
             failing_since = None
+
+    @staticmethod
+    def _given_up(turn: _Local) -> None:
+        """Nothing pending will be written: stop holding anything back for it."""
+        turn.pending.clear()
+        turn.written = len(turn.events)
+        turn.wake(None)
 
     async def _flushed(self, turn: _Local) -> None:
         while turn.pending or (turn.writer is not None and not turn.writer.done()):
@@ -844,8 +878,7 @@ class RedisTurnLog:
                     self._hash(turn_id),
                     self._events(turn_id),
                     keys.pointer,
-                    self._approvals(turn_id),
-                    self._decisions(turn_id),
+                    *self._approval_keys(turn_id),
                 ],
                 args=[
                     turn_id,
@@ -882,8 +915,15 @@ class RedisTurnLog:
     def _approvals(self, turn_id: str) -> str:
         return f"{self.prefix}:turn:{turn_id}:approvals"
 
+    def _waiting(self, turn_id: str) -> str:
+        return f"{self.prefix}:turn:{turn_id}:waiting"
+
     def _decisions(self, turn_id: str) -> str:
         return f"{self.prefix}:turn:{turn_id}:decisions"
+
+    def _approval_keys(self, turn_id: str) -> list[str]:
+        """The keys of a turn's approvals, in the order the scripts take them."""
+        return [self._approvals(turn_id), self._waiting(turn_id), self._decisions(turn_id)]
 
     def _reply(self, turn_id: str, approval_id: str) -> str:
         return f"{self.prefix}:turn:{turn_id}:reply:{approval_id}"
@@ -949,15 +989,12 @@ def _pending_approvals(turn: _Local) -> tuple[TurnEvent, ...]:
     return tuple(waiting.values())
 
 
-def _waiting(session_id: str, approvals: dict[Any, Any]) -> tuple[TurnEvent, ...]:
-    """A remote turn's ``approval_required`` events not yet resolved (states W and D of
-    its approvals hash), oldest first."""
+def _waiting_events(session_id: str, waiting: dict[Any, Any]) -> tuple[TurnEvent, ...]:
+    """A remote turn's ``approval_required`` events not yet resolved (its ``waiting``
+    hash), oldest first."""
     found: list[TurnEvent] = []
-    for raw in approvals.values():
-        state, _, rest = _text(raw).partition("|")
-        if state not in (_WAITING, _DECIDED):
-            continue
-        seq, _, record = rest.partition("|")
+    for raw in waiting.values():
+        seq, _, record = _text(raw).partition("|")
         found.append(TurnEvent(int(seq), session_id, event_from_record(json.loads(record))))
     return tuple(sorted(found, key=lambda stamped: stamped.seq))
 

@@ -245,3 +245,51 @@ async def test_a_decision_for_a_turn_whose_replica_died_is_unknown_and_ends_the_
         state = await b.find(PROJECT, "s1")
         assert state is not None and (state.finished, state.pending) == (True, ())
         assert state.last_seq == 3  # approval_required, then replica_lost's error and done
+
+
+async def test_the_owners_clients_see_an_approval_only_once_another_replica_can_decide_it(
+    redis_server: RedisForTests,
+) -> None:
+    async with replicas(redis_server) as (_, (a, b)):
+        turn = info()
+        control = TurnControl()
+        await a.open(turn, control)
+        # Hold A's writes to Redis back (the Redis behind them is the real one).
+        gate = asyncio.Event()
+        write = a._append_script
+
+        async def held(*args: Any, **kwargs: Any) -> Any:
+            await gate.wait()
+            return await write(*args, **kwargs)
+
+        a._append_script = held  # type: ignore[assignment]
+        seen: list[TurnEvent] = []
+
+        async def follow_on_a() -> None:
+            async for event in a.subscribe(turn.turn_id):
+                seen.append(event)
+
+        follower = asyncio.create_task(follow_on_a())
+        control.expect("ap-1")
+        a.append(turn.turn_id, ContentEvent("Setting PC1's address."))
+        a.append(turn.turn_id, asked("ap-1"))
+        found_on_a = asyncio.create_task(a.find(PROJECT, "s1"))
+        await asyncio.sleep(0.2)
+
+        assert [e.seq for e in seen] == [1]  # the content, not the approval yet
+        assert not found_on_a.done()
+        assert await b.send_decision(PROJECT, "s1", "ap-1", YES) is DecisionOutcome.UNKNOWN
+
+        gate.set()
+        async with asyncio.timeout(5):
+            while len(seen) < 2:
+                await asyncio.sleep(0.01)
+        state = await found_on_a
+        assert [e.seq for e in state.pending] == [2]  # type: ignore[union-attr]
+        # What a client of A now sees, it can decide on B.
+        assert await b.send_decision(PROJECT, "s1", "ap-1", YES) is DecisionOutcome.ACCEPTED
+        a.append(turn.turn_id, resolved("ap-1", YES))
+        a.append(turn.turn_id, DoneEvent(None, ""))
+        await a.close(turn.turn_id)
+        await asyncio.wait_for(follower, 5)
+        assert [e.seq for e in seen] == [1, 2, 3, 4]
