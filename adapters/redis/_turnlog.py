@@ -434,8 +434,11 @@ class RedisTurnLog:
         finally:
             turn.closed = True
             turn.wake(None)
+            # Forget it here a little before its keys expire in Redis (which serves it
+            # meanwhile), never after: once they have expired, no replica has it.
+            early = min(1.0, self.retention / 2)
             self._forget[turn_id] = asyncio.get_running_loop().call_later(
-                self.retention, self._drop, turn_id
+                self.retention - early, self._drop, turn_id
             )
 
     async def discard(self, turn_id: str) -> None:
