@@ -25,6 +25,7 @@ from copilot_core.approvals import (
     Assessment,
     ChangePreview,
     DecisionOutcome,
+    RestorePoint,
     TurnControl,
 )
 from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
@@ -74,6 +75,8 @@ __all__ = [
     "ParsedToolCall",
     "Principal",
     "ProjectGate",
+    "RestorePoint",
+    "RestorePointStore",
     "Role",
     "Session",
     "SessionMatch",
@@ -307,6 +310,23 @@ class CheckpointStore(Protocol):
     async def delete_project_sessions(self, project_id: str) -> int:
         """Delete every session of the project; returns how many there were."""
         ...
+
+
+class RestorePointStore(Protocol):
+    """Restore points, kept with their session (they survive a restart and go when the
+    session is deleted)."""
+
+    async def save_restore_point(self, point: RestorePoint) -> None:
+        """Keep ``point``; raises :class:`~copilot_core.errors.SessionNotFoundError`."""
+        ...
+
+    async def restore_points(self, project_id: str, thread_id: str) -> list[RestorePoint]:
+        """The session's restore points, oldest first."""
+        ...
+
+    async def restore_point(
+        self, project_id: str, thread_id: str, point_id: str
+    ) -> RestorePoint | None: ...
 
 
 # -------------------------------------------------------------------------- agents

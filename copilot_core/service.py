@@ -276,10 +276,15 @@ class ChatService:
         if not await self._store.delete_session(project_id, session_id):
             raise SessionNotFoundError(session_id)
 
+    async def forget_project(self, project_id: str, reason: str) -> None:
+        """End the project's running turns (``reason`` tells their clients why) and forget
+        what is kept in memory about it; its stored sessions are the caller's business."""
+        await self.runner.stop(project_id, None, reason)
+        self.runner.windows.forget(project_id)
+
     async def delete_project(self, project_id: str) -> int:
         """Delete every session of a project (the project is being deleted)."""
-        await self.runner.stop(project_id, None, "the project is being deleted")
-        self.runner.windows.forget(project_id)
+        await self.forget_project(project_id, "the project is being deleted")
         return await self._store.delete_project_sessions(project_id)
 
     # ==================================================================== agents

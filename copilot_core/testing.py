@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from copilot_core.approvals import Assessment, ChangePreview
+from copilot_core.approvals import Assessment, ChangePreview, RestorePoint
 from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core.errors import (
     InvalidRequestError,
@@ -283,6 +283,7 @@ class InMemoryCheckpointStore:
     def __init__(self) -> None:
         self._sessions: dict[str, dict[str, Session]] = {}
         self._messages: dict[tuple[str, str], list[Message]] = {}
+        self._points: dict[tuple[str, str], list[RestorePoint]] = {}
         self._row_ids = itertools.count(1)
 
     async def create_session(self, session: Session) -> Session:
@@ -437,12 +438,29 @@ class InMemoryCheckpointStore:
         if self._sessions.get(project_id, {}).pop(thread_id, None) is None:
             return False
         del self._messages[(project_id, thread_id)]
+        self._points.pop((project_id, thread_id), None)
         return True
+
+    # ------------------------------------------------------------- restore points
+    async def save_restore_point(self, point: RestorePoint) -> None:
+        self._require(point.project_id, point.session_id)
+        self._points.setdefault((point.project_id, point.session_id), []).append(point)
+
+    async def restore_points(self, project_id: str, thread_id: str) -> list[RestorePoint]:
+        self._require(project_id, thread_id)
+        return list(self._points.get((project_id, thread_id), []))
+
+    async def restore_point(
+        self, project_id: str, thread_id: str, point_id: str
+    ) -> RestorePoint | None:
+        points = self._points.get((project_id, thread_id), [])
+        return next((point for point in points if point.id == point_id), None)
 
     async def delete_project_sessions(self, project_id: str) -> int:
         sessions = self._sessions.pop(project_id, {})
         for thread_id in sessions:
             del self._messages[(project_id, thread_id)]
+            self._points.pop((project_id, thread_id), None)
         return len(sessions)
 
     def _require(self, project_id: str, thread_id: str) -> Session:

@@ -173,6 +173,7 @@ class ToolGate:
                             ToolResult.aborted(), metadata={"approval": decision.to_metadata()}
                         )
                     return ToolResult.rejected(decision)
+                ctx = replace(ctx, approved=decision)
             async with asyncio.timeout(self.timeout):
                 result = await self._tools.execute(call, ctx)
         except TimeoutError:

@@ -162,6 +162,9 @@ class ToolContext:
     #: without an approver nothing can be approved, so the policy must be ``never``.
     approval: ApprovalPolicy = ApprovalPolicy.NEVER
     approver: Approver | None = field(default=None, repr=False, compare=False)
+    #: Set on the call the user just approved: a change to make, after taking a restore
+    #: point (the executor's part), whose id its result names.
+    approved: ApprovalDecision | None = None
 
     def report_progress(self, text: str, *, device: str | None = None) -> None:
         """Hand on output produced since the last report (empty text is ignored)."""

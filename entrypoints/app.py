@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import structlog
 from litestar import Litestar
 
+from adapters.gns3 import Gns3ProjectWatcher
+from adapters.llm import warm_up
+from adapters.sqlite import SqliteCheckpointStore
 from adapters.web import WebSettings, create_web_app, install_dependencies
-from copilot_core import CopilotError
-from entrypoints.container import Container, build_container, web_dependencies
+from copilot_core import ChatService, CopilotError
+from entrypoints.container import Container, build_container, resolve, web_dependencies
+from entrypoints.lifecycle import ProjectLifecycle
 from entrypoints.observability import configure_logging
 from entrypoints.settings import Settings
 
@@ -21,6 +27,52 @@ STARTUP_ERROR_STATE = "startup_error"
 """Where the lifespan leaves the message of a start-up failure (a ``CopilotError``)."""
 
 log = structlog.get_logger("entrypoints")
+
+
+async def _warn_if_gns3_unreachable(container: Container, gns3_url: str) -> None:
+    gns3 = await resolve(container.gns3())
+    try:
+        version = await gns3.version()
+    except CopilotError as exc:
+        log.warning(
+            "gns3_unreachable",
+            gns3_url=gns3_url,
+            reason=exc.message,
+            hint="the service runs, but every chat route answers 503 until GNS3 answers",
+        )
+    else:
+        log.info("gns3_reachable", gns3_url=gns3_url, gns3_version=version.get("version"))
+
+
+def _watch_gns3_projects(
+    container: Container, settings: Settings, chat: ChatService, store: object
+) -> asyncio.Future[None] | None:
+    """Follow projects being closed or deleted in GNS3 (needs ``gns3_username``; the
+    per-project SQLite store only: with PostgreSQL, sessions of deleted projects stay)."""
+    if not isinstance(store, SqliteCheckpointStore):
+        log.info("gns3_project_watch_off", reason="only the SQLite store follows GNS3 projects")
+        return None
+    if settings.gns3_username is None or settings.gns3_password is None:
+        log.info(
+            "gns3_project_watch_off",
+            hint="set COPILOT_GNS3_USERNAME and COPILOT_GNS3_PASSWORD (a GNS3 superadmin) to "
+            "clean up the conversations of deleted projects",
+        )
+        return None
+    archive = settings.data_dir / "archive" if settings.deleted_projects == "archive" else None
+    username, password = settings.gns3_username, settings.gns3_password.get_secret_value()
+
+    async def watch() -> None:
+        watcher = Gns3ProjectWatcher(
+            await resolve(container.gns3()),
+            ProjectLifecycle(chat, store, archive),
+            store.stored_projects,
+            username=username,
+            password=password,
+        )
+        await watcher.run()
+
+    return asyncio.ensure_future(watch())
 
 
 def create_app(settings: Settings | None = None, container: Container | None = None) -> Litestar:
@@ -46,12 +98,23 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             raise
         try:
             deps = await web_dependencies(container)
+            # What the first turn would pay for once (imports, tokenizer), before requests.
+            await asyncio.to_thread(warm_up)
             install_dependencies(app, deps)
             app.state[CHAT_SERVICE_STATE] = deps.chat
             log.info("service_started", gns3_url=settings.gns3_url, data_dir=str(settings.data_dir))
+            # Say at once when GNS3 does not answer (the service starts all the same).
+            probe = asyncio.ensure_future(_warn_if_gns3_unreachable(container, settings.gns3_url))
+            store = await resolve(container.store())
+            watching = _watch_gns3_projects(container, settings, deps.chat, store)
             try:
                 yield
             finally:
+                probe.cancel()
+                if watching is not None:
+                    watching.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await watching
                 await deps.chat.shutdown(settings.shutdown_grace)
         finally:
             closed = container.shutdown_resources()

@@ -1,12 +1,15 @@
-"""The ``gns3-copilot`` command: ``gns3-copilot serve`` runs the HTTP service."""
+"""The ``gns3-copilot`` command: ``gns3-copilot serve`` runs the HTTP service;
+``gns3-copilot --version`` prints the version."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import concurrent.futures
+import importlib.metadata
 import signal
 import sys
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
@@ -21,9 +24,31 @@ from copilot_core.service import ChatService
 from entrypoints.app import CHAT_SERVICE_STATE, STARTUP_ERROR_STATE, create_app
 from entrypoints.settings import Settings
 
-__all__ = ["CopilotServer", "main"]
+__all__ = ["CopilotServer", "main", "version"]
 
 log = structlog.get_logger("entrypoints")
+
+
+def version() -> str:
+    """The installed distribution's version, else (a source checkout) pyproject's."""
+    try:
+        return importlib.metadata.version("gns3-copilot")
+    except importlib.metadata.PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        try:
+            with pyproject.open("rb") as handle:
+                return str(tomllib.load(handle)["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "unknown"
+
+
+def _browser_url(host: str, port: int) -> str:
+    """The address a person on this machine opens (a wildcard host is reached locally)."""
+    if host in {"0.0.0.0", "", "::", "[::]"}:
+        host = "127.0.0.1"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"
 
 
 class CopilotServer(uvicorn.Server):
@@ -40,6 +65,19 @@ class CopilotServer(uvicorn.Server):
     async def serve(self, sockets: Any = None) -> None:
         self._loop = asyncio.get_running_loop()
         await super().serve(sockets)
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if self.should_exit or not self.servers:
+            return
+        # The port actually bound (``--port 0`` picks one), printed for the person who started it.
+        port = next(
+            (s.getsockname()[1] for server in self.servers for s in server.sockets or ()),
+            self.config.port,
+        )
+        url = _browser_url(self.config.host, port)
+        note = " (listening on every interface)" if self.config.host in {"0.0.0.0", "::"} else ""
+        print(f"gns3-copilot {version()}: open {url} in a browser{note}", flush=True)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)
@@ -65,6 +103,7 @@ def _serve(args: argparse.Namespace) -> int:
         "log_level": args.log_level,
         "database_url": args.database_url,
         "redis_url": args.redis_url,
+        "log_format": args.log_format,
     }
     try:
         settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
@@ -102,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="gns3-copilot", description="An AI copilot for GNS3 network labs."
     )
+    parser.add_argument("--version", action="version", version=f"gns3-copilot {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser(
         "serve",
@@ -123,6 +163,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--redis-url",
         help="redis://… URL: running turns shared by every replica (re-attach, abort, one "
         "turn per session across replicas); default: in memory. Prefer COPILOT_REDIS_URL",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=["auto", "json", "console"],
+        help="auto (default): human-readable on a terminal, JSON lines otherwise",
     )
     args = parser.parse_args(argv)
     if args.command == "serve":

@@ -123,6 +123,25 @@ async def open_gns3_client(base_url: str, request_timeout: float) -> AsyncIterat
         yield client
 
 
+async def open_console_runner(command_timeout: float) -> AsyncIterator[ConsoleRunner]:
+    """The device consoles; at shutdown, every console still held is let go."""
+    runner = ConsoleRunner(command_timeout=command_timeout)
+    try:
+        yield runner
+    finally:
+        await runner.aclose()
+
+
+async def open_tools(
+    client: Gns3Client, console: ConsoleRunner, skills: SkillLibrary
+) -> AsyncIterator[Gns3ToolExecutor]:
+    """The lab tools, warmed before the service takes requests (the first turn then
+    costs what later ones do)."""
+    tools = Gns3ToolExecutor(client, runner=console, skills=skills)
+    await tools.warm()
+    yield tools
+
+
 def agent_backends(
     builtin: BuiltinAgent,
     configs: tuple[AgentConfig | Mapping[str, Any], ...],
@@ -207,8 +226,8 @@ class Container(containers.DeclarativeContainer):
     projects = providers.Singleton(Gns3ProjectGate, gns3)
     directory = providers.Singleton(Gns3ClientDirectory, gns3)
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
-    console = providers.Singleton(ConsoleRunner, command_timeout=config.command_timeout)
-    tools = providers.Singleton(Gns3ToolExecutor, gns3, runner=console, skills=skills)
+    console = providers.Resource(open_console_runner, command_timeout=config.command_timeout)
+    tools = providers.Resource(open_tools, gns3, console=console, skills=skills)
     topology = providers.Singleton(Gns3TopologySource, gns3)
     models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
     llm_config = providers.Singleton(LLMConfigView, llm_settings)

@@ -1,23 +1,25 @@
-"""structlog JSON logging, configured once for the whole process.
+"""structlog logging, configured once for the whole process.
 
-Every line is one JSON object with ``timestamp``, ``level``, ``logger``,
-``event`` and whatever context is bound (``request_id``, ``user_id``,
-``project_id``, ``session_id``). Standard-library loggers (uvicorn, the core) go
-through the same renderer. Tracebacks are rendered as text without local
-variables, and values under secret-looking keys are replaced, so a token or a
-key cannot reach the log.
+Logs go to stderr: human-readable lines when stderr is a terminal (``auto``, the
+default, or ``console``), else one JSON object per line (``auto`` or ``json``) with
+``timestamp``, ``level``, ``logger``, ``event`` and whatever context is bound
+(``request_id``, ``user_id``, ``project_id``, ``session_id``). Standard-library
+loggers (uvicorn, the core) go through the same renderer. Tracebacks are rendered
+as text without local variables, and values under secret-looking keys are
+replaced, so a token or a key cannot reach the log.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import MutableMapping
-from typing import Any
+from typing import Any, TextIO
 
 import structlog
 
-__all__ = ["configure_logging"]
+__all__ = ["configure_logging", "resolve_log_format"]
 
 _SECRET_KEYS = frozenset(
     {"token", "authorization", "api_key", "password", "secret", "secret_key", "credentials"}
@@ -32,12 +34,23 @@ def _redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[
     return event
 
 
-def configure_logging(level: str = "info", fmt: str = "json") -> None:
+def resolve_log_format(fmt: str, stream: TextIO) -> str:
+    """``json`` or ``console``: ``auto`` is ``console`` on a terminal, else ``json``."""
+    if fmt != "auto":
+        return fmt
+    try:
+        return "console" if stream.isatty() else "json"
+    except (AttributeError, ValueError):  # a closed or unusual stream
+        return "json"
+
+
+def configure_logging(level: str = "info", fmt: str = "auto") -> None:
     """Configure structlog and the standard library's root logger (once per process)."""
     global _configured
     if _configured:
         return
     _configured = True
+    fmt = resolve_log_format(fmt, sys.stderr)
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
@@ -48,7 +61,7 @@ def configure_logging(level: str = "info", fmt: str = "json") -> None:
     renderer: Any = (
         structlog.processors.JSONRenderer()
         if fmt == "json"
-        else structlog.dev.ConsoleRenderer(colors=False)
+        else structlog.dev.ConsoleRenderer(colors=_colors(sys.stderr))
     )
     structlog.configure(
         processors=[
@@ -76,3 +89,11 @@ def configure_logging(level: str = "info", fmt: str = "json") -> None:
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
+
+
+def _colors(stream: TextIO) -> bool:
+    """Colours on a terminal, unless ``NO_COLOR`` is set (https://no-color.org)."""
+    try:
+        return stream.isatty() and not os.environ.get("NO_COLOR")
+    except (AttributeError, ValueError):
+        return False

@@ -83,8 +83,26 @@ class Settings(BaseSettings):
         default=(),
         description="External agent programs (spec 002), as a JSON list of agent objects.",
     )
+    gns3_username: str | None = Field(
+        default=None,
+        description=(
+            "A GNS3 account (a superadmin, to see every project) the service uses to follow "
+            "projects being closed or deleted; unset: their copilot data is left alone."
+        ),
+    )
+    gns3_password: SecretStr | None = Field(default=None, description="Its password.")
+    deleted_projects: Literal["delete", "archive"] = Field(
+        default="delete",
+        description=(
+            "What happens to the conversations of a project deleted in GNS3: deleted, or "
+            "moved to data_dir/archive."
+        ),
+    )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    log_format: Literal["json", "console"] = "json"
+    log_format: Literal["auto", "json", "console"] = Field(
+        default="auto",
+        description="auto: human-readable on a terminal, JSON lines otherwise.",
+    )
     database_url: SecretStr | None = Field(
         default=None,
         description=(

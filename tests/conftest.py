@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.fakes import gns3_server as gns3_server_fixture
 from tests.fakes.gns3_server import RealGns3Server
 from tests.real_postgres import PostgresForTests
 from tests.real_redis import RedisForTests
@@ -20,6 +21,14 @@ settings.register_profile(
     "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Install gns3-server (into ``.cache``, 20–60 s on a clean clone) once, before any test
+    runs: per-test time limits then never count the install. Only when a collected test
+    needs the server."""
+    if any("gns3_server" in getattr(item, "fixturenames", ()) for item in session.items):
+        gns3_server_fixture.ensure_gns3_server_installed()
 
 
 @pytest.fixture(scope="session")

@@ -2,10 +2,13 @@
 
 * :class:`Gns3Client` — the GNS3 v3 REST API on httpx, with the caller's token per call.
 * :class:`Gns3ToolExecutor` — the core's ``ToolExecutor``: the copilot's lab tools.
+* :func:`gns3_tools` — the :class:`ToolRegistry` of :class:`Gns3Tool` s (argument model,
+  handler, modes, whether it changes the lab), for any other consumer of the same tools.
 * :class:`Gns3TopologySource` — the core's ``TopologySource``.
 * :class:`ConsoleRunner` — commands over telnet consoles.
 * :class:`SkillLibrary` — device skills and the forbidden-command list, reloadable.
 * :func:`analyze_pcap` — a packet capture summarised for a model.
+* :class:`Gns3ProjectWatcher` — follows GNS3's project lifecycle (closed, deleted).
 """
 
 from adapters.gns3._access import Gns3Authenticator, Gns3ProjectGate
@@ -19,8 +22,18 @@ from adapters.gns3._command_policy import (
     device_kind_of,
 )
 from adapters.gns3._console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
+from adapters.gns3._lifecycle import Gns3ProjectWatcher, ProjectLifecycleHandler, ReconcileReport
 from adapters.gns3._skills import BUILTIN_SKILLS_DIR, Skill, SkillLibrary
-from adapters.gns3._tools import Gns3ToolExecutor, Gns3ToolSettings, Gns3TopologySource
+from adapters.gns3._tools import (
+    Gns3Tool,
+    Gns3ToolExecutor,
+    Gns3ToolSettings,
+    Gns3TopologySource,
+    LabAccess,
+    ToolRegistry,
+    gns3_tools,
+    openai_schema,
+)
 
 __all__ = [
     "BUILTIN_SKILLS_DIR",
@@ -34,12 +47,20 @@ __all__ = [
     "Gns3Authenticator",
     "Gns3Client",
     "Gns3ProjectGate",
+    "Gns3ProjectWatcher",
+    "Gns3Tool",
     "Gns3ToolExecutor",
     "Gns3ToolSettings",
     "Gns3TopologySource",
+    "LabAccess",
+    "ProjectLifecycleHandler",
+    "ReconcileReport",
     "Skill",
     "SkillLibrary",
+    "ToolRegistry",
     "analyze_pcap",
     "configuration_reason",
     "device_kind_of",
+    "gns3_tools",
+    "openai_schema",
 ]

@@ -6,20 +6,39 @@ core errors carrying GNS3's own message:
 * 401 → :class:`~copilot_core.errors.AuthenticationError`
 * 403 → :class:`~copilot_core.errors.PermissionDeniedError`
 * 404 on a project → :class:`~copilot_core.errors.ProjectNotFoundError`
-* anything else ≥ 400, and an unreachable server → :class:`~copilot_core.errors.Gns3Error`
+* anything else ≥ 400 → :class:`~copilot_core.errors.Gns3Error` with the status code
+* an unreachable server (no answer at all) →
+  :class:`~copilot_core.errors.Gns3UnavailableError` with ``retry_after`` (the web
+  adapter answers 503 with ``Retry-After``)
+
+Requests are retried on connection failures, with exponential backoff and full jitter
+(tenacity), within a bounded total time, only where a retry cannot repeat an effect:
+any method when the connection could not even be made (nothing was sent); a GET (or
+HEAD) also when the connection broke or timed out after the request was sent. A POST,
+PUT or DELETE that may have reached GNS3 is never sent twice.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 import httpx
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_random_exponential,
+)
 
 from copilot_core.errors import (
     AuthenticationError,
     Gns3Error,
+    Gns3UnavailableError,
     PermissionDeniedError,
     ProjectNotFoundError,
     ProjectNotOpenedError,
@@ -28,6 +47,32 @@ from copilot_core.errors import (
 __all__ = ["Gns3Client"]
 
 JSON = dict[str, Any]
+
+_log = logging.getLogger(__name__)
+
+RETRY_AFTER = 5.0
+"""Seconds a caller is told to wait when GNS3 cannot be reached."""
+
+# Nothing reached GNS3: safe to send again whatever the method.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+# Methods GNS3 treats as reads: safe to send again even if the first one arrived.
+_IDEMPOTENT_READS = frozenset({"GET", "HEAD"})
+
+
+def _retryable(method: str, error: BaseException) -> bool:
+    if isinstance(error, _NOT_SENT):
+        return True
+    return method in _IDEMPOTENT_READS and isinstance(error, httpx.TransportError)
+
+
+def _log_retry(state: RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome is not None else None
+    _log.info(
+        "GNS3 request failed (%s); retry %d in %.2f s",
+        type(error).__name__,
+        state.attempt_number,
+        state.upcoming_sleep,
+    )
 
 
 def _gns3_message(response: httpx.Response) -> str:
@@ -67,12 +112,21 @@ class Gns3Client:
         *,
         http: httpx.AsyncClient | None = None,
         timeout: float = 30.0,
+        retries: int = 3,
+        retry_within: float = 5.0,
+        retry_backoff: float = 0.2,
     ) -> None:
+        """``retries``: extra attempts after a retryable failure; ``retry_within``: no
+        attempt starts once that many seconds passed since the first; ``retry_backoff``:
+        the first wait's upper bound (then doubling, each wait random below its bound)."""
         self.base_url = base_url.rstrip("/")
         self._api = f"{self.base_url}/v3"
         self._own = http is None
         self._http = http or httpx.AsyncClient(timeout=timeout)
         self._timeout = timeout
+        self._retries = max(0, retries)
+        self._retry_within = retry_within
+        self._retry_backoff = retry_backoff
 
     async def aclose(self) -> None:
         if self._own:
@@ -100,24 +154,42 @@ class Gns3Client:
         project_id: str | None = None,
     ) -> Any:
         try:
-            response = await self._http.request(
-                method,
-                f"{self._api}{path}",
-                headers=self._headers(token),
-                json=json_body,
-                timeout=self._timeout,
-            )
+            response = await self._send(method, path, token, json_body)
         except httpx.TimeoutException as exc:
-            raise Gns3Error(f"GNS3 did not answer in time while trying to {what}.") from exc
+            raise Gns3UnavailableError(
+                f"GNS3 at {self.base_url} did not answer in time while trying to {what}.",
+                RETRY_AFTER,
+            ) from exc
         except httpx.TransportError as exc:
-            raise Gns3Error(
+            raise Gns3UnavailableError(
                 f"GNS3 at {self.base_url} cannot be reached ({type(exc).__name__}) "
-                f"while trying to {what}."
+                f"while trying to {what}.",
+                RETRY_AFTER,
             ) from exc
         self._raise_for_status(response, what, project_id)
         if response.status_code == 204 or not response.content:
             return None
         return response.json()
+
+    async def _send(self, method: str, path: str, token: str | None, body: Any) -> httpx.Response:
+        """One request, retried where safe (see the module doc); the last failure is raised."""
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(lambda error: _retryable(method, error)),
+            stop=stop_after_attempt(self._retries + 1) | stop_after_delay(self._retry_within),
+            wait=wait_random_exponential(multiplier=self._retry_backoff, max=2.0),
+            before_sleep=_log_retry,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self._http.request(
+                    method,
+                    f"{self._api}{path}",
+                    headers=self._headers(token),
+                    json=body,
+                    timeout=self._timeout,
+                )
+        raise AssertionError("unreachable: tenacity re-raises the last failure")  # pragma: no cover
 
     @staticmethod
     def _raise_for_status(response: httpx.Response, what: str, project_id: str | None) -> None:
@@ -413,4 +485,45 @@ class Gns3Client:
         except httpx.TransportError as exc:
             raise Gns3Error(
                 f"The notification stream from GNS3 failed ({type(exc).__name__})."
+            ) from exc
+
+    # ------------------------------------------------- controller notifications
+    async def controller_notifications(
+        self, token: str, *, on_open: Callable[[], Awaitable[None]] | None = None
+    ) -> AsyncGenerator[JSON, None]:
+        """The controller's notification stream (``GET /v3/notifications``): JSON lines
+        ``{"action": "project.created" | "project.opened" | "project.closed" |
+        "project.deleted" | "project.updated" | "compute.updated" | "ping", "event": {...}}``.
+
+        ``on_open`` is awaited once the stream is accepted, before any event is read.
+        Endless: the caller bounds it (cancel or close the iterator).
+        """
+        url = f"{self._api}/notifications"
+        try:
+            async with self._http.stream(
+                "GET",
+                url,
+                headers=self._headers(token),
+                timeout=httpx.Timeout(self._timeout, read=None),
+            ) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    self._raise_for_status(response, "follow the controller's notifications", None)
+                if on_open is not None:
+                    await on_open()
+                async for line in response.aiter_lines():
+                    line = line.strip()
+                    if not line:
+                        continue
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(event, dict):
+                        yield event
+        except httpx.TransportError as exc:
+            raise Gns3UnavailableError(
+                f"The notification stream from GNS3 at {self.base_url} failed "
+                f"({type(exc).__name__}).",
+                RETRY_AFTER,
             ) from exc

@@ -8,10 +8,10 @@ Both match case-insensitively on whole leading words, after collapsing whitespac
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any
+
+from adapters.gns3._platforms import DeviceKind, device_kind_of
 
 __all__ = [
     "DEFAULT_FORBIDDEN_COMMANDS",
@@ -34,49 +34,6 @@ DEFAULT_FORBIDDEN_COMMANDS: tuple[str, ...] = (
     "delete",
     "write erase",
 )
-
-
-class DeviceKind(StrEnum):
-    """How a console behaves: its prompts, paging and configuration commands."""
-
-    VPCS = "vpcs"
-    CISCO_IOS = "cisco_ios"
-    LINUX = "linux"
-    GENERIC = "generic"
-
-
-_KIND_ALIASES = {
-    "vpcs": DeviceKind.VPCS,
-    "cisco": DeviceKind.CISCO_IOS,
-    "cisco_ios": DeviceKind.CISCO_IOS,
-    "ios": DeviceKind.CISCO_IOS,
-    "iosv": DeviceKind.CISCO_IOS,
-    "linux": DeviceKind.LINUX,
-    "generic": DeviceKind.GENERIC,
-}
-_CISCO_HINTS = ("cisco", "iosv", "ios ", "iou", "c7200", "c3725", "c3745", "c2691", "csr", "vios")
-
-
-def device_kind_of(node: Mapping[str, Any], template_name: str | None = None) -> DeviceKind:
-    """A node's device kind: a ``device_type:<x>`` tag, else its node_type, else its template."""
-    for tag in node.get("tags") or []:
-        if isinstance(tag, str) and tag.lower().startswith("device_type:"):
-            kind = _KIND_ALIASES.get(tag.split(":", 1)[1].strip().lower())
-            if kind is not None:
-                return kind
-    node_type = str(node.get("node_type") or "").lower()
-    if node_type == "vpcs":
-        return DeviceKind.VPCS
-    if node_type in {"dynamips", "iou"}:
-        return DeviceKind.CISCO_IOS
-    hint = f"{template_name or ''} {node.get('name') or ''}".lower()
-    if node_type == "qemu" and any(word in hint for word in _CISCO_HINTS):
-        return DeviceKind.CISCO_IOS
-    if node_type == "docker" or "linux" in hint or "ubuntu" in hint or "alpine" in hint:
-        return DeviceKind.LINUX
-    if any(word in hint for word in _CISCO_HINTS):
-        return DeviceKind.CISCO_IOS
-    return DeviceKind.GENERIC
 
 
 def _words(command: str) -> list[str]:
@@ -155,6 +112,42 @@ _LINUX_CHANGES: tuple[tuple[str, ...], ...] = (
 )
 
 
+_JUNOS_CHANGES: tuple[tuple[str, int], ...] = (
+    ("configure", 4),
+    ("edit", 4),
+    ("set", 3),
+    ("delete", 3),
+    ("commit", 3),
+    ("rollback", 4),
+    ("load", 4),
+    ("request", 3),
+    ("restart", 4),
+    ("clear", 3),
+    ("file", 4),
+)
+_HUAWEI_CHANGES: tuple[tuple[str, int], ...] = (
+    ("system-view", 3),
+    ("save", 3),
+    ("reset", 3),
+    ("reboot", 3),
+    ("startup", 4),
+    ("undo", 2),
+    ("delete", 3),
+    ("copy", 4),
+    ("move", 4),
+    ("rename", 4),
+    ("format", 4),
+    ("interface", 3),
+    ("sysname", 3),
+)
+
+
+def _abbreviates(first: str, rules: tuple[tuple[str, int], ...]) -> bool:
+    return any(
+        len(first) >= min(minimum, len(word)) and word.startswith(first) for word, minimum in rules
+    )
+
+
 def configuration_reason(command: str, kind: DeviceKind) -> str | None:
     """Why teaching mode refuses ``command`` on a ``kind`` device, or ``None``.
 
@@ -172,14 +165,23 @@ def configuration_reason(command: str, kind: DeviceKind) -> str | None:
     first = words[0]
     if kind is DeviceKind.VPCS:
         return refusal if first in _VPCS_CHANGES else None
-    if kind is DeviceKind.CISCO_IOS or kind is DeviceKind.GENERIC:
+    if kind is DeviceKind.JUNIPER_JUNOS:
+        return refusal if _abbreviates(first, _JUNOS_CHANGES) else None
+    if kind is DeviceKind.HUAWEI_VRP:
+        return refusal if _abbreviates(first, _HUAWEI_CHANGES) else None
+    cisco_like = (DeviceKind.CISCO_IOS, DeviceKind.ARISTA_EOS, DeviceKind.FRR, DeviceKind.GENERIC)
+    if kind in cisco_like:
         for word, minimum in _CISCO_CHANGES:
             if word == "enable" and len(words) == 1:
                 continue
             if len(first) >= min(minimum, len(word)) and word.startswith(first):
                 return refusal
-        if kind is DeviceKind.CISCO_IOS:
+        if kind in (DeviceKind.CISCO_IOS, DeviceKind.ARISTA_EOS):
             return None
+    if kind is DeviceKind.GENERIC and (
+        _abbreviates(first, _HUAWEI_CHANGES) or first in ("set", "commit", "delete")
+    ):
+        return refusal
     for prefix in _LINUX_CHANGES:
         if _starts_with(words, list(prefix)):
             return refusal

@@ -1,67 +1,96 @@
-"""The console runner: commands over GNS3's telnet consoles, one stream per console.
+"""The console runner: commands over GNS3's telnet consoles, one command stream per console.
 
-Telnet is spoken directly on asyncio streams: negotiation (``IAC`` sequences) is
-parsed out of the data and answered (we accept the server's ECHO, SGA and BINARY
-and refuse everything else), so no deprecated ``telnetlib`` is involved.
+The telnet protocol (option negotiation, ``IAC`` escaping) is telnetlib3's; what a device
+says is read here, per :class:`~adapters.gns3._platforms.Platform`. A run on one console:
 
-A run on one console:
+1. connect (``connect_timeout``), send a newline and read to the device's prompt,
+   answering what stands in the way (``Press RETURN``, Cisco's initial configuration
+   dialog, a pager someone left open) and refusing a login prompt; then drain until the
+   console is quiet (a GNS3 console is shared: a buffered banner or another client's
+   output may still be arriving);
+2. bring the device where the commands run (vtysh, Junos' CLI, configuration mode);
+3. each command: send it, wait for its echo, then read to the next prompt, answering
+   pagers with a space; report each complete line as progress; stop at the command's
+   limit with the output read so far (``timed_out``), then interrupt the command the way
+   the device understands (``q`` for a pager, Ctrl-^ then Ctrl-C on Cisco, Ctrl-C
+   elsewhere) and wait, bounded, for the prompt before going on;
+4. take the device back where it was (``end``, ``commit and-quit``, ``exit``…) and close.
 
-1. connect to ``host:port`` (bounded by ``connect_timeout``);
-2. send a newline, read to the device's prompt, then drain briefly and discard
-   (a GNS3 console is shared: a buffered banner or another client's output may
-   still be arriving);
-3. for each command: send it, read to the next prompt (``--More--`` is answered
-   with a space), strip the echo, the prompt, ANSI escapes and backspace erasures;
-   stop at ``command_timeout`` with a timeout outcome, then interrupt the command
-   (Ctrl-C, and Ctrl-^ on Cisco) so the console stays usable;
-4. close the connection. Cancellation closes it at once (``transport.abort``).
-
-Output beyond ``max_output_chars`` per command is dropped and flagged ``truncated``.
+If the run is cancelled (the turn was aborted) while a command runs, the command is
+interrupted in the background, the runner waits (bounded by ``recovery_timeout``) for the
+prompt and only then lets go of the console: the next run on that console finds the device
+ready. Output beyond ``max_output_chars`` per command is dropped and flagged ``truncated``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.gns3._command_policy import DeviceKind
+import telnetlib3
 
-__all__ = ["CommandOutcome", "ConsoleRunner", "ConsoleTarget", "ConsoleTranscript"]
+from adapters.gns3._platforms import PAGER, DeviceKind, ModeStep, Platform, platform_for
 
-# Telnet bytes.
-IAC, DONT, DO, WONT, WILL, SB, SE = 255, 254, 253, 252, 251, 250, 240
-ECHO, BINARY, SGA = 1, 0, 3
-_ACCEPTED_WILL = {ECHO, SGA, BINARY}
-_ACCEPTED_DO = {SGA, BINARY}
+__all__ = [
+    "CommandOutcome",
+    "ConsoleRunner",
+    "ConsoleTarget",
+    "ConsoleTranscript",
+    "clean_text",
+]
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str], None]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
-_ERASE = re.compile(r"\x08+ *\x08+|\x08+")
-_MORE = re.compile(r" ?-+ ?\(?[Mm]ore\b[^\r\n]*\Z")
-_PROMPTS: dict[DeviceKind, re.Pattern[str]] = {
-    DeviceKind.VPCS: re.compile(r"(?:\A|[\r\n])(?P<prompt>[^\r\n]{0,64}> ?)\Z"),
-    DeviceKind.CISCO_IOS: re.compile(
-        r"(?:\A|[\r\n])(?P<prompt>[A-Za-z0-9][\w.\-/:]*(?:\([\w.\-/: ]+\))?[>#] ?)\Z"
-    ),
-    DeviceKind.LINUX: re.compile(r"(?:\A|[\r\n])(?P<prompt>[^\r\n]{0,128}[$#>%] ?)\Z"),
-    DeviceKind.GENERIC: re.compile(r"(?:\A|[\r\n])(?P<prompt>[^\r\n]{0,128}[$#>%:] ?)\Z"),
-}
-_DEVICE_ERRORS = re.compile(
-    r"^% ?(?:Invalid input|Incomplete command|Ambiguous command|Unknown command|"
-    r"Unrecognized command)|^Bad command|command not found$",
-    re.MULTILINE,
+_LINE_END = re.compile(r"\r*\n")
+_LOGIN = re.compile(r"(?i)(?:\A|[\r\n])[^\r\n]{0,40}(?:login|username|user name)\s*:\s*\Z")
+_PASSWORD = re.compile(r"(?i)password\s*:\s*\Z")
+#: What stands between a fresh console and its prompt, and the answer that gets past it.
+_WAKE_ANSWERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?i)initial configuration dialog\?\s*\[yes/no\]:\s*\Z"), "no\r\n"),
+    (re.compile(r"(?i)terminate autoinstall\?\s*\[yes\]:\s*\Z"), "yes\r\n"),
+    (re.compile(r"(?i)press return to get started"), "\r\n"),
 )
 
 
+def _render(line: str) -> str:
+    """One line as a terminal shows it: ``\\r`` returns to column 0, ``\\b`` moves back."""
+    if "\r" not in line and "\x08" not in line:
+        return line
+    cells: list[str] = []
+    column = 0
+    for char in line:
+        if char == "\r":
+            column = 0
+        elif char == "\x08":
+            column = max(0, column - 1)
+        else:
+            if column < len(cells):
+                cells[column] = char
+            else:
+                cells.append(char)
+            column += 1
+    return "".join(cells).rstrip()
+
+
 def clean_text(text: str) -> str:
-    """ANSI escapes and backspace erasures removed; line endings made ``\\n``."""
-    text = _ANSI.sub("", text)
-    text = _ERASE.sub("", text)
-    text = text.replace("\x00", "").replace("\r\n", "\n")
-    return "\n".join(line.split("\r")[-1] for line in text.split("\n"))
+    """Console text as a person reads it: ANSI escapes gone, ``\\r``/backspace overwrites
+    applied, line endings (``\\r\\n``, ``\\r\\r\\n``…) made ``\\n``."""
+    text = _ANSI.sub("", text).replace("\x00", "")
+    return "\n".join(_render(line) for line in _LINE_END.split(text))
+
+
+def _stem(prompt: str) -> str:
+    """The device's name in a prompt: ``R1(config-if)#`` → ``R1``, ``<HUAWEI>`` → ``HUAWEI``."""
+    text = prompt.strip().lstrip("<[~*").rstrip(">#$%:] ")
+    return re.sub(r"\([^()]*\)$", "", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +105,19 @@ class ConsoleTarget:
 
 @dataclass(slots=True)
 class CommandOutcome:
+    """One command's result: its cleaned output and what went wrong, if anything.
+
+    ``late_output`` is what the device printed after its prompt had come back (a log
+    message); ``parsed`` holds TextFSM rows when a template knows the command.
+    """
+
     command: str
     output: str = ""
     truncated: bool = False
     timed_out: bool = False
     error: str | None = None
+    late_output: str = ""
+    parsed: list[dict[str, Any]] | None = None
 
     @property
     def ok(self) -> bool:
@@ -88,12 +125,16 @@ class CommandOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"command": self.command, "output": self.output}
+        if self.parsed is not None:
+            result["parsed"] = self.parsed
         if self.truncated:
             result["truncated"] = True
         if self.timed_out:
             result["timed_out"] = True
         if self.error is not None:
             result["error"] = self.error
+        if self.late_output:
+            result["late_output"] = self.late_output
         return result
 
 
@@ -110,86 +151,318 @@ class _ConsoleClosedError(Exception):
     pass
 
 
-class _TelnetConnection:
-    """A telnet byte stream turned into text, with negotiation handled."""
+class _NotReadyError(Exception):
+    """The console shows no usable prompt (the message says why)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+
+class _Telnet:
+    """One telnet connection (telnetlib3) seen as text pieces and keys."""
+
+    def __init__(self, reader: Any, writer: Any) -> None:
         self._reader = reader
         self._writer = writer
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._state = 0  # 0 data, 1 after IAC, 2 after IAC+verb, 3 in SB, 4 IAC in SB
-        self._verb = 0
-        self._answered: set[tuple[int, int]] = set()
 
-    def abort(self) -> None:
-        self._writer.transport.abort()
+    @classmethod
+    async def open(cls, host: str, port: int, within: float) -> _Telnet:
+        async with asyncio.timeout(within):
+            reader, writer = await telnetlib3.open_connection(
+                host,
+                port,
+                client_factory=telnetlib3.TelnetClient,
+                encoding=False,
+                connect_minwait=0.0,
+                connect_maxwait=0.5,
+                cols=250,
+                rows=200,
+            )
+        return cls(reader, writer)
 
-    async def close(self) -> None:
-        self._writer.close()
+    async def read(self, within: float) -> str:
+        """The next piece of text; ``TimeoutError`` after ``within`` s; EOF raises."""
         try:
-            async with asyncio.timeout(1.0):
-                await self._writer.wait_closed()
-        except (TimeoutError, OSError):
-            self._writer.transport.abort()
+            async with asyncio.timeout(max(within, 0.0)):
+                while True:
+                    data = await self._reader.read(65536)
+                    if data:
+                        return str(self._decoder.decode(data))
+                    if self._reader.at_eof():
+                        raise _ConsoleClosedError
+                    # woken by telnet negotiation alone: no text yet
+        except TimeoutError:
+            raise
+        except (ConnectionError, OSError) as exc:
+            raise _ConsoleClosedError from exc
 
     async def send(self, text: str) -> None:
-        data = text.encode("utf-8").replace(b"\xff", b"\xff\xff")
+        if self._writer.is_closing():
+            raise _ConsoleClosedError
         try:
-            self._writer.write(data)
+            self._writer.write(text.encode("utf-8"))
             await self._writer.drain()
         except (ConnectionError, OSError) as exc:
             raise _ConsoleClosedError from exc
 
-    def _answer(self, verb: int, option: int) -> None:
-        if (verb, option) in self._answered:
-            return
-        self._answered.add((verb, option))
-        if verb == WILL:
-            reply = DO if option in _ACCEPTED_WILL else DONT
-        elif verb == DO:
-            reply = WILL if option in _ACCEPTED_DO else WONT
-        else:
-            return  # WONT/DONT need no answer from us
-        self._writer.write(bytes([IAC, reply, option]))
+    def abort(self) -> None:
+        transport = self._writer.transport
+        if transport is not None:
+            transport.abort()
 
-    def _strip_telnet(self, data: bytes) -> bytes:
-        out = bytearray()
-        for byte in data:
-            if self._state == 0:
-                if byte == IAC:
-                    self._state = 1
-                else:
-                    out.append(byte)
-            elif self._state == 1:
-                if byte == IAC:
-                    out.append(IAC)
-                    self._state = 0
-                elif byte in (WILL, WONT, DO, DONT):
-                    self._verb = byte
-                    self._state = 2
-                elif byte == SB:
-                    self._state = 3
-                else:
-                    self._state = 0
-            elif self._state == 2:
-                self._answer(self._verb, byte)
-                self._state = 0
-            elif self._state == 3:
-                if byte == IAC:
-                    self._state = 4
-            elif self._state == 4:
-                self._state = 0 if byte == SE else 3
-        return bytes(out)
+    async def close(self) -> None:
+        self._writer.close()
 
-    async def read(self) -> str:
-        """The next piece of text (may be empty after pure negotiation); EOF raises."""
+
+class _Session:
+    """One run's conversation with one console."""
+
+    def __init__(self, telnet: _Telnet, target: ConsoleTarget, runner: ConsoleRunner) -> None:
+        self.telnet = telnet
+        self.target = target
+        self.platform: Platform = platform_for(target.kind)
+        self.runner = runner
+        self.prompt = ""
+        self.busy = False  # a command was sent and its prompt has not come back
+        self.tail = ""  # the last text read (to see a pager when interrupting)
+        self.previous: CommandOutcome | None = None  # the last command that completed
+        self.loop = asyncio.get_running_loop()
+
+    # ------------------------------------------------------------------ attach
+    async def attach(self) -> None:
+        """Reach the prompt (answering what stands in the way), then drain."""
+        await self.telnet.send("\r\n")
+        raw = ""
+        deadline = self.loop.time() + min(self.runner.wake_timeout, self.runner.command_timeout)
+        while True:
+            tail = raw[-400:]
+            if _LOGIN.search(tail) or _PASSWORD.search(tail):
+                raise _NotReadyError(
+                    f"the console of {self.target.name} asks for a login; the copilot has no "
+                    "credentials for it: log in once from a GNS3 console and try again"
+                )
+            answered = False
+            for question, answer in _WAKE_ANSWERS:
+                if question.search(tail):
+                    await self.telnet.send(answer)
+                    raw, answered = "", True
+                    break
+            if not answered and PAGER.search(tail[-200:]):
+                await self.telnet.send("q")  # a pager someone left open
+                raw, answered = "", True
+            if not answered:
+                prompt = self.platform.prompt_at_end(raw)
+                if prompt is not None:
+                    self.prompt = clean_text(prompt).strip()
+                    break
+            try:
+                raw = (raw + await self.telnet.read(deadline - self.loop.time()))[-8192:]
+            except TimeoutError:
+                raise _NotReadyError(
+                    f"the console of {self.target.name} shows no {self.target.kind.value} "
+                    "prompt; the device may still be booting, busy with a command, or "
+                    "waiting for input"
+                ) from None
+        drained = await self.drain()
+        prompt = self.platform.prompt_at_end(drained)
+        if prompt is not None:
+            self.prompt = clean_text(prompt).strip()
+
+    async def drain(self) -> str:
+        """Read until the console has been quiet for ``drain_quiet``; returns what came."""
+        text = ""
+        for _ in range(50):
+            try:
+                text += await self.telnet.read(self.runner.drain_quiet)
+            except TimeoutError:
+                break
+        return text[-8192:]
+
+    # ------------------------------------------------------------------ one command
+    async def command(
+        self,
+        command: str,
+        limit: float,
+        progress: Progress | None = None,
+        stop_on: re.Pattern[str] | None = None,
+    ) -> CommandOutcome:
+        """Send ``command`` and read its output to the next prompt, within ``limit`` s."""
+        outcome = CommandOutcome(command)
+        cap = self.runner.max_output_chars
+        settle = self.runner.drain_quiet
+        await self.telnet.send(command + "\r\n")
+        self.busy = True
+        deadline = self.loop.time() + limit
+        raw = ""
+        body: int | None = None  # where the output starts (after the echo)
+        head = ""  # the first ``cap`` characters once the output is over the cap
+        reported = 0
+        while True:
+            pager = PAGER.search(raw, max(0, len(raw) - 200))
+            if pager is not None:
+                raw = raw[: pager.start()]
+                await self.telnet.send(" ")
+            if body is None:
+                echo = self._echo(raw, command)
+                if echo is not None:
+                    self._attribute_late(raw[: echo[0]])
+                    body = echo[1]
+            if body is not None:
+                if progress is not None and not head:
+                    reported = self._report(raw, max(reported, body), progress)
+                prompt = self.platform.prompt_at_end(raw[body:])
+                if prompt is not None:
+                    return self._finish(outcome, raw[body : len(raw) - len(prompt)], head, prompt)
+                if stop_on is not None and stop_on.search(raw[body:][-200:]):
+                    outcome.output = clean_text(raw[body:]).strip("\n")
+                    outcome.error = f"the device asks {outcome.output.splitlines()[-1:]}"
+                    return outcome
+            late = self._late_prompt(raw, body)
+            remaining = deadline - self.loop.time()
+            if remaining <= 0:
+                outcome.timed_out = True
+                text = head if head else raw[body or 0 :]
+                outcome.output = clean_text(text).strip("\n")[:cap]
+                outcome.truncated = bool(head)
+                outcome.error = (
+                    f"no prompt within {limit:g} s: the command was interrupted; the output is "
+                    "what the device printed until then"
+                )
+                self.tail = raw[-400:]
+                return outcome
+            try:
+                chunk = await self.telnet.read(min(remaining, settle) if late else remaining)
+            except TimeoutError:
+                if late is not None and body is not None:
+                    start, end, prompt = late
+                    found = self._finish(outcome, raw[body:start], head, prompt)
+                    found.late_output = clean_text(raw[end:]).strip("\n")
+                    return found
+                if body is None and "\n" in raw and self.platform.prompt_at_end(raw):
+                    body = 0  # no echo came: take everything since the command
+                continue
+            except _ConsoleClosedError:
+                outcome.error = "the device closed the console connection"
+                outcome.output = clean_text(head or raw[body or 0 :]).strip("\n")[:cap]
+                self.busy = False
+                raise _CommandLostError(outcome) from None
+            raw += chunk
+            if body is not None and len(raw) - body > cap + 4096:
+                if not head:
+                    head = raw[body : body + cap]
+                    if progress is not None:
+                        progress("\n[output truncated]\n")
+                raw, body, reported = raw[-4096:], 0, 0
+
+    def _finish(self, outcome: CommandOutcome, text: str, head: str, prompt: str) -> CommandOutcome:
+        self.busy = False
+        self.previous = outcome
+        self.prompt = clean_text(prompt).strip()
+        cap = self.runner.max_output_chars
+        output = clean_text(head or text).strip("\n")
+        outcome.truncated = bool(head) or len(output) > cap
+        outcome.output = output[:cap]
+        if self.platform.errors.search(outcome.output):
+            outcome.error = "the device rejected the command"
+        return outcome
+
+    @staticmethod
+    def _echo(raw: str, command: str) -> tuple[int, int] | None:
+        """Where the line echoing ``command`` starts, and where the output starts.
+
+        The echo may be cut to its end (Cisco scrolls a long line) or preceded by stale
+        text; it is searched in the first five lines. ``None`` while it may still come.
+        """
+        wanted = command.strip()[-12:]
+        start = 0
+        for _ in range(5):
+            newline = raw.find("\n", start)
+            if newline < 0:
+                return None
+            line = clean_text(raw[start:newline]).rstrip()
+            if not wanted or line.endswith(wanted):
+                return start, newline + 1
+            start = newline + 1
+        return 0, 0  # five lines and no echo: the device does not echo
+
+    def _attribute_late(self, text: str) -> None:
+        """Text that came before a command's echo was printed after the previous
+        command's prompt (a log message): it belongs to that command."""
+        lines = [
+            line
+            for line in clean_text(text).split("\n")
+            if line.strip() and line.strip() != self.prompt
+        ]
+        if lines and self.previous is not None:
+            late = "\n".join(lines)
+            self.previous.late_output = f"{self.previous.late_output}\n{late}".strip("\n")
+
+    def _late_prompt(self, raw: str, body: int | None) -> tuple[int, int, str] | None:
+        """A line holding this device's prompt, followed by more text (a log message
+        printed after the prompt): ``(start, end, prompt)`` of the last one."""
+        if body is None or not self.prompt:
+            return None
+        stem = _stem(self.prompt)
+        found = None
+        start = body if len(raw) - body <= 2000 else raw.rfind("\n", body, len(raw) - 2000) + 1
+        for match in _LINE.finditer(raw, max(start, body)):
+            line = match.group("line")
+            prompt = self.platform.prompt_at_end(line)
+            if prompt is not None and prompt == line and _stem(prompt) == stem:
+                found = (match.start("line"), match.end(), prompt)
+        return found
+
+    @staticmethod
+    def _report(raw: str, start: int, progress: Progress) -> int:
+        """Hand complete new lines to ``progress``; returns where the next report starts."""
+        newline = raw.rfind("\n", start)
+        if newline < 0:
+            return start
+        text = clean_text(raw[start : newline + 1])
+        if text.strip():
+            progress(text)
+        return newline + 1
+
+    # ------------------------------------------------------------------ recovery
+    async def interrupt(self, *, drain: bool = True) -> bool:
+        """Stop what runs: ``q`` for a pager, then the platform's interrupt keys, each
+        followed by a bounded wait for the prompt. True once the prompt is back (then the
+        console is drained, unless the connection is about to close anyway)."""
+        keys = list(self.platform.interrupts)
+        if PAGER.search(self.tail[-200:]):
+            keys.insert(0, "q")
+        keys.append("\r\n")
+        deadline = self.loop.time() + self.runner.recovery_timeout
+        step = self.runner.recovery_timeout / len(keys)
+        raw = ""
         try:
-            data = await self._reader.read(65536)
-        except (ConnectionError, OSError) as exc:
-            raise _ConsoleClosedError from exc
-        if not data:
-            raise _ConsoleClosedError
-        return self._decoder.decode(self._strip_telnet(data))
+            for key in keys:
+                await self.telnet.send(key)
+                until = min(deadline, self.loop.time() + step)
+                while True:
+                    prompt = self.platform.prompt_at_end(raw)
+                    if prompt is not None and not PAGER.search(raw[-200:]):
+                        self.prompt = clean_text(prompt).strip()
+                        self.busy = False
+                        if drain:
+                            await self.drain()
+                        return True
+                    try:
+                        raw = (raw + await self.telnet.read(until - self.loop.time()))[-8192:]
+                    except TimeoutError:
+                        break
+        except _ConsoleClosedError:
+            return False
+        return False
+
+
+_LINE = re.compile(r"(?P<line>[^\r\n]*)\r*\n")
+
+
+class _CommandLostError(Exception):
+    """The connection dropped during a command (its outcome so far is attached)."""
+
+    def __init__(self, outcome: CommandOutcome) -> None:
+        super().__init__(outcome.error)
+        self.outcome = outcome
 
 
 class ConsoleRunner:
@@ -203,13 +476,16 @@ class ConsoleRunner:
         max_output_chars: int = 20_000,
         drain_quiet: float = 0.15,
         recovery_timeout: float = 5.0,
+        wake_timeout: float = 10.0,
     ) -> None:
         self.command_timeout = command_timeout
         self.connect_timeout = connect_timeout
         self.max_output_chars = max_output_chars
         self.drain_quiet = drain_quiet
         self.recovery_timeout = recovery_timeout
+        self.wake_timeout = wake_timeout
         self._locks: dict[tuple[str, int], asyncio.Lock] = {}
+        self._settling: set[asyncio.Task[None]] = set()
 
     def _lock(self, target: ConsoleTarget) -> asyncio.Lock:
         return self._locks.setdefault((target.host, target.port), asyncio.Lock())
@@ -224,185 +500,153 @@ class ConsoleRunner:
         writer.transport.abort()
         return True
 
+    async def aclose(self) -> None:
+        """Wait for consoles still being brought back after a cancelled run (bounded)."""
+        if self._settling:
+            await asyncio.wait(set(self._settling), timeout=self.recovery_timeout + 1)
+
     async def run(
         self,
         target: ConsoleTarget,
         commands: Sequence[str],
         *,
         config_mode: bool = False,
+        limits: Sequence[float] | None = None,
+        deadline: float | None = None,
+        progress: Progress | None = None,
     ) -> ConsoleTranscript:
-        """Run ``commands`` in order on ``target``; in Cisco configuration mode if asked."""
+        """Run ``commands`` in order on ``target``; in configuration mode if asked.
+
+        ``limits`` gives each command's time limit (default ``command_timeout``);
+        ``deadline`` (event-loop time) bounds the whole run: a command that would start
+        after it is not run, one running at it is interrupted. ``progress`` receives the
+        output as complete lines while commands run.
+        """
         transcript = ConsoleTranscript(target)
-        async with self._lock(target):
+        lock = self._lock(target)
+        await lock.acquire()
+        telnet: _Telnet | None = None
+        session: _Session | None = None
+        handed_over = False
+        try:
             try:
-                async with asyncio.timeout(self.connect_timeout):
-                    reader, writer = await asyncio.open_connection(target.host, target.port)
+                telnet = await _Telnet.open(target.host, target.port, self.connect_timeout)
             except (TimeoutError, OSError) as exc:
                 transcript.error = (
                     f"cannot connect to the console of {target.name} at "
                     f"{target.host}:{target.port} ({type(exc).__name__}: {exc})"
                 )
                 return transcript
-            connection = _TelnetConnection(reader, writer)
-            try:
-                await self._session(connection, target, commands, config_mode, transcript)
-            except BaseException:
-                connection.abort()  # cancelled (turn aborted) or broken: close at once
-                raise
-            else:
-                await connection.close()
-        return transcript
+            session = _Session(telnet, target, self)
+            await self._session(
+                session, transcript, commands, config_mode, limits, deadline, progress
+            )
+            await telnet.close()
+            telnet = None
+            return transcript
+        except asyncio.CancelledError:
+            if telnet is not None and session is not None and session.busy:
+                settle = asyncio.create_task(self._settle(session, lock))
+                self._settling.add(settle)
+                settle.add_done_callback(self._settling.discard)
+                handed_over = True
+            raise
+        finally:
+            if not handed_over:
+                if telnet is not None:
+                    telnet.abort()
+                lock.release()
+
+    async def _settle(self, session: _Session, lock: asyncio.Lock) -> None:
+        """After a cancelled run: interrupt, wait for the prompt, then let go."""
+        try:
+            if not await session.interrupt(drain=False):
+                log.warning(
+                    "the console of %s did not come back to a prompt after an interrupt",
+                    session.target.name,
+                )
+        finally:
+            session.telnet.abort()
+            lock.release()
 
     # ------------------------------------------------------------------ internals
     async def _session(
         self,
-        connection: _TelnetConnection,
-        target: ConsoleTarget,
+        session: _Session,
+        transcript: ConsoleTranscript,
         commands: Sequence[str],
         config_mode: bool,
-        transcript: ConsoleTranscript,
+        limits: Sequence[float] | None,
+        deadline: float | None,
+        progress: Progress | None,
     ) -> None:
-        prompt_re = _PROMPTS[target.kind]
+        name = session.target.name
+        loop = asyncio.get_running_loop()
         try:
-            await connection.send("\r\n")
-            _, prompt, _ = await self._read_to_prompt(
-                connection, prompt_re, min(self.command_timeout, 15.0)
-            )
-            prompt = await self._drain(connection, prompt_re) or prompt
-        except TimeoutError:
-            transcript.error = (
-                f"the console of {target.name} shows no {target.kind.value} prompt; "
-                "the device may still be booting or waiting for input"
-            )
+            await session.attach()
+        except _NotReadyError as exc:
+            transcript.error = str(exc)
             return
         except _ConsoleClosedError:
-            transcript.error = f"the console of {target.name} closed the connection"
+            transcript.error = f"the console of {name} closed the connection"
             return
-
-        cisco = target.kind is DeviceKind.CISCO_IOS
-        if config_mode and cisco:
-            setup = []
-            if prompt.rstrip().endswith(">"):
-                setup.append("enable")
-            if "(config" not in prompt:
-                setup.append("configure terminal")
-            for command in setup:
-                outcome = await self._one(connection, prompt_re, command, target)
-                if not outcome.ok or "assword" in outcome.output:
-                    transcript.error = (
-                        f"could not enter configuration mode on {target.name} "
-                        f"({command!r}: {outcome.error or outcome.output.strip() or 'timeout'})"
-                    )
+        platform = session.platform
+        start_prompt = session.prompt
+        try:
+            for step in platform.enter(start_prompt, config=config_mode):
+                problem = await self._step(session, step)
+                if problem is not None:
+                    what = "configuration mode" if config_mode else "the device's command line"
+                    transcript.error = f"could not enter {what} on {name} ({problem})"
                     return
-        stopped: str | None = None
-        for command in commands:
-            if stopped is not None:
-                transcript.outcomes.append(CommandOutcome(command, error=stopped))
-                continue
-            outcome = await self._one(connection, prompt_re, command, target)
-            transcript.outcomes.append(outcome)
-            if outcome.error == "closed":
-                outcome.error = "the device closed the console connection"
-                stopped = "not run: the console connection was closed"
-            elif outcome.timed_out and not await self._recover(connection, prompt_re, cisco):
-                stopped = "not run: the console did not recover from the previous command"
-        if config_mode and cisco and stopped is None:
-            await self._one(connection, prompt_re, "end", target)
+            stopped: str | None = None
+            for index, command in enumerate(commands):
+                if stopped is not None:
+                    transcript.outcomes.append(CommandOutcome(command, error=stopped))
+                    continue
+                limit = limits[index] if limits is not None else self.command_timeout
+                if deadline is not None:
+                    limit = min(limit, deadline - loop.time())
+                    if limit <= 0:
+                        stopped = "not run: the call's time budget was spent"
+                        transcript.outcomes.append(CommandOutcome(command, error=stopped))
+                        continue
+                try:
+                    outcome = await session.command(command, limit, progress)
+                except _CommandLostError as exc:
+                    transcript.outcomes.append(exc.outcome)
+                    stopped = "not run: the console connection was closed"
+                    continue
+                transcript.outcomes.append(outcome)
+                if outcome.timed_out and not await session.interrupt():
+                    stopped = (
+                        "not run: the console did not come back to a prompt after the interrupt"
+                    )
+                elif config_mode and platform.enter(session.prompt, config=True):
+                    stopped = f"not run: {name} left configuration mode"
+            if stopped is None:
+                for step in platform.leave(start_prompt, config=config_mode):
+                    problem = await self._step(session, step)
+                    if problem is not None:
+                        transcript.error = f"{step.command!r} failed on {name}: {problem}"
+                        for undo in platform.abandon_config():
+                            await self._step(session, undo)
+                        break
+        except (_ConsoleClosedError, _CommandLostError):
+            transcript.error = f"the console of {name} closed the connection"
 
-    async def _one(
-        self,
-        connection: _TelnetConnection,
-        prompt_re: re.Pattern[str],
-        command: str,
-        target: ConsoleTarget,
-    ) -> CommandOutcome:
-        outcome = CommandOutcome(command)
-        try:
-            await connection.send(command + "\r\n")
-            text, _, truncated = await self._read_to_prompt(
-                connection, prompt_re, self.command_timeout
-            )
-        except TimeoutError:
-            outcome.timed_out = True
-            outcome.error = (
-                f"no prompt within {self.command_timeout:g} s; the command was interrupted"
-            )
-            return outcome
-        except _ConsoleClosedError:
-            outcome.error = "closed"
-            return outcome
-        outcome.output = self._strip_echo(text, command)
-        outcome.truncated = truncated
-        if len(outcome.output) > self.max_output_chars:
-            outcome.output = outcome.output[: self.max_output_chars]
-            outcome.truncated = True
-        if _DEVICE_ERRORS.search(outcome.output):
-            outcome.error = "the device rejected the command"
-        return outcome
-
-    @staticmethod
-    def _strip_echo(text: str, command: str) -> str:
-        lines = clean_text(text).split("\n")
-        if lines and lines[-1].strip() == "":
-            lines.pop()
-        # The echo is the first non-empty line ending with the command.
-        for index, line in enumerate(lines[:3]):
-            if line.strip() and line.rstrip().endswith(command.strip()):
-                lines = lines[index + 1 :]
-                break
-        return "\n".join(lines).strip("\n")
-
-    async def _read_to_prompt(
-        self, connection: _TelnetConnection, prompt_re: re.Pattern[str], limit: float
-    ) -> tuple[str, str, bool]:
-        """Text up to (without) the prompt, the prompt, and whether text was dropped."""
-        raw = ""
-        head = ""
-        truncated = False
-        cap = self.max_output_chars
-        async with asyncio.timeout(limit):
-            while True:
-                if _MORE.search(raw[-200:]):
-                    raw = raw[:-200] + _MORE.sub("", raw[-200:])
-                    await connection.send(" ")
-                else:
-                    match = prompt_re.search(raw[-400:])
-                    if match is not None:
-                        prompt = match.group("prompt")
-                        text = head if truncated else raw[: len(raw) - len(prompt)]
-                        return text, clean_text(prompt).strip("\n"), truncated
-                chunk = await connection.read()
-                raw += chunk
-                if len(raw) > cap + 4096:
-                    if not truncated:
-                        head = raw[:cap]
-                        truncated = True
-                    raw = raw[-4096:]
-
-    async def _drain(self, connection: _TelnetConnection, prompt_re: re.Pattern[str]) -> str:
-        """Discard output until the console is quiet; returns the last prompt seen."""
-        prompt = ""
-        raw = ""
-        for _ in range(50):
-            try:
-                async with asyncio.timeout(self.drain_quiet):
-                    raw += await connection.read()
-            except TimeoutError:
-                break
-        match = prompt_re.search(raw[-400:])
-        if match is not None:
-            prompt = clean_text(match.group("prompt")).strip("\n")
-        return prompt
-
-    async def _recover(
-        self, connection: _TelnetConnection, prompt_re: re.Pattern[str], cisco: bool
-    ) -> bool:
-        """Interrupt a command that never returned; True once a prompt is back."""
-        try:
-            await connection.send("\x1e\x03" if cisco else "\x03")
-            await connection.send("\r\n")
-            await self._read_to_prompt(connection, prompt_re, self.recovery_timeout)
-            await self._drain(connection, prompt_re)
-        except (TimeoutError, _ConsoleClosedError):
-            return False
-        return True
+    async def _step(self, session: _Session, step: ModeStep) -> str | None:
+        """Run a mode change; ``None`` when it worked, else what went wrong."""
+        outcome = await session.command(
+            step.command, min(self.command_timeout, 15.0), stop_on=step.refuse
+        )
+        if outcome.timed_out or (outcome.error and step.refuse is not None):
+            await session.interrupt()
+            return f"{step.command!r}: {outcome.error}"
+        if outcome.error is not None:
+            return f"{step.command!r}: {outcome.output.strip() or outcome.error}"
+        if step.expect is not None and not (
+            step.expect.search(session.prompt) or step.expect.search(outcome.output)
+        ):
+            return f"{step.command!r}: {outcome.output.strip() or 'unexpected prompt'}"
+        return None

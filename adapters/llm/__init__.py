@@ -1,4 +1,5 @@
-"""The language model adapter: any OpenAI-compatible chat model behind the core's ports.
+"""The language model adapter: OpenAI-compatible, Anthropic and Ollama chat models behind
+the core's ports.
 
 * :class:`LangchainLanguageModel`: the core's ``LanguageModel`` over a LangChain
   chat model (streams deltas, binds tools, translates provider errors).
@@ -29,19 +30,28 @@ from adapters.llm._repository import (
 from adapters.llm._rows import SqliteLLMSettingsStore
 from adapters.llm._settings import (
     DEFAULT_CONTEXT_LIMIT,
+    NATIVE_PROVIDERS,
     OPENAI_COMPATIBLE_PROVIDERS,
     LLMSettings,
     PublicLLMSettings,
     build_chat_model,
     parse_llm_settings,
 )
-from adapters.llm._tokens import TiktokenTokenCounter, offline_encoding
+from adapters.llm._tokens import (
+    SHIPPED_ENCODINGS,
+    ShippedEncoding,
+    TiktokenTokenCounter,
+    offline_encoding,
+)
+from adapters.llm._warm import warm_up
 
 __all__ = [
     "DATABASE_FILENAME",
     "DEFAULT_CONTEXT_LIMIT",
     "KEY_FILENAME",
+    "NATIVE_PROVIDERS",
     "OPENAI_COMPATIBLE_PROVIDERS",
+    "SHIPPED_ENCODINGS",
     "LLMSettings",
     "LLMSettingsRepository",
     "LLMSettingsSource",
@@ -49,6 +59,7 @@ __all__ = [
     "ProviderInfo",
     "PublicLLMSettings",
     "SettingsLanguageModelProvider",
+    "ShippedEncoding",
     "SqliteLLMSettingsStore",
     "TiktokenTokenCounter",
     "build_chat_model",
@@ -61,4 +72,5 @@ __all__ = [
     "redact",
     "to_langchain",
     "translate_error",
+    "warm_up",
 ]

@@ -1,9 +1,11 @@
 """Provider failures, as the core's LLM errors a user can act on.
 
-The OpenAI SDK (under langchain-openai) raises its own exception types, which
-langchain-openai re-raises as subclasses that are also LangChain's
-provider-neutral ``ModelError`` types; the streaming transport may raise httpx
-(or, under openai 3.x, httpx2) errors directly. :func:`translate_error` maps all of them onto
+The OpenAI and Anthropic SDKs (under langchain-openai and langchain-anthropic) raise
+their own exception types, which the LangChain packages re-raise as subclasses that
+are also LangChain's provider-neutral ``ModelError`` types; the ``ollama`` client
+raises ``ResponseError`` (``status_code`` -1 for an error inside the stream) and the
+built-in ``ConnectionError``; the streaming transport may raise httpx (or, under
+openai 3.x, httpx2) errors directly. :func:`translate_error` maps all of them onto
 :class:`~copilot_core.errors.LLMError` subclasses. Messages name the base URL
 and the model, never the API key: provider text is only quoted after every
 key-like string has been masked.
@@ -157,7 +159,9 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
             f"The language model server at {where} failed with HTTP {status}"
             f"{_quote(detail)}. Try again later."
         )
-    if isinstance(exc, (*_TRANSPORT, *_LC_CONNECTION)) or (_is_openai_connection_error(exc)):
+    if isinstance(exc, (*_TRANSPORT, *_LC_CONNECTION, ConnectionError)) or (
+        _is_sdk_connection_error(exc)
+    ):
         if streaming:
             return LLMStreamInterruptedError(
                 f"The language model server at {where} closed the connection in the middle of "
@@ -167,8 +171,9 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
             f"Cannot reach the language model server at {where}. Check base_url in your LLM "
             "settings and that the server is running and reachable from the copilot."
         )
-    if status is None and _is_openai_api_error(exc):
-        # An ``{"error": ...}`` event inside the stream: the server gave up mid-reply.
+    if (status is None or status < 400) and _is_sdk_api_error(exc):
+        # An error event inside a stream that began with 200 (the SDKs report that status,
+        # or none; Ollama's client -1): the server gave up mid-reply.
         if streaming:
             return LLMStreamInterruptedError(
                 f"The language model server at {where} failed in the middle of the reply"
@@ -178,7 +183,7 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
             f"The language model server at {where} reported an error{_quote(detail)}. "
             "Try again later."
         )
-    if status is not None:
+    if status is not None and status >= 400:
         return LLMError(
             f"The language model server at {where} refused the request (HTTP {status})"
             f"{_quote(detail)}."
@@ -203,7 +208,8 @@ def _provider_message(exc: BaseException, secrets: tuple[str, ...]) -> str:
         error = body.get("error", body)
         message = error.get("message") if isinstance(error, dict) else error
     if not isinstance(message, str) or not message:
-        message = getattr(exc, "message", None) or str(exc)
+        # ``message`` (the SDKs), ``error`` (the ollama client: str(exc) adds a status code)
+        message = getattr(exc, "message", None) or getattr(exc, "error", None) or str(exc)
     text = " ".join(str(message).split())
     if len(text) > _MAX_QUOTE:
         text = text[: _MAX_QUOTE - 1] + "…"
@@ -233,20 +239,34 @@ def _mentions_model(detail: str) -> bool:
     return "model" in detail.lower()
 
 
-def _is_openai_api_error(exc: BaseException) -> bool:
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - openai comes with langchain-openai
-        return False
-    return isinstance(exc, openai.APIError)
+def _sdk_types(attribute: str) -> tuple[type[BaseException], ...]:
+    """``openai.<attribute>``, ``anthropic.<attribute>`` and, for ``APIError``, the
+    ``ollama`` client's ``ResponseError``: whichever of those packages is installed."""
+    names = [("openai", attribute), ("anthropic", attribute)]
+    if attribute == "APIError":
+        names.append(("ollama", "ResponseError"))
+    found: list[type[BaseException]] = []
+    for module_name, name in names:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        value = getattr(module, name, None)
+        if isinstance(value, type) and issubclass(value, BaseException):
+            found.append(value)
+    return tuple(found)
 
 
-def _is_openai_connection_error(exc: BaseException) -> bool:
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - openai comes with langchain-openai
-        return False
-    return isinstance(exc, openai.APIConnectionError)
+_SDK_API_ERRORS = _sdk_types("APIError")
+_SDK_CONNECTION_ERRORS = _sdk_types("APIConnectionError")
+
+
+def _is_sdk_api_error(exc: BaseException) -> bool:
+    return isinstance(exc, _SDK_API_ERRORS)
+
+
+def _is_sdk_connection_error(exc: BaseException) -> bool:
+    return isinstance(exc, _SDK_CONNECTION_ERRORS)
 
 
 def _retry_after(exc: BaseException) -> float | None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessageChunk
@@ -70,34 +72,43 @@ class LangchainLanguageModel:
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], options: CallOptions
     ) -> AsyncGenerator[ModelDelta, None]:
-        kwargs: dict[str, Any] = {}
-        if options.temperature is not None:
-            kwargs["temperature"] = options.temperature
-        if options.max_tokens is not None:
-            kwargs["max_tokens"] = options.max_tokens
+        kwargs = _call_kwargs(self.chat_model, options)
         runnable: Any = self.chat_model
         if tools:
             runnable = self.chat_model.bind_tools([spec.to_openai() for spec in tools])
         chunks: AsyncIterator[BaseMessageChunk] = runnable.astream(to_langchain(messages), **kwargs)
+        # The provider's stream is read by a task of its own, one chunk ahead at most: closing
+        # this generator early cancels that task, and the cancellation unwinds the provider
+        # client's own stream at once, closing its HTTP response. (Closing LangChain's
+        # generator alone leaves e.g. the Anthropic SDK's stream open until it is collected.)
+        handoff: asyncio.Queue[object] = asyncio.Queue(maxsize=1)
+        reader = asyncio.ensure_future(_read(chunks, handoff))
         received = False
         finished = False
         called_tools = False
+        indexes = _Indexes()
         try:
             while True:
-                try:
-                    chunk = await anext(chunks)
-                except StopAsyncIteration:
+                item = await handoff.get()
+                if item is _END:
                     break
-                except Exception as exc:
-                    raise translate_error(exc, self._provider, streaming=received) from None
+                if isinstance(item, _Failed):
+                    raise translate_error(item.error, self._provider, streaming=received) from None
                 received = True
-                for delta in _deltas(chunk):
+                for delta in _deltas(cast(BaseMessageChunk, item), indexes):
                     if isinstance(delta, FinishDelta):
                         finished = True
+                        if delta.reason == "stop" and called_tools:
+                            # Ollama says "stop" after tool calls too; OpenAI says "tool_calls".
+                            delta = FinishDelta("tool_calls")
                     elif isinstance(delta, ToolCallDelta):
                         called_tools = True
                     yield delta
         finally:
+            if not reader.done():
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
             # Closing the LangChain stream closes the provider's HTTP response now,
             # not whenever the garbage collector gets to it.
             await _close(chunks)
@@ -105,18 +116,97 @@ class LangchainLanguageModel:
             yield FinishDelta("tool_calls" if called_tools else "stop")
 
 
-def _deltas(chunk: BaseMessageChunk) -> list[ModelDelta]:
+class _Failed:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+_END = object()
+
+
+async def _read(chunks: AsyncIterator[BaseMessageChunk], handoff: asyncio.Queue[object]) -> None:
+    """Hand the stream's chunks over one by one, then ``_END`` or the failure."""
+    try:
+        async for chunk in chunks:
+            await handoff.put(chunk)
+    except Exception as exc:  # handed to the consumer, which translates it
+        await handoff.put(_Failed(exc))
+    else:
+        await handoff.put(_END)
+
+
+class _Indexes:
+    """Tool-call indexes for fragments that carry none: LangChain gives ``None`` for calls
+    that arrive whole (Ollama sends each in its own chunk), so each new id gets the next
+    free index instead of colliding at 0."""
+
+    __slots__ = ("_by_id", "_next")
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, int] = {}
+        self._next = 0
+
+    def of(self, index: object, call_id: str | None, position: int) -> int:
+        if isinstance(index, int):
+            self._next = max(self._next, index + 1)
+            return index
+        if call_id is None:
+            return position
+        if call_id not in self._by_id:
+            self._by_id[call_id] = self._next
+            self._next += 1
+        return self._by_id[call_id]
+
+
+_STOP_REASONS = {
+    # Anthropic's stop_reason, in OpenAI's words (the core's vocabulary)
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+}
+
+
+def _call_kwargs(chat_model: BaseChatModel, options: CallOptions) -> dict[str, Any]:
+    """The per-call options in the chat model's own terms."""
+    if options.temperature is None and options.max_tokens is None:
+        return {}
+    if type(chat_model).__name__ == "ChatOllama":
+        # ChatOllama takes per-call settings only as a whole ``options`` object.
+        fields = {"temperature": "temperature", "num_predict": "num_predict", "num_ctx": "num_ctx"}
+        ollama: dict[str, Any] = {
+            key: getattr(chat_model, attribute)
+            for key, attribute in fields.items()
+            if getattr(chat_model, attribute, None) is not None
+        }
+        if options.temperature is not None:
+            ollama["temperature"] = options.temperature
+        if options.max_tokens is not None:
+            ollama["num_predict"] = options.max_tokens
+        return {"options": ollama}
+    kwargs: dict[str, Any] = {}
+    if options.temperature is not None:
+        kwargs["temperature"] = options.temperature
+    if options.max_tokens is not None:
+        kwargs["max_tokens"] = options.max_tokens
+    return kwargs
+
+
+def _deltas(chunk: BaseMessageChunk, indexes: _Indexes) -> list[ModelDelta]:
     out: list[ModelDelta] = []
     text = content_text(chunk.content)
     if text:
         out.append(TextDelta(text))
     if isinstance(chunk, AIMessageChunk):
         for position, fragment in enumerate(chunk.tool_call_chunks):
-            index = fragment.get("index")
+            call_id = fragment.get("id") or None
             out.append(
                 ToolCallDelta(
-                    index=index if isinstance(index, int) else position,
-                    id=fragment.get("id") or None,
+                    index=indexes.of(fragment.get("index"), call_id, position),
+                    id=call_id,
                     name=fragment.get("name") or None,
                     arguments=fragment.get("args") or "",
                 )
@@ -124,9 +214,13 @@ def _deltas(chunk: BaseMessageChunk) -> list[ModelDelta]:
         usage = chunk.usage_metadata
         if usage is not None and (usage.get("input_tokens") or usage.get("output_tokens")):
             out.append(UsageDelta(usage.get("input_tokens", 0), usage.get("output_tokens", 0)))
-    reason = chunk.response_metadata.get("finish_reason")
+    metadata = chunk.response_metadata
+    # OpenAI: finish_reason; Anthropic: stop_reason; Ollama: done_reason (last chunk only).
+    reason = (
+        metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("done_reason")
+    )
     if isinstance(reason, str) and reason:
-        out.append(FinishDelta(reason))
+        out.append(FinishDelta(_STOP_REASONS.get(reason, reason)))
     return out
 
 
@@ -141,7 +235,11 @@ async def _close(stream: AsyncIterator[BaseMessageChunk]) -> None:
 
 
 def _base_url_of(chat_model: BaseChatModel) -> str:
-    value = getattr(chat_model, "openai_api_base", None) or getattr(chat_model, "base_url", None)
+    value = (
+        getattr(chat_model, "openai_api_base", None)
+        or getattr(chat_model, "anthropic_api_url", None)
+        or getattr(chat_model, "base_url", None)
+    )
     return str(value).rstrip("/") if value else "https://api.openai.com/v1"
 
 
@@ -152,10 +250,17 @@ def _model_name_of(chat_model: BaseChatModel) -> str:
 
 def _secrets_of(chat_model: BaseChatModel) -> tuple[str, ...]:
     secrets: list[str] = []
-    for attribute in ("openai_api_key", "api_key"):
+    for attribute in ("openai_api_key", "anthropic_api_key", "api_key"):
         value = getattr(chat_model, attribute, None)
         if isinstance(value, SecretStr):
             value = value.get_secret_value()
         if isinstance(value, str) and value:
             secrets.append(value)
+    # ChatOllama: a key for a proxy in front of Ollama travels as a header.
+    client = getattr(chat_model, "client_kwargs", None)
+    headers = client.get("headers") if isinstance(client, dict) else None
+    if isinstance(headers, dict):
+        value = headers.get("Authorization")
+        if isinstance(value, str) and value.startswith("Bearer "):
+            secrets.append(value.removeprefix("Bearer "))
     return tuple(secrets)

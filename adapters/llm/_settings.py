@@ -22,6 +22,7 @@ from copilot_core.session import CopilotMode
 
 __all__ = [
     "DEFAULT_CONTEXT_LIMIT",
+    "NATIVE_PROVIDERS",
     "OPENAI_COMPATIBLE_PROVIDERS",
     "LLMSettings",
     "PublicLLMSettings",
@@ -44,6 +45,15 @@ OPENAI_COMPATIBLE_PROVIDERS: Mapping[str, str | None] = {
 """Provider names served through the OpenAI protocol, with the base URL each defaults
 to when ``base_url`` is not set (``None``: OpenAI's own API)."""
 
+NATIVE_PROVIDERS: Mapping[str, str] = {
+    "anthropic": "https://api.anthropic.com",  # langchain-anthropic's ChatAnthropic
+    "ollama_native": "http://localhost:11434",  # langchain-ollama's ChatOllama (/api/chat)
+}
+"""Providers spoken in their own protocol, with their default base URL (the server's
+root: no ``/v1``)."""
+
+_KNOWN_PROVIDERS = (*OPENAI_COMPATIBLE_PROVIDERS, *NATIVE_PROVIDERS)
+
 _DEFAULT_TIMEOUT = 120.0
 _DEFAULT_MAX_RETRIES = 0
 
@@ -55,9 +65,10 @@ class _SettingsFields(BaseModel):
 
     provider: str = "openai"
     """``openai`` (OpenAI itself, or any OpenAI-compatible server through ``base_url``),
-    or one of the named OpenAI-compatible servers of :data:`OPENAI_COMPATIBLE_PROVIDERS`
+    one of the named OpenAI-compatible servers of :data:`OPENAI_COMPATIBLE_PROVIDERS`
     (``deepseek``, ``ollama``, ``vllm``, ``lmstudio``, ``lemonade``, ``openai_compatible``),
-    which only differ by their default ``base_url``."""
+    which only differ by their default ``base_url``, or a native protocol of
+    :data:`NATIVE_PROVIDERS` (``anthropic``, ``ollama_native``)."""
     model: str = Field(min_length=1, max_length=200)
     base_url: str | None = Field(default=None, max_length=2000)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
@@ -73,8 +84,8 @@ class _SettingsFields(BaseModel):
     @classmethod
     def _check_provider(cls, value: str) -> str:
         name = value.strip().lower().replace("-", "_").replace(" ", "_")
-        if name not in OPENAI_COMPATIBLE_PROVIDERS:
-            known = ", ".join(OPENAI_COMPATIBLE_PROVIDERS)
+        if name not in _KNOWN_PROVIDERS:
+            known = ", ".join(_KNOWN_PROVIDERS)
             raise ValueError(f"unknown provider {value!r}; use one of: {known}")
         return name
 
@@ -96,7 +107,11 @@ class _SettingsFields(BaseModel):
     @property
     def effective_base_url(self) -> str | None:
         """``base_url``, else the provider's default (``None``: OpenAI's own API)."""
-        return self.base_url or OPENAI_COMPATIBLE_PROVIDERS.get(self.provider)
+        if self.base_url:
+            return self.base_url
+        if self.provider in NATIVE_PROVIDERS:
+            return NATIVE_PROVIDERS[self.provider]
+        return OPENAI_COMPATIBLE_PROVIDERS.get(self.provider)
 
     @property
     def effective_title_model(self) -> str:
@@ -156,20 +171,26 @@ def build_chat_model(
     **extra: Any,
 ) -> BaseChatModel:
     """The LangChain chat model for ``settings`` (``model`` overrides the model name,
-    for the title model).
+    for the title model): ``ChatOpenAI`` for the OpenAI-compatible providers,
+    ``ChatAnthropic`` for ``anthropic``, ``ChatOllama`` for ``ollama_native``.
 
-    Usage is always streamed (``stream_usage``). The client retries at most
-    ``max_retries`` times (0 by default: the user is waiting, and the agent reports
-    the failure instead). ``extra`` goes to the model's constructor (tests pass an
-    ``http_async_client``, for instance).
+    Usage is always streamed. The client retries at most ``max_retries`` times (0 by
+    default: the user is waiting, and the agent reports the failure instead; Ollama's
+    client never retries). ``extra`` goes to the model's constructor (tests pass an
+    ``http_async_client`` to ``ChatOpenAI``, for instance).
     """
+    name = model or settings.model
+    if settings.provider == "anthropic":
+        return _anthropic(settings, name, timeout, max_retries, extra)
+    if settings.provider == "ollama_native":
+        return _ollama(settings, name, timeout, extra)
     if settings.provider in OPENAI_COMPATIBLE_PROVIDERS:
         from langchain_openai import ChatOpenAI
 
         # Servers such as Ollama or vLLM need no key, but the client insists on one.
         api_key = settings.api_key if settings.has_api_key else SecretStr("not-needed")
         options: dict[str, Any] = {
-            "model": model or settings.model,
+            "model": name,
             "api_key": api_key,
             "base_url": settings.effective_base_url,
             "stream_usage": True,
@@ -183,3 +204,50 @@ def build_chat_model(
         options.update(extra)
         return ChatOpenAI(**options)
     raise ValueError(f"unsupported LLM provider {settings.provider!r}")  # pragma: no cover
+
+
+def _anthropic(
+    settings: LLMSettings, name: str, timeout: float, max_retries: int, extra: dict[str, Any]
+) -> BaseChatModel:
+    from langchain_anthropic import ChatAnthropic
+
+    options: dict[str, Any] = {
+        "model": name,
+        # Anthropic needs a key; without one the server's 401 says so (no key from the env).
+        "api_key": settings.api_key if settings.has_api_key else SecretStr("not-set"),
+        "base_url": settings.effective_base_url,
+        "stream_usage": True,
+        "max_retries": max_retries,
+        "default_request_timeout": timeout,
+    }
+    if settings.temperature is not None:
+        options["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        options["max_tokens"] = settings.max_tokens
+    options.update(extra)
+    return ChatAnthropic(**options)
+
+
+def _ollama(
+    settings: LLMSettings, name: str, timeout: float, extra: dict[str, Any]
+) -> BaseChatModel:
+    from langchain_ollama import ChatOllama
+
+    client: dict[str, Any] = {"timeout": timeout}
+    if settings.has_api_key and settings.api_key is not None:
+        # Ollama itself has no keys; a proxy in front of it (or a hosted Ollama) may.
+        client["headers"] = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"}
+    options: dict[str, Any] = {
+        "model": name,
+        "base_url": settings.effective_base_url,
+        "client_kwargs": client,
+    }
+    if settings.temperature is not None:
+        options["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        options["num_predict"] = settings.max_tokens
+    if settings.context_limit is not None:
+        # Ollama's default context is a few thousand tokens and it truncates silently.
+        options["num_ctx"] = settings.context_limit
+    options.update(extra)
+    return ChatOllama(**options)

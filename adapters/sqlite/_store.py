@@ -8,11 +8,12 @@ import inspect
 import json
 import logging
 import re
+import shutil
 import sqlite3
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -136,6 +137,50 @@ class SqliteCheckpointStore:
         database = self._open.pop(project_id, None)
         if database is not None:
             await self._shut(database)
+
+    async def stored_projects(self) -> list[str]:
+        """Projects that have a database under ``data_dir/projects`` (sorted)."""
+        root = self.data_dir / "projects"
+
+        def scan() -> list[str]:
+            if not root.is_dir():
+                return []
+            return sorted(
+                entry.name
+                for entry in root.iterdir()
+                if _PROJECT_ID.fullmatch(entry.name)
+                and (entry / DATABASE_DIR / DATABASE_NAME).is_file()
+            )
+
+        return await asyncio.to_thread(scan)
+
+    async def remove_project(self, project_id: str, archive_to: Path | None = None) -> Path | None:
+        """Close the project's database and remove its directory under
+        ``data_dir/projects`` (the project is gone from GNS3). With ``archive_to``, the
+        directory is moved there instead (as ``<project_id>-<UTC time>``), which is returned.
+
+        Only the store's own directory is touched: a database placed elsewhere by a
+        ``project_path`` resolver is closed, not removed.
+        """
+        path = await self.database_path(project_id)
+        await self.close_project(project_id)
+        directory = self.data_dir / "projects" / project_id
+        if path.parent.parent != directory:
+            return None
+
+        def remove() -> Path | None:
+            if not directory.is_dir():
+                return None
+            if archive_to is None:
+                shutil.rmtree(directory)
+                return None
+            archive_to.mkdir(parents=True, exist_ok=True)
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+            target = archive_to / f"{project_id}-{stamp}"
+            shutil.move(directory, target)
+            return target
+
+        return await asyncio.to_thread(remove)
 
     async def __aenter__(self) -> SqliteCheckpointStore:
         await self.open()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -18,6 +19,7 @@ from adapters.web._openapi import errors, sse_response_spec
 from adapters.web._schemas import ID_PATTERN, ChatRequest, DecisionRequest, RenameRequest
 from adapters.web._sse import Protocol, parse_last_event_id, sse_response
 from copilot_core import TurnRequest, TurnResult
+from copilot_core.errors import ProjectNotOpenedError
 from copilot_core.session import CopilotMode, Session
 
 __all__ = ["ChatController"]
@@ -39,6 +41,14 @@ def _bind(project_id: str, session_id: str | None = None) -> None:
 async def _open_project(deps: WebDependencies, caller: Caller, project_id: str) -> None:
     _bind(project_id)
     await deps.projects.require_open(project_id, caller.token)
+
+
+async def _known_project(deps: WebDependencies, caller: Caller, project_id: str) -> None:
+    """For reading and deleting sessions: the caller must see the project in GNS3, which
+    may be closed (its conversations are still there to read or clean up)."""
+    _bind(project_id)
+    with contextlib.suppress(ProjectNotOpenedError):
+        await deps.projects.require_open(project_id, caller.token)
 
 
 def _disconnect_abort(
@@ -192,8 +202,9 @@ class ChatController(Controller):
         offset: Annotated[int, QueryParameter(ge=0)] = 0,
         copilot_mode: FromQuery[CopilotMode | None] = None,
     ) -> list[dict[str, Any]]:
-        """The caller's sessions of the project: pinned first, then newest ``updated_at``."""
-        await _open_project(deps, caller, project_id)
+        """The caller's sessions of the project: pinned first, then newest ``updated_at``
+        (also of a closed project)."""
+        await _known_project(deps, caller, project_id)
         sessions = await deps.chat.list_sessions(
             project_id, caller.user_id, limit=limit, offset=offset, copilot_mode=copilot_mode
         )
@@ -216,9 +227,10 @@ class ChatController(Controller):
         """The session's messages in the OpenAI shape, oldest first.
 
         The newest ``limit`` messages are returned; pass ``next_cursor`` back as
-        ``cursor`` to page towards older ones (``null`` when there are none).
+        ``cursor`` to page towards older ones (``null`` when there are none). Works on a
+        closed project too.
         """
-        await _open_project(deps, caller, project_id)
+        await _known_project(deps, caller, project_id)
         _bind(project_id, session_id)
         session, page = await deps.chat.history(
             project_id, session_id, caller.user_id, limit=limit, before=cursor
@@ -270,8 +282,9 @@ class ChatController(Controller):
         caller: NamedDependency[Caller],
         deps: NamedDependency[WebDependencies],
     ) -> None:
-        """Delete the session and all its messages (a running turn is aborted first)."""
-        await _open_project(deps, caller, project_id)
+        """Delete the session and all its messages (a running turn is aborted first);
+        also of a closed project."""
+        await _known_project(deps, caller, project_id)
         _bind(project_id, session_id)
         await deps.chat.delete(project_id, session_id, caller.user_id)
 

@@ -17,7 +17,7 @@ _WHY = {
     429: "The LLM provider asks to slow down (Retry-After)",
     501: "Not available in this deployment",
     502: "The LLM provider, GNS3 or an external agent failed",
-    503: "The store is unavailable or the service is starting",
+    503: "GNS3 unreachable (Retry-After), the store unavailable, or the service starting",
 }
 
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -245,10 +246,27 @@ def test_gns3_copilot_serve_starts_answers_and_stops_on_sigterm(
             headers={"Authorization": "Bearer tok-SECRET-123"},
             timeout=5,
         )
-        # The token cannot be checked while GNS3 is down: a 502 that says so, not a 401.
-        assert refused.status_code == 502
-        assert "cannot be reached" in refused.json()["detail"]
+        # The token cannot be checked while GNS3 is down: a 503 that says so, not a 401
+        # (it was a 502 on every chat route: issue 18, item 11).
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "5"
+        assert "GNS3 at http://127.0.0.1:9 cannot be reached" in refused.json()["detail"]
         assert "tok-SECRET-123" not in refused.text
+        project = "0f1e2d3c-4b5a-4697-8887-a6b5c4d3e2f1"
+        chat = f"{base}/v3/copilot/projects/{project}/chat"
+        for method, url, body in [
+            ("GET", f"{chat}/sessions", None),
+            ("POST", f"{chat}/stream", {"message": "hello"}),
+            ("GET", f"{chat}/sessions/{project}/history", None),
+            ("DELETE", f"{chat}/sessions/{project}", None),
+            ("GET", f"{base}/v3/copilot/llm-config", None),
+        ]:
+            answer = httpx.request(
+                method, url, json=body, headers={"Authorization": "Bearer tok-2"}, timeout=10
+            )
+            assert answer.status_code == 503, (method, url, answer.text)
+            assert answer.headers["retry-after"] == "5"
+            assert "cannot be reached" in answer.json()["detail"]
         assert data_dir.is_dir()
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)
@@ -263,7 +281,12 @@ def test_gns3_copilot_serve_starts_answers_and_stops_on_sigterm(
     assert "service_started" in events
     assert "service_stopped" in events
     request = next(line for line in lines if line.get("path") == "/v3/copilot/agents")
-    assert request["status"] == 502
+    assert request["status"] == 503
+    # Operators are told at start: where to point a browser, and that GNS3 does not answer.
+    assert f"open http://127.0.0.1:{free_port}/ in a browser" in out
+    warning = next(line for line in lines if line["event"] == "gns3_unreachable")
+    assert warning["level"] == "warning"
+    assert "http://127.0.0.1:9" in warning["reason"]
     assert request["request_id"]
     assert "tok-SECRET-123" not in err + out
 
@@ -279,3 +302,52 @@ def test_serve_refuses_invalid_settings_with_a_clear_message(
     monkeypatch.delenv("COPILOT_PORT")
     assert main(["serve", "--gns3-url", "gns3.local"]) == 2
     assert "gns3_url" in capsys.readouterr().err
+
+
+def test_version_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    from entrypoints.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == "gns3-copilot 0.1.0"
+
+
+def test_logs_on_a_terminal_are_human_readable(tmp_path: Path, free_port: int) -> None:
+    """Under a pseudo-terminal (an operator running it by hand) the lines are for people;
+    piped (the test above, a service manager) they stay JSON."""
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COPILOT_")}
+    env["NO_COLOR"] = "1"
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "entrypoints", "serve", "--port", str(free_port),
+         "--data-dir", str(tmp_path / "data"), "--gns3-url", "http://127.0.0.1:9"],
+        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal,
+    )  # fmt: skip
+    os.close(terminal)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 30
+        while b"gns3_unreachable" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 0.5)
+            if ready:
+                try:
+                    seen += os.read(controller, 65536)
+                except OSError:  # the child closed the terminal
+                    break
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(controller)
+    text = seen.decode(errors="replace")
+    assert f"open http://127.0.0.1:{free_port}/ in a browser" in text
+    started = next(line for line in text.splitlines() if "service_started" in line)
+    assert not started.lstrip().startswith("{")  # not JSON
+    assert "[info" in started and "gns3_url=http://127.0.0.1:9" in started
+    unreachable = next(line for line in text.splitlines() if "gns3_unreachable" in line)
+    assert "[warning" in unreachable

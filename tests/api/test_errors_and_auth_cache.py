@@ -28,6 +28,7 @@ from tests.api.conftest import OPEN, Service
         (errors.LLMAuthenticationError("bad key"), 502),
         (errors.LLMUnavailableError("down"), 502),
         (errors.Gns3Error("gns3 said no", 500), 502),
+        (errors.Gns3UnavailableError("GNS3 at http://gns3 cannot be reached", 5), 503),
         (errors.AgentProcessError("crashed"), 502),
         (errors.StoreError("locked"), 503),
         (errors.StoreCorruptedError("p", "bad header"), 503),

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from copilot_core.session import Session
 from copilot_core.testing import text_reply
 from tests.api.conftest import ALICE, CLOSED, OPEN, Service
 
@@ -99,14 +101,39 @@ async def test_a_closed_project_is_409_and_an_unknown_one_404(service: Service) 
     service.model.add(text_reply("never"))
     async with service.client() as client:
         closed = await client.post(service.chat_url(CLOSED) + "/stream", json={"message": "hi"})
-        closed_list = await client.get(service.chat_url(CLOSED) + "/sessions")
         unknown = await client.post(service.chat_url("nope") + "/stream", json={"message": "hi"})
+        unknown_list = await client.get(service.chat_url("nope") + "/sessions")
     assert closed.status_code == 409
     assert "is not opened" in closed.json()["detail"]
-    assert closed_list.status_code == 409
-    assert unknown.status_code == 404
+    assert unknown.status_code == 404 and unknown_list.status_code == 404
     assert "'nope' was not found" in unknown.json()["detail"]
     assert service.model.calls == []
+    assert await service.store.list_sessions(CLOSED, "u-alice") == []
+
+
+async def test_a_closed_project_s_sessions_can_be_listed_read_and_deleted(
+    service: Service,
+) -> None:
+    """Closed in GNS3, its conversations are still the user's: reading and cleaning up work
+    (they answered 409 even to DELETE: issue 18, item 10); new turns and changes do not."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    await service.store.create_session(
+        Session(thread_id="s-closed", user_id="u-alice", project_id=CLOSED, title="old lab",
+                created_at=now, updated_at=now)
+    )  # fmt: skip
+    async with service.client() as client:
+        listed = await client.get(service.chat_url(CLOSED) + "/sessions")
+        history = await client.get(service.chat_url(CLOSED) + "/sessions/s-closed/history")
+        renamed = await client.patch(
+            service.chat_url(CLOSED) + "/sessions/s-closed", json={"title": "new"}
+        )
+        deleted = await client.delete(service.chat_url(CLOSED) + "/sessions/s-closed")
+        again = await client.delete(service.chat_url(CLOSED) + "/sessions/s-closed")
+    assert listed.status_code == 200 and [s["thread_id"] for s in listed.json()] == ["s-closed"]
+    assert history.status_code == 200 and history.json()["title"] == "old lab"
+    assert renamed.status_code == 409
+    assert deleted.status_code == 204
+    assert again.status_code == 404
     assert await service.store.list_sessions(CLOSED, "u-alice") == []
 
 

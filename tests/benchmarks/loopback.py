@@ -3,7 +3,8 @@
 * :func:`serve`: uvicorn on a free loopback port inside the running event loop.
 * :class:`ServerProcess`: a benchmark module started as a child process that serves
   an app and prints ``READY <json>`` (with its port) on stdout; the parent talks to it
-  over HTTP and reads its peak RSS from ``/proc`` before stopping it.
+  over HTTP and reads its peak RSS from ``/proc`` before stopping it. The child dies
+  with the benchmark, even when that is killed from outside.
 * :func:`sse_until`: read an SSE response with httpx-sse until an event type shows up.
 """
 
@@ -22,6 +23,8 @@ from typing import Any
 import httpx
 import uvicorn
 from httpx_sse import EventSource
+
+from tests.fakes.lifeline import die_with_parent
 
 __all__ = [
     "ServerProcess",
@@ -115,6 +118,8 @@ class ServerProcess:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            # A benchmark killed from outside (a time limit) takes its servers with it.
+            preexec_fn=die_with_parent(signal.SIGKILL),
         )
         assert self._process.stdout is not None
         async with asyncio.timeout(self.start_timeout):

@@ -135,7 +135,7 @@ def test_a_user_builds_a_lab_through_the_copilot(
         # Creating a node is a change: it waited for approval, with its exact preview.
         (asked,) = [e for e in events if e["type"] == "approval_required"]
         assert asked["tool_name"] == "create_gns3_node"
-        assert asked["preview"]["topology"] == ["create a node from template VPCS named PC1"]
+        assert asked["preview"]["topology"] == ["create PC1 from template VPCS"]
         assert kinds.index("approval_resolved") < kinds.index(
             "tool_end", kinds.index("tool_end") + 1
         )

@@ -9,11 +9,13 @@ Usage::
 It starts ``python -m entrypoints serve`` (the console script's code path) on a free
 port, waits (bounded) until ``/readyz`` answers 200, and stops it with SIGTERM at the end
 (SIGKILL if it does not stop within 30 s). The service's output goes to ``service.log``.
+If the test process dies first (even by SIGKILL), the service is killed with it.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from tests.fakes.lifeline import die_with_parent
 
 __all__ = ["ServedCopilot", "free_port", "serve_copilot"]
 
@@ -63,6 +67,8 @@ def serve_copilot(
             stdin=subprocess.DEVNULL,
             text=True,
             env={**os.environ, "COPILOT_LOG_LEVEL": "info", **(env or {})},
+            # Killed with the test run, even by SIGKILL (its data is a temporary directory).
+            preexec_fn=die_with_parent(signal.SIGKILL),
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:

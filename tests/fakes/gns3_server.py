@@ -3,12 +3,15 @@
 Usable as a plain context manager (``with RealGns3Server() as server: ...``) or
 through the session-scoped ``gns3_server`` fixture of ``tests/adapters/gns3``.
 The server gets a private temporary directory for every path it writes, a free
-TCP port and console/UDP port ranges of its own, and is stopped with SIGTERM.
+TCP port and console/UDP port ranges of its own, and is stopped with SIGTERM (also
+when the test process dies, even by SIGKILL: see :mod:`tests.fakes.lifeline`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -20,6 +23,8 @@ from types import TracebackType
 
 import httpx
 
+from tests.fakes.lifeline import die_with_parent
+
 __all__ = ["GNS3_SERVER_VERSION", "RealGns3Server", "ensure_gns3_server_installed"]
 
 GNS3_SERVER_VERSION = "3.0.6"
@@ -28,28 +33,65 @@ _DEFAULT_VENV = _REPO / ".cache" / "gns3-server-venv"
 
 
 def ensure_gns3_server_installed(venv: Path = _DEFAULT_VENV) -> Path:
-    """Return the ``gns3server`` executable, installing it into ``venv`` if missing."""
+    """Return the ``gns3server`` executable, installing it into ``venv`` if missing.
+
+    Safe to call from several processes at once (test runs of other worktrees share
+    ``.cache``): one installs under an exclusive file lock while the others wait, and a
+    venv counts as installed only once its ``.installed`` marker names the version.
+    """
     exe = venv / "bin" / "gns3server"
-    if exe.exists():
+    marker = venv / ".installed"
+    if exe.exists() and _marker_says_installed(marker):
         return exe
     venv.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    subprocess.run(
+    with open(venv.parent / f"{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if exe.exists() and _marker_says_installed(marker):
+            return exe  # another process installed it while we waited
+        if exe.exists() and _installed_version(venv) == GNS3_SERVER_VERSION:
+            marker.write_text(GNS3_SERVER_VERSION)  # installed before markers existed
+            return exe
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+        subprocess.run(
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                f"gns3-server=={GNS3_SERVER_VERSION}",
+            ],
+            check=True,
+            timeout=600,
+        )
+        if not exe.exists():  # pragma: no cover - a broken install
+            raise RuntimeError(f"gns3-server installed but {exe} is missing")
+        marker.write_text(GNS3_SERVER_VERSION)
+    return exe
+
+
+def _marker_says_installed(marker: Path) -> bool:
+    try:
+        return marker.read_text().strip() == GNS3_SERVER_VERSION
+    except OSError:
+        return False
+
+
+def _installed_version(venv: Path) -> str | None:
+    probe = subprocess.run(
         [
             str(venv / "bin" / "python"),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            f"gns3-server=={GNS3_SERVER_VERSION}",
+            "-c",
+            "import importlib.metadata as m; print(m.version('gns3-server'))",
         ],
-        check=True,
-        timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
-    if not exe.exists():  # pragma: no cover - a broken install
-        raise RuntimeError(f"gns3-server installed but {exe} is missing")
-    return exe
+    return probe.stdout.strip() if probe.returncode == 0 else None
 
 
 def _free_port() -> int:
@@ -78,6 +120,13 @@ class RealGns3Server:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = None
+
+    @property
+    def pid(self) -> int:
+        """The server process's id (while it runs)."""
+        if self._process is None:
+            raise RuntimeError("the server is not started")
+        return self._process.pid
 
     @property
     def url(self) -> str:
@@ -132,6 +181,9 @@ class RealGns3Server:
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # SIGTERM when the test process dies (even by SIGKILL): gns3-server then stops
+            # its own node processes too.
+            preexec_fn=die_with_parent(signal.SIGTERM),
         )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:

@@ -389,7 +389,18 @@ class ScriptedOpenAIServer:
         length = int(headers.get("content-length", "0") or 0)
         raw = await reader.readexactly(length) if length else b""
         path = target.split("?", 1)[0]
+        await self._route(method, path, headers, raw, reader, writer)
 
+    async def _route(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        raw: bytes,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        """Answer one parsed request (other providers' scripted servers override this)."""
         if method == "GET" and path == "/v1/models":
             names = self.models if self.models is not None else ["gpt-test"]
             data = [{"id": n, "object": "model", "created": 0, "owned_by": "test"} for n in names]
@@ -444,6 +455,18 @@ class ScriptedOpenAIServer:
                 return self._queue.pop(0)
             return self.default
 
+    # What a streamed reply looks like on the wire (other providers override these three).
+    stream_content_type = "text/event-stream; charset=utf-8"
+
+    def _stream_frames(self, request: RecordedRequest, reply: Reply) -> list[bytes]:
+        """The streamed reply's frames, in order, each complete (here: SSE ``data:`` events)."""
+        return [f"data: {payload}\n\n".encode() for payload in _stream_payloads(request, reply)]
+
+    def _error_frame(self, reply: Reply) -> bytes:
+        """The in-stream error frame that ``error_after`` sends (then the stream ends)."""
+        error = _error_body(reply.error_message, None, "server_error")
+        return f"data: {json.dumps(error)}\n\n".encode()
+
     async def _stream(
         self,
         request: RecordedRequest,
@@ -453,16 +476,16 @@ class ScriptedOpenAIServer:
     ) -> None:
         writer.write(
             b"HTTP/1.1 200 OK\r\n"
-            b"Content-Type: text/event-stream; charset=utf-8\r\n"
+            b"Content-Type: %s\r\n"
             b"Cache-Control: no-cache\r\n"
             b"Transfer-Encoding: chunked\r\n"
-            b"Connection: close\r\n\r\n"
+            b"Connection: close\r\n\r\n" % self.stream_content_type.encode()
         )
         await writer.drain()
         # The client sends nothing more on this connection: EOF means it hung up.
         hangup = asyncio.ensure_future(reader.read(1))
         try:
-            for index, payload in enumerate(_stream_payloads(request, reply)):
+            for index, frame in enumerate(self._stream_frames(request, reply)):
                 if index and reply.token_delay:
                     await asyncio.wait({hangup}, timeout=reply.token_delay)
                 if hangup.done():
@@ -474,10 +497,8 @@ class ScriptedOpenAIServer:
                 if reply.drop_after is not None and request.chunks_sent >= reply.drop_after:
                     writer.transport.abort()
                     raise _Dropped
-                if reply.error_after is not None and request.chunks_sent >= reply.error_after:
-                    error = _error_body(reply.error_message, None, "server_error")
-                    payload = json.dumps(error)
-                data = f"data: {payload}\n\n".encode()
+                failing = reply.error_after is not None and request.chunks_sent >= reply.error_after
+                data = self._error_frame(reply) if failing else frame
                 try:
                     writer.write(b"%x\r\n%s\r\n" % (len(data), data))
                     await writer.drain()
@@ -485,7 +506,7 @@ class ScriptedOpenAIServer:
                     request.client_disconnected = True
                     return
                 request.chunks_sent += 1
-                if payload.startswith('{"error"'):
+                if failing:
                     break
             writer.write(b"0\r\n\r\n")
             await writer.drain()

@@ -6,13 +6,25 @@ Reproduced behaviours (see ``/work/shared/GNS3.md``):
 * the console is shared: every client sees all output; the buffered boot banner goes to
   the first client only, later ones see nothing until they send a line;
 * any line ending (``\\r\\n``, ``\\r\\0``, ``\\r``, ``\\n``) runs the line once, which is echoed;
-  output lines end in ``\\r\\n``;
-* VPCS: prompt ``\\rPC1> `` without a newline, ``Bad command`` for unknown commands,
-  ANSI escapes in the help, a slow ``ip`` (duplicate address check), ``ping -c N``;
-* Cisco-like: ``>``/``#``/``(config)#``/``(config-if)#`` prompts, ``--More--`` paging
-  (off after ``terminal length 0``), a ``ping … repeat N`` that only an interrupt
-  (Ctrl-^ or Ctrl-C) ends, slow ``show logging``, and an optional command after
-  which the device drops every connection.
+  output lines end in ``\\r\\n``; closing the TCP connection does not stop a running command;
+* each device stops a running command only on its own interrupt key(s) (``interrupts``
+  records what arrived) and pages long output with its own pager, which ``q`` quits.
+
+Platforms:
+
+* :class:`EmulatedVpcs` — ``\\rPC1> `` prompt, slow ``ip``, ``ping -c N`` (Ctrl-C),
+  ``show version`` lines ending in ``\\r\\r\\n``;
+* :class:`EmulatedCiscoRouter` — ``>``/``#``/``(config)#`` prompts, ``--More--``, a ``ping
+  … repeat N`` only Ctrl-^ ends, the initial configuration dialog, an enable secret, log
+  messages printed after the prompt, and a command after which the device drops every
+  connection;
+* :class:`EmulatedAristaSwitch` — EOS prompts, Ctrl-C;
+* :class:`EmulatedJunos` — ``root@vmx>``, ``[edit]``/``root@vmx#``, ``---(more)---``,
+  ``commit and-quit`` (which can be made to fail), optionally starting at the shell;
+* :class:`EmulatedFrr` — a busybox shell (``/ #``) around ``vtysh``;
+* :class:`EmulatedLinux` — a bash prompt, ``ping`` without a count never ends;
+* :class:`EmulatedHuawei` — ``<HUAWEI>``/``[HUAWEI]`` views, ``---- More ----``;
+* :class:`EmulatedGenericDevice` — a prompt of no known platform (``[admin@MikroTik] >``).
 
 Every executed line is recorded in ``received`` so tests can prove what was (not) sent.
 """
@@ -24,26 +36,50 @@ import contextlib
 from collections.abc import Iterable
 from types import TracebackType
 
-__all__ = ["EmulatedCiscoRouter", "EmulatedDevice", "EmulatedDeviceLab", "EmulatedVpcs"]
+__all__ = [
+    "CTRL_C",
+    "CTRL_CARET",
+    "EmulatedAristaSwitch",
+    "EmulatedCiscoRouter",
+    "EmulatedDevice",
+    "EmulatedDeviceLab",
+    "EmulatedFrr",
+    "EmulatedGenericDevice",
+    "EmulatedHuawei",
+    "EmulatedJunos",
+    "EmulatedLinux",
+    "EmulatedVpcs",
+]
 
 IAC, DONT, DO, WONT, WILL, SB, SE = 255, 254, 253, 252, 251, 250, 240
 _GREETING = bytes([IAC, WILL, 1, IAC, WILL, 3, IAC, WILL, 0, IAC, DO, 0])
-_INTERRUPTS = {"\x03", "\x1e"}
+CTRL_C = "\x03"
+CTRL_CARET = "\x1e"
+_CONTROL = {CTRL_C, CTRL_CARET}
 
 
 class EmulatedDevice:
     """Base: a shared telnet console with a line-processing worker."""
 
     banner = ""
+    interrupt_keys: frozenset[str] = frozenset({CTRL_C})
+    pager = " --More-- "
+    page_lines = 23
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.port = 0
         self.received: list[str] = []
+        self.interrupts: list[str] = []
         self.connections = 0
         self.peak_clients = 0
         self.busy = False
+        self.paging = True
+        self.probes = 0  # ping replies (or dots) printed so far, by every ping
         self.negotiations: list[tuple[int, int]] = []
+        # printed once, right after the prompt that ends the given command (a log message)
+        self.after_prompt: dict[str, str] = {}
+        self.after_prompt_delay = 0.02
         self._clients: set[asyncio.StreamWriter] = set()
         self._chars: asyncio.Queue[str] = asyncio.Queue()
         self._interrupt = asyncio.Event()
@@ -69,6 +105,8 @@ class EmulatedDevice:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        if self._handlers:  # dropped clients end their handlers; cancel only stragglers
+            await asyncio.wait(set(self._handlers), timeout=1.0)
         for task in list(self._handlers):
             task.cancel()
         await asyncio.gather(*self._handlers, return_exceptions=True)
@@ -94,6 +132,10 @@ class EmulatedDevice:
     def prompt(self) -> str:
         raise NotImplementedError
 
+    def wake_text(self) -> str:
+        """What the console shows the first client after boot (ends in a prompt)."""
+        return self.banner + self.prompt()
+
     # ------------------------------------------------------------------- input
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -105,7 +147,7 @@ class EmulatedDevice:
         writer.write(_GREETING)
         if self._banner_pending and self.banner:
             self._banner_pending = False
-            writer.write((self.banner + self.prompt()).encode())
+            writer.write(self.wake_text().encode())
         state = 0
         verb = 0
         try:
@@ -119,8 +161,10 @@ class EmulatedDevice:
                             state = 1
                             continue
                         char = chr(byte)
-                        if char in _INTERRUPTS:
-                            self._interrupt.set()
+                        if char in _CONTROL:
+                            self.interrupts.append(char)
+                            if char in self.interrupt_keys:
+                                self._interrupt.set()
                         else:
                             self._chars.put_nowait(char)
                     elif state == 1:
@@ -170,18 +214,48 @@ class EmulatedDevice:
             finally:
                 self.busy = False
             self.write(self.prompt())
+            late = self.after_prompt.pop(line.strip(), None)
+            if late is not None:
+                await asyncio.sleep(self.after_prompt_delay)
+                self.write(late)
 
     async def execute(self, line: str) -> None:
         raise NotImplementedError
 
     async def interruptible_sleep(self, seconds: float) -> bool:
-        """Sleep; True when an interrupt (Ctrl-C / Ctrl-^) arrived meanwhile."""
+        """Sleep; True when one of this device's interrupt keys arrived meanwhile."""
         try:
             async with asyncio.timeout(seconds):
                 await self._interrupt.wait()
         except TimeoutError:
             return False
         return True
+
+    async def page(self, lines: list[str]) -> None:
+        """Write ``lines``, stopping at the pager every ``page_lines`` (``q`` quits)."""
+        for index, line in enumerate(lines):
+            if self.paging and index and index % self.page_lines == 0:
+                self.write(self.pager)
+                key = await self._next_key()
+                erase = len(self.pager)
+                self.write("\b" * erase + " " * erase + "\b" * erase)
+                if key in ("q", "Q"):
+                    return
+            self.write(line + "\r\n")
+
+    async def ping_lines(self, count: int, delay: float, line: str) -> int:
+        """Print ``line`` (``{seq}`` filled in) every ``delay`` s; returns how many, fewer
+        when interrupted."""
+        for seq in range(1, count + 1):
+            if await self.interruptible_sleep(delay):
+                return seq - 1
+            self.write(line.format(seq=seq))
+            self.probes += 1
+        return count
+
+
+def _count(words: list[str], key: str, default: int) -> int:
+    return int(words[words.index(key) + 1]) if key in words else default
 
 
 class EmulatedVpcs(EmulatedDevice):
@@ -198,6 +272,7 @@ class EmulatedVpcs(EmulatedDevice):
         self.gateway = "0.0.0.0"
         self.ip_delay = ip_delay
         self.ping_delay = ping_delay
+        self.replies = 0
 
     def prompt(self) -> str:
         return f"\r{self.name}> "
@@ -214,6 +289,19 @@ class EmulatedVpcs(EmulatedDevice):
                 "MAC         : 00:50:79:66:68:00\r\nLPORT       : 20000\r\n"
                 "RHOST:PORT  : 127.0.0.1:20001\r\nMTU         : 1500\r\n\r\n"
             )
+        elif (verb == "show" and words[1:2] == ["version"]) or verb == "version":
+            # Real VPCS 0.8.3 ends these lines in \r\r\n.
+            lines = [
+                "",
+                "VPCS version 0.8.3",
+                "Developed by Paul Meng (mirnshi@gmail.com)",
+                "Copyright 2007-2013, Paul Meng",
+                "",
+                "Supported features: ipv4, ipv6, dhcp, arp, ping, trace",
+                "Built: Jan  1 2024 00:00:00",
+                "Running on Linux",
+            ]
+            self.write("".join(text + "\r\r\n" for text in lines))
         elif verb == "ip" and len(words) >= 2:
             self.write("Checking for duplicate address...\r\n")
             await asyncio.sleep(self.ip_delay)
@@ -221,11 +309,12 @@ class EmulatedVpcs(EmulatedDevice):
             self.gateway = words[2] if len(words) > 2 else self.gateway
             self.write(f"{self.name} : {self.ip} gateway {self.gateway}\r\n\r\n")
         elif verb == "ping" and len(words) >= 2:
-            count = int(words[words.index("-c") + 1]) if "-c" in words else 5
-            for seq in range(1, count + 1):
-                if await self.interruptible_sleep(self.ping_delay):
-                    break
-                self.write(f"84 bytes from {words[1]} icmp_seq={seq} ttl=64 time=0.5 ms\r\n")
+            count = _count(words, "-c", 5)
+            self.replies += await self.ping_lines(
+                count,
+                self.ping_delay,
+                f"84 bytes from {words[1]} icmp_seq={{seq}} ttl=64 time=0.5 ms\r\n",
+            )
         elif verb == "?":
             self.write(
                 "\x1b[1m?\x1b[0m        Print help\r\n\x1b[1mip\x1b[0m       Configure IP\r\n"
@@ -239,7 +328,7 @@ class EmulatedVpcs(EmulatedDevice):
 class EmulatedCiscoRouter(EmulatedDevice):
     """An IOS-like router: modes, ``--More--`` paging, interruptible and slow commands."""
 
-    PAGE = 23
+    interrupt_keys = frozenset({CTRL_CARET})  # "Type escape sequence to abort."
 
     def __init__(
         self,
@@ -248,30 +337,39 @@ class EmulatedCiscoRouter(EmulatedDevice):
         drop_on: Iterable[str] = (),
         slow_line_delay: float = 0.05,
         ping_delay: float = 0.1,
+        initial_dialog: bool = False,
+        enable_secret: str | None = None,
     ) -> None:
         super().__init__(name)
         self.banner = "\r\n\r\nPress RETURN to get started!\r\n\r\n"
-        self.mode = "user"  # user, enable, config, config-if
-        self.paging = True
+        self.mode = "user"  # user, enable, config, config-if, config-router, dialog
         self.drop_on = {d.lower() for d in drop_on}
         self.slow_line_delay = slow_line_delay
         self.ping_delay = ping_delay
+        self.enable_secret = enable_secret
         self.config: list[str] = [f"hostname {name}"]
         self.interface: str | None = None
+        if initial_dialog:
+            self.mode = "dialog"
+            self.banner = (
+                "\r\n         --- System Configuration Dialog ---\r\n\r\n"
+                "Would you like to enter the initial configuration dialog? [yes/no]: "
+            )
+
+    def wake_text(self) -> str:
+        return self.banner if self.mode == "dialog" else self.banner + self.prompt()
 
     def prompt(self) -> str:
-        suffix = {"user": ">", "enable": "#", "config": "(config)#", "config-if": "(config-if)#"}
+        if self.mode == "dialog":
+            return ""
+        suffix = {
+            "user": ">",
+            "enable": "#",
+            "config": "(config)#",
+            "config-if": "(config-if)#",
+            "config-router": "(config-router)#",
+        }
         return f"\r\n{self.name}{suffix[self.mode]}"
-
-    async def _page(self, lines: list[str]) -> None:
-        for index, line in enumerate(lines):
-            if self.paging and index and index % self.PAGE == 0:
-                self.write(" --More-- ")
-                key = await self._next_key()
-                self.write("\b" * 10 + " " * 10 + "\b" * 10)
-                if key in ("q", "Q"):
-                    return
-            self.write(line + "\r\n")
 
     def _invalid(self) -> None:
         self.write("                   ^\r\n% Invalid input detected at '^' marker.\r\n")
@@ -279,6 +377,14 @@ class EmulatedCiscoRouter(EmulatedDevice):
     async def execute(self, line: str) -> None:
         lowered = line.lower()
         words = lowered.split()
+        if self.mode == "dialog":
+            if words == ["no"]:
+                self.mode = "user"
+                self.write("\r\n\r\nPress RETURN to get started!\r\n\r\n")
+            else:
+                self.write("% Please answer 'yes' or 'no'.\r\n")
+                self.write("Would you like to enter the initial configuration dialog? [yes/no]: ")
+            return
         if not words:
             return
         if lowered in self.drop_on:
@@ -289,6 +395,12 @@ class EmulatedCiscoRouter(EmulatedDevice):
             self._configure(line, words)
             return
         if words[0] == "enable":
+            if self.enable_secret is not None:
+                self.write("Password: ")
+                secret = await self._read_line()
+                if secret != self.enable_secret:
+                    self.write("\r\n% Bad secrets\r\n")
+                    return
             self.mode = "enable"
         elif words[0] == "disable":
             self.mode = "user"
@@ -297,19 +409,16 @@ class EmulatedCiscoRouter(EmulatedDevice):
         elif words[0] in ("configure", "conf") and self.mode == "enable":
             self.write("Enter configuration commands, one per line.  End with CNTL/Z.\r\n")
             self.mode = "config"
-        elif words[0] == "show" and len(words) > 1:
+        elif words[0] in ("show", "sh") and len(words) > 1:  # IOS takes abbreviations
             await self._show(words[1:])
         elif words[0] == "ping" and len(words) >= 2:
-            repeat = int(words[words.index("repeat") + 1]) if "repeat" in words else 5
+            repeat = _count(words, "repeat", 5)
             self.write("Type escape sequence to abort.\r\n")
             self.write(
                 f"Sending {repeat}, 100-byte ICMP Echos to {words[1]}, timeout is 2 seconds:\r\n"
             )
-            for _ in range(repeat):
-                if await self.interruptible_sleep(self.ping_delay):
-                    break
-                self.write(".")
-            self.write("\r\nSuccess rate is 0 percent\r\n")
+            sent = await self.ping_lines(repeat, self.ping_delay, "!")
+            self.write(f"\r\nSuccess rate is 100 percent ({sent}/{sent})\r\n")
         else:
             self._invalid()
 
@@ -326,17 +435,18 @@ class EmulatedCiscoRouter(EmulatedDevice):
             ]
             lines += [f"! filler line {n}" for n in range(60)]
             lines += ["end"]
-            await self._page("\r\n".join(lines).split("\r\n"))
+            await self.page("\r\n".join(lines).split("\r\n"))
         elif "version".startswith(topic) and len(topic) >= 3:
             self.write(
-                "Cisco IOS Software, IOSv Software (VIOS-ADVENTERPRISEK9-M), Version 15.9(3)M4\r\n"
+                "Cisco IOS Software, IOSv Software (VIOS-ADVENTERPRISEK9-M), Version 15.9(3)M4, "
+                "RELEASE SOFTWARE (fc2)\r\n"
                 f"{self.name} uptime is 5 minutes\r\n"
             )
         elif topic == "ip" and what[1:2] and what[1].startswith("int"):
             self.write(
                 "Interface              IP-Address      OK? Method Status      "
                 "          Protocol\r\n"
-                "GigabitEthernet0/0     unassigned      YES unset  administratively down down\r\n"
+                "GigabitEthernet0/0     192.0.2.1       YES manual up                    up\r\n"
                 "GigabitEthernet0/1     unassigned      YES unset  administratively down down\r\n"
             )
         elif "logging".startswith(topic) and len(topic) >= 3:
@@ -351,18 +461,315 @@ class EmulatedCiscoRouter(EmulatedDevice):
             self.mode = "enable"
             self.interface = None
         elif words[0] == "exit":
-            self.mode = "config" if self.mode == "config-if" else "enable"
+            self.mode = "config" if self.mode in ("config-if", "config-router") else "enable"
         elif words[0] in ("interface", "int") and len(words) > 1:
             self.mode = "config-if"
             self.interface = line.split()[1]
             self.config.append(f"interface {self.interface}")
+        elif words[0] == "router" and len(words) > 1:
+            self.mode = "config-router"
+            self.config.append(line)
         elif words[0] == "hostname" and len(words) > 1:
             self.name = line.split()[1]
             self.config[0] = f"hostname {self.name}"
-        elif words[0] in ("ip", "no", "description", "shutdown", "router", "network"):
-            self.config.append(" " + line if self.mode == "config-if" else line)
+        elif words[0] in ("ip", "no", "description", "shutdown", "network"):
+            self.config.append(" " + line if self.mode != "config" else line)
         else:
             self._invalid()
+
+
+class EmulatedAristaSwitch(EmulatedCiscoRouter):
+    """An Arista EOS switch: Cisco-like modes and errors, Ctrl-C ends a ping."""
+
+    interrupt_keys = frozenset({CTRL_C})
+
+    def __init__(self, name: str = "leaf1", **options: object) -> None:
+        super().__init__(name, **options)  # type: ignore[arg-type]
+        self.banner = "\r\n\r\n"
+
+    async def execute(self, line: str) -> None:
+        words = line.lower().split()
+        if words[:1] == ["ping"] and len(words) >= 2 and not self.mode.startswith("config"):
+            repeat = _count(words, "repeat", 5)
+            self.write(f"PING {words[1]} ({words[1]}) 72(100) bytes of data.\r\n")
+            sent = await self.ping_lines(
+                repeat,
+                self.ping_delay,
+                f"80 bytes from {words[1]}: icmp_seq={{seq}} ttl=64 time=0.1 ms\r\n",
+            )
+            self.write(f"\r\n--- {words[1]} ping statistics ---\r\n{sent} packets transmitted\r\n")
+            return
+        await super().execute(line)
+
+
+class EmulatedJunos(EmulatedDevice):
+    """A Junos console: operational ``root@vmx>``, ``[edit]`` configuration, ``---(more)---``."""
+
+    pager = "---(more)---"
+    page_lines = 20
+
+    def __init__(
+        self,
+        name: str = "vmx",
+        *,
+        at_shell: bool = False,
+        commit_fails: bool = False,
+        ping_delay: float = 0.05,
+    ) -> None:
+        super().__init__(name)
+        self.banner = "\r\n\r\n"
+        self.mode = "shell" if at_shell else "operational"
+        self.commit_fails = commit_fails
+        self.ping_delay = ping_delay
+        self.candidate: list[str] = []
+        self.committed: list[str] = []
+
+    def prompt(self) -> str:
+        if self.mode == "shell":
+            return "\r\nroot@vmx:~ # "
+        if self.mode == "config":
+            return "\r\n\r\n[edit]\r\nroot@vmx# "
+        return "\r\n\r\nroot@vmx> "
+
+    def _unknown(self) -> None:
+        self.write("                ^\r\nunknown command.\r\n")
+
+    async def execute(self, line: str) -> None:
+        words = line.split()
+        if not words:
+            return
+        if self.mode == "shell":
+            if words == ["cli"]:
+                self.mode = "operational"
+            elif words == ["exit"]:
+                self.write("logout\r\n")
+            else:
+                self.write(f"{words[0]}: Command not found.\r\n")
+            return
+        if self.mode == "config":
+            await self._configure(words)
+            return
+        if words == ["configure"]:
+            self.write("Entering configuration mode\r\n")
+            self.mode = "config"
+        elif words == ["exit"]:
+            self.mode = "shell"
+        elif words[:3] == ["show", "interfaces", "terse"]:
+            lines = ["Interface               Admin Link Proto    Local                 Remote"]
+            lines += [f"ge-0/0/{n}                 up    up" for n in range(30)]
+            await self.page(lines)
+        elif words[:2] == ["show", "version"]:
+            self.write("Hostname: vmx\r\nModel: vmx\r\nJunos: 21.1R1.11\r\n")
+        elif words[0] == "ping" and len(words) >= 2:
+            count = _count(words, "count", 1_000_000)
+            self.write(f"PING {words[1]} ({words[1]}): 56 data bytes\r\n")
+            sent = await self.ping_lines(
+                count,
+                self.ping_delay,
+                f"64 bytes from {words[1]}: icmp_seq={{seq}} ttl=64 time=0.4 ms\r\n",
+            )
+            self.write(f"\r\n--- {words[1]} ping statistics ---\r\n{sent} packets transmitted\r\n")
+        else:
+            self._unknown()
+
+    async def _configure(self, words: list[str]) -> None:
+        if words[0] in ("set", "delete"):
+            self.candidate.append(" ".join(words))
+        elif words[:2] == ["commit", "and-quit"]:
+            if self.commit_fails:
+                self.write("error: configuration check-out failed\r\n")
+                return
+            self.committed += self.candidate
+            self.candidate = []
+            self.write("commit complete\r\nExiting configuration mode\r\n")
+            self.mode = "operational"
+        elif words[:2] == ["rollback", "0"]:
+            self.candidate = []
+            self.write("load complete\r\n")
+        elif words[:2] == ["exit", "configuration-mode"] or words == ["exit"]:
+            self.write("Exiting configuration mode\r\n")
+            self.mode = "operational"
+        else:
+            self.write("                ^\r\nsyntax error.\r\n")
+
+
+class EmulatedFrr(EmulatedDevice):
+    """An FRR container: a busybox shell whose ``vtysh`` is the router's CLI."""
+
+    def __init__(self, name: str = "R1", *, ping_delay: float = 0.05) -> None:
+        super().__init__(name)
+        self.banner = "\r\n"
+        self.mode = "shell"  # shell, vtysh, config, config-router
+        self.ping_delay = ping_delay
+        self.config: list[str] = []
+
+    def prompt(self) -> str:
+        return {
+            "shell": "\r\n/ # ",
+            "vtysh": f"\r\n{self.name}# ",
+            "config": f"\r\n{self.name}(config)# ",
+            "config-router": f"\r\n{self.name}(config-router)# ",
+        }[self.mode]
+
+    async def execute(self, line: str) -> None:
+        words = line.split()
+        if not words:
+            return
+        if self.mode == "shell":
+            if words == ["vtysh"]:
+                self.write("\r\nHello, this is FRRouting (version 8.4.1).\r\n")
+                self.write("Copyright 1996-2005 Kunihiro Ishiguro, et al.\r\n\r\n")
+                self.mode = "vtysh"
+            elif words[:3] == ["ip", "-br", "addr"]:
+                self.write("lo               UNKNOWN        127.0.0.1/8\r\n")
+                self.write("eth0             UP             10.0.0.1/24\r\n")
+            else:
+                self.write(f"sh: {words[0]}: not found\r\n")
+            return
+        if words == ["exit"] and self.mode == "vtysh":
+            self.mode = "shell"
+        elif words == ["end"]:
+            self.mode = "vtysh"
+        elif words[:2] == ["configure", "terminal"] and self.mode == "vtysh":
+            self.mode = "config"
+        elif words[:2] == ["router", "ospf"] and self.mode == "config":
+            self.mode = "config-router"
+            self.config.append(line)
+        elif self.mode.startswith("config") and words[0] in ("network", "ip", "interface", "no"):
+            self.config.append(line)
+        elif words[:3] == ["show", "ip", "route"] and self.mode == "vtysh":
+            self.write(
+                "Codes: K - kernel route, C - connected, S - static, O - OSPF\r\n\r\n"
+                "C>* 10.0.0.0/24 is directly connected, eth0, 00:01:02\r\n"
+            )
+        else:
+            self.write(f"% Unknown command: {line}\r\n")
+
+
+class EmulatedLinux(EmulatedDevice):
+    """A Linux host's console: a bash prompt; ``ping`` without ``-c`` runs until Ctrl-C."""
+
+    def __init__(self, name: str = "host1", *, ping_delay: float = 0.05) -> None:
+        super().__init__(name)
+        self.banner = "\r\n"
+        self.ping_delay = ping_delay
+
+    def prompt(self) -> str:
+        return f"\r\nroot@{self.name}:~# "
+
+    async def execute(self, line: str) -> None:
+        words = line.split()
+        if not words:
+            return
+        if words[0] == "ping" and len(words) >= 2:
+            host = words[-1]
+            count = _count(words, "-c", 1_000_000)
+            self.write(f"PING {host} ({host}) 56(84) bytes of data.\r\n")
+            sent = await self.ping_lines(
+                count,
+                self.ping_delay,
+                f"64 bytes from {host}: icmp_seq={{seq}} ttl=64 time=0.1 ms\r\n",
+            )
+            if sent < count:
+                self.write("^C")
+            self.write(
+                f"\r\n--- {host} ping statistics ---\r\n"
+                f"{sent} packets transmitted, {sent} received, 0% packet loss\r\n"
+            )
+        elif words[:3] == ["ip", "-br", "addr"]:
+            self.write("lo               UNKNOWN        127.0.0.1/8 ::1/128\r\n")
+            self.write("eth0             UP             10.0.0.5/24\r\n")
+        elif words[0] == "uname":
+            self.write("Linux host1 6.1.0 #1 SMP x86_64 GNU/Linux\r\n")
+        elif words[:2] == ["tail", "-f"]:
+            while not await self.interruptible_sleep(0.5):
+                pass
+            self.write("^C")
+        else:
+            self.write(f"bash: {words[0]}: command not found\r\n")
+
+
+class EmulatedHuawei(EmulatedDevice):
+    """A Huawei VRP console: ``<HUAWEI>`` user view, ``[HUAWEI]`` system view."""
+
+    pager = "  ---- More ----"
+    page_lines = 10
+
+    def __init__(self, name: str = "HUAWEI", *, ping_delay: float = 0.05) -> None:
+        super().__init__(name)
+        self.banner = "\r\n"
+        self.view = "user"  # user, system, interface
+        self.interface = ""
+        self.ping_delay = ping_delay
+        self.config: list[str] = []
+
+    def prompt(self) -> str:
+        if self.view == "user":
+            return f"\r\n<{self.name}>"
+        if self.view == "interface":
+            return f"\r\n[{self.name}-{self.interface}]"
+        return f"\r\n[{self.name}]"
+
+    def _unrecognized(self) -> None:
+        self.write("              ^\r\nError: Unrecognized command found at '^' position.\r\n")
+
+    async def execute(self, line: str) -> None:
+        words = line.split()
+        if not words:
+            return
+        if words == ["system-view"] and self.view == "user":
+            self.write("Enter system view, return user view with return command.\r\n")
+            self.view = "system"
+        elif words == ["return"]:
+            self.view = "user"
+        elif words == ["quit"]:
+            self.view = {"interface": "system", "system": "user", "user": "user"}[self.view]
+        elif words[0] == "interface" and self.view != "user" and len(words) > 1:
+            self.view = "interface"
+            self.interface = words[1]
+            self.config.append(line)
+        elif self.view != "user" and words[0] in ("ip", "undo", "description", "sysname"):
+            self.config.append(line)
+            if words[0] == "sysname" and len(words) > 1:
+                self.name = words[1]
+        elif words[:4] == ["display", "ip", "interface", "brief"]:
+            lines = [
+                "*down: administratively down",
+                "Interface                         IP Address/Mask      Physical   Protocol",
+            ]
+            lines += [
+                f"GigabitEthernet0/0/{n}              unassigned           down       down"
+                for n in range(24)
+            ]
+            await self.page(lines)
+        elif words[0] == "ping" and len(words) >= 2:
+            count = _count(words, "-c", 5)
+            host = words[-1]
+            self.write(f"  PING {host}: 56  data bytes, press CTRL_C to break\r\n")
+            await self.ping_lines(
+                count,
+                self.ping_delay,
+                f"    Reply from {host}: bytes=56 Sequence={{seq}} ttl=255 time=1 ms\r\n",
+            )
+        else:
+            self._unrecognized()
+
+
+class EmulatedGenericDevice(EmulatedDevice):
+    """A device of no known platform: a RouterOS-like ``[admin@MikroTik] >`` prompt."""
+
+    def __init__(self, name: str = "MikroTik") -> None:
+        super().__init__(name)
+        self.banner = "\r\n"
+
+    def prompt(self) -> str:
+        return f"\r\n[admin@{self.name}] > "
+
+    async def execute(self, line: str) -> None:
+        if line == "/system identity print":
+            self.write(f"  name: {self.name}\r\n")
+        elif line:
+            self.write(f"bad command name {line.split()[0]} (line 1 column 1)\r\n")
 
 
 class EmulatedDeviceLab:

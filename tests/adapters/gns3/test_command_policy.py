@@ -106,6 +106,40 @@ def test_read_only_commands_are_allowed_in_teaching(command: str, kind: DeviceKi
 
 
 @pytest.mark.parametrize(
+    ("command", "kind", "refused"),
+    [
+        ("configure", DeviceKind.JUNIPER_JUNOS, True),
+        (
+            "set interfaces ge-0/0/0 unit 0 family inet address 10.0.0.1/24",
+            DeviceKind.JUNIPER_JUNOS,
+            True,
+        ),
+        ("request system reboot", DeviceKind.JUNIPER_JUNOS, True),
+        ("show interfaces terse", DeviceKind.JUNIPER_JUNOS, False),
+        ("ping 10.0.0.1 count 3", DeviceKind.JUNIPER_JUNOS, False),
+        ("system-view", DeviceKind.HUAWEI_VRP, True),
+        ("sys", DeviceKind.HUAWEI_VRP, True),
+        ("undo shutdown", DeviceKind.HUAWEI_VRP, True),
+        ("save", DeviceKind.HUAWEI_VRP, True),
+        ("display ip interface brief", DeviceKind.HUAWEI_VRP, False),
+        ("configure terminal", DeviceKind.ARISTA_EOS, True),
+        ("show ip interface brief", DeviceKind.ARISTA_EOS, False),
+        ("conf t", DeviceKind.FRR, True),
+        ("write memory", DeviceKind.FRR, True),
+        ("show ip route", DeviceKind.FRR, False),
+        ("ip route add default via 10.0.0.1", DeviceKind.FRR, True),  # the shell around vtysh
+        ("system-view", DeviceKind.GENERIC, True),
+        ("commit", DeviceKind.GENERIC, True),
+        ("display version", DeviceKind.GENERIC, False),
+    ],
+)
+def test_teaching_refuses_each_platforms_configuration_words(
+    command: str, kind: DeviceKind, refused: bool
+) -> None:
+    assert (configuration_reason(command, kind) is not None) is refused
+
+
+@pytest.mark.parametrize(
     ("node", "template", "kind"),
     [
         ({"node_type": "vpcs"}, None, DeviceKind.VPCS),
@@ -113,7 +147,23 @@ def test_read_only_commands_are_allowed_in_teaching(command: str, kind: DeviceKi
         ({"node_type": "qemu"}, "Cisco IOSv 15.9", DeviceKind.CISCO_IOS),
         ({"node_type": "docker"}, "alpine", DeviceKind.LINUX),
         ({"node_type": "qemu", "tags": ["device_type:linux"]}, "Cisco IOSv", DeviceKind.LINUX),
-        ({"node_type": "qemu"}, "Juniper vSRX", DeviceKind.GENERIC),
+        ({"node_type": "qemu"}, "Juniper vSRX", DeviceKind.JUNIPER_JUNOS),
+        ({"node_type": "qemu"}, "Juniper vMX vCP", DeviceKind.JUNIPER_JUNOS),
+        ({"node_type": "qemu"}, "Arista vEOS 4.28", DeviceKind.ARISTA_EOS),
+        ({"node_type": "docker"}, "frrouting/frr:v8.4.1", DeviceKind.FRR),
+        ({"node_type": "qemu"}, "Huawei NE40E", DeviceKind.HUAWEI_VRP),
+        ({"node_type": "qemu"}, "Cisco CSR1000v 17.3", DeviceKind.CISCO_IOS),
+        ({"node_type": "qemu"}, "Cat8000v", DeviceKind.CISCO_IOS),
+        ({"node_type": "docker"}, "ubuntu:22.04", DeviceKind.LINUX),
+        ({"node_type": "docker", "name": "toolbox-1"}, None, DeviceKind.LINUX),
+        (
+            {"node_type": "qemu", "tags": ["device_type:ios-xe"]},
+            "Some router",
+            DeviceKind.CISCO_IOS,
+        ),
+        ({"node_type": "qemu", "tags": ["device_type:nxos"]}, "vEOS", DeviceKind.ARISTA_EOS),
+        ({"node_type": "qemu"}, "MikroTik CHR 7", DeviceKind.GENERIC),
+        ({"node_type": "qemu"}, "Microsoft Windows", DeviceKind.GENERIC),  # no "ios" in "windows"
     ],
 )
 def test_device_kind_from_tag_node_type_or_template(node, template, kind):  # type: ignore[no-untyped-def]

@@ -260,9 +260,9 @@ async def test_config_commands_enter_and_leave_configuration_mode(lab: EmulatedD
         "the device rejected the command",
     ]
     assert router.name == "Core1"
-    assert router.mode == "enable"
+    assert router.mode == "user"
     assert router.received[:2] == ["enable", "configure terminal"]
-    assert router.received[-1] == "end"
+    assert router.received[-2:] == ["end", "disable"]
 
 
 async def test_bad_arguments_are_results_that_say_what_exists(lab: EmulatedDeviceLab):
@@ -284,7 +284,6 @@ async def test_bad_arguments_are_results_that_say_what_exists(lab: EmulatedDevic
             "device_configs": [
                 {"device_name": "SW1", "commands": ["show"]},
                 {"device_name": "R2", "commands": ["show version"]},
-                {"device_name": "PC1", "commands": []},
             ]
         },
     )
@@ -294,18 +293,42 @@ async def test_bad_arguments_are_results_that_say_what_exists(lab: EmulatedDevic
         devices["R2"]["error"]
         == "No node named 'R2' in this project; existing nodes: PC1, PC2, R1, SW1."
     )
-    assert "non-empty `commands` list" in devices["PC1"]["error"]
     assert result.status is ToolStatus.ERROR
+
+
+async def test_invalid_arguments_name_each_field_and_run_nothing(lab: EmulatedDeviceLab):
+    executor = make_executor(lab)
+    empty = await run(
+        executor,
+        "execute_multiple_device_commands",
+        {
+            "device_configs": [
+                {"device_name": "PC1", "commands": ["show ip"]},
+                {"device_name": "PC2", "commands": ["  "]},
+            ]
+        },
+    )
+    assert empty.status is ToolStatus.ERROR
+    assert empty.output["fields"] == [
+        {"field": "device_configs.1.commands", "problem": "Value error, give at least one command"}
+    ]
+    assert (
+        "device_configs.1.commands: Value error, give at least one command"
+        in (empty.output["error"])
+    )
+    assert lab["PC1"].received == []  # nothing ran, not even the valid entry
     shape = await run(executor, "execute_multiple_device_commands", {"device_names": ["R1"]})
     assert shape.status is ToolStatus.ERROR
+    assert {f["field"] for f in shape.output["fields"]} == {"device_configs", "device_names"}
     assert shape.output["expected"] == {
         "device_configs": [{"device_name": "R1", "commands": ["show ip interface brief"]}]
     }
 
 
-async def test_abort_mid_command_returns_aborted_and_closes_the_console(lab: EmulatedDeviceLab):
+async def test_a_cancelled_call_lets_go_of_the_console(lab: EmulatedDeviceLab):
+    # On abort the core cancels the running tool's task; the executor does not watch the
+    # abort token itself.
     router = lab["R1"]
-    abort = AbortToken()
     task = asyncio.create_task(
         run(
             make_executor(lab, command_timeout=30),
@@ -315,14 +338,13 @@ async def test_abort_mid_command_returns_aborted_and_closes_the_console(lab: Emu
                     {"device_name": "R1", "commands": ["ping 192.0.2.1 repeat 100000"]}
                 ]
             },
-            abort=abort,
+            abort=AbortToken(),
         )
     )
     await eventually(lambda: router.busy)
-    abort.abort()
-    async with asyncio.timeout(1):
-        result = await task
-    assert result.status is ToolStatus.ABORTED
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
     await eventually(lambda: router.client_count == 0, within=1.0)
 
 

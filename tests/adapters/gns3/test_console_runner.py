@@ -127,8 +127,9 @@ async def test_config_mode_is_entered_and_left(lab: EmulatedDeviceLab):
         "ip address 10.0.0.1 255.255.255.0",
         "no shutdown",
         "end",
+        "disable",  # the console is left in the mode it was found in
     ]
-    assert router.mode == "enable"
+    assert router.mode == "user"
     assert " ip address 10.0.0.1 255.255.255.0" in router.config
 
 

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from adapters.gns3 import Gns3Client, Gns3ToolExecutor, SkillLibrary
+from adapters.gns3 import DeviceKind, Gns3Client, Gns3ToolExecutor, SkillLibrary
 from copilot_core import CopilotMode, ParsedToolCall, ToolStatus
 from tests.adapters.gns3.conftest import make_context
 
 
-def test_shipped_skills_cover_vpcs_cisco_and_linux():
+def test_shipped_skills_cover_every_platform():
     library = SkillLibrary()
     assert library.problems == []
-    assert library.device_types() == ["cisco_ios", "linux", "vpcs"]
+    assert library.device_types() == sorted(kind.value for kind in DeviceKind)
     vpcs = library.get("VPCS", "basics")
     assert vpcs is not None
     assert "ip 192.168.1.10/24 192.168.1.1" in vpcs.content
@@ -62,5 +62,9 @@ async def test_device_skills_tool(mode: CopilotMode):
     assert "vpcs/basics" in missing.output["error"]
     bad = await call({"action": "explain"})
     assert bad.status is ToolStatus.ERROR
-    assert bad.output["expected"] == {"action": "list"}
+    assert bad.output["fields"][0]["field"] == "action"
+    assert "'list' or 'get'" in bad.output["fields"][0]["problem"]
+    assert bad.output["expected"] == {"action": "get", "device_type": "vpcs", "topic": "basics"}
+    half = await call({"action": "get", "device_type": "vpcs"})
+    assert "action get needs device_type and topic" in half.output["error"]
     await executor.client.aclose()

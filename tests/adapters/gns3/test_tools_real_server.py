@@ -207,6 +207,7 @@ async def test_starting_a_vpcs_reports_gns3s_refusal(
     assert result.status is ToolStatus.ERROR
     alice, ghost = result.output["results"]
     assert alice["status"] == "failed"
+    assert alice["output"] == {"status": "stopped"}  # the node's real status
     # This machine has neither a VPCS binary nor uBridge: GNS3 answers 409 with its reason.
     assert alice["error"].startswith("GNS3 could not start the node: ")
     assert "VPCS" in alice["error"] or "uBridge" in alice["error"]
@@ -223,11 +224,32 @@ async def test_stop_and_suspend_in_lab_automation(
     assert stopped.output["results"] == [
         {"device_name": "Bob", "status": "success", "output": {"status": "stopped"}}
     ]
-    suspended = await run(
-        executor, project_id, admin_token, "suspend_gns3_node", {"node_names": []}
+    empty = await run(executor, project_id, admin_token, "suspend_gns3_node", {"node_names": []})
+    assert empty.status is ToolStatus.ERROR
+    assert empty.output["expected"] == {"node_names": ["R1", "PC1"]}
+
+
+async def test_suspending_a_vpcs_reports_failure_with_its_real_status(
+    executor: Gns3ToolExecutor, admin_token: str, project_id: str, gns3_client: Gns3Client
+):
+    # Regression (issue 13, 4): GNS3 answers 204 to a VPCS suspend and changes nothing; the
+    # tool used to report success.
+    await build_lab(executor, project_id, admin_token)
+    result = await run(
+        executor, project_id, admin_token, "suspend_gns3_node", {"node_names": ["Bob"]}
     )
-    assert suspended.status is ToolStatus.ERROR
-    assert suspended.output["expected"] == {"node_names": ["R1", "PC1"]}
+    assert result.status is ToolStatus.ERROR
+    assert result.output["results"] == [
+        {
+            "device_name": "Bob",
+            "status": "failed",
+            "output": {"status": "stopped"},
+            "error": "GNS3 accepted the suspend, but Bob is still 'stopped'. "
+            "vpcs nodes cannot be suspended.",
+        }
+    ]
+    nodes = {n["name"]: n for n in await gns3_client.nodes(admin_token, project_id)}
+    assert nodes["Bob"]["status"] == "stopped"  # what GNS3 itself says
 
 
 async def test_commands_on_a_stopped_node_say_start_it_first(
@@ -327,14 +349,12 @@ async def test_second_user_sees_nothing_of_the_first_users_project(
     assert names == {"Alice", "Bob"}
 
 
-async def test_missing_credentials_and_wrong_mode(executor: Gns3ToolExecutor, project_id: str):
+async def test_missing_credentials_are_a_clear_error(executor: Gns3ToolExecutor, project_id: str):
     no_token = await run(executor, project_id, None, "gns3_topology_reader", {})
+    assert no_token.status is ToolStatus.ERROR
     assert "No GNS3 credentials" in no_token.output["error"]
-    teaching = await run(
-        executor, project_id, "t", "stop_gns3_node", {"node_names": ["A"]}, TEACHING
-    )
-    assert teaching.status is ToolStatus.ERROR
-    assert "not available in teaching_assistant mode" in teaching.output["error"]
+    unknown = await run(executor, project_id, "t", "reboot_the_lab", {})
+    assert "There is no GNS3 tool 'reboot_the_lab'" in unknown.output["error"]
 
 
 async def test_ethernet_switch_needs_dynamips(

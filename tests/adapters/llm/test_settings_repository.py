@@ -200,7 +200,7 @@ def test_invalid_configured_key_is_refused(tmp_path: Path) -> None:
         ("context_limit", 0),
         ("model", ""),
         ("base_url", "ftp://example"),
-        ("provider", "anthropic"),
+        ("provider", "gemini"),
         ("unknown", 1),
     ],
 )

@@ -1,18 +1,29 @@
-"""TiktokenTokenCounter: real cl100k_base counts from the installed file, never a download."""
+"""TiktokenTokenCounter: real cl100k_base counts from the file shipped in adapters/llm/data
+(its SHA-256 checked at load), never a download."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import logging
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.llm import TiktokenTokenCounter, offline_encoding
+from adapters.llm import SHIPPED_ENCODINGS, TiktokenTokenCounter, offline_encoding
 from copilot_core import Message
 from copilot_core.ports import FunctionCall, ToolCall
 from copilot_core.tokens import ApproximateTokenCounter, CachedTokenCounter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_cl100k_base_is_available_offline_and_cached() -> None:
@@ -21,6 +32,56 @@ def test_cl100k_base_is_available_offline_and_cached() -> None:
     # well-known cl100k_base token ids
     assert encoding.encode("hello world") == [15339, 1917]
     assert offline_encoding("cl100k_base") is encoding
+
+
+def test_the_shipped_file_is_the_official_cl100k_base() -> None:
+    shipped = SHIPPED_ENCODINGS["cl100k_base"]
+    data = (REPO / "adapters" / "llm" / "data" / shipped.file).read_bytes()
+    assert hashlib.sha256(data).hexdigest() == shipped.sha256
+    # tiktoken's own published hash for cl100k_base
+    assert shipped.sha256 == "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+    encoding = offline_encoding("cl100k_base")
+    assert encoding is not None and encoding.n_vocab == 100277
+    assert encoding.encode("<|endoftext|>", allowed_special="all") == [100257]
+    assert encoding.decode(encoding.encode("R1# show ip interface brief")) == (
+        "R1# show ip interface brief"
+    )
+
+
+@pytest.fixture
+def fresh_encodings() -> Iterator[None]:
+    offline_encoding.cache_clear()
+    yield
+    offline_encoding.cache_clear()
+
+
+def test_a_damaged_encoding_file_is_refused_and_counting_falls_back(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, fresh_encodings: None
+) -> None:
+    wrong = dataclasses.replace(SHIPPED_ENCODINGS["cl100k_base"], sha256="0" * 64)
+    monkeypatch.setitem(SHIPPED_ENCODINGS, "cl100k_base", wrong)
+    with caplog.at_level(logging.WARNING, logger="adapters.llm._tokens"):
+        counter = TiktokenTokenCounter()
+    assert not counter.exact
+    assert "damaged" in caplog.text and "0" * 64 in caplog.text
+    messages = [Message.user("u", "x" * 400, NOW)]
+    assert counter.count(messages) == ApproximateTokenCounter().count(messages)
+
+
+def test_the_encoding_file_ships_in_the_wheel(tmp_path: Path) -> None:
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), "."],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = tmp_path.glob("gns3_copilot-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        data = archive.read("adapters/llm/data/cl100k_base.tiktoken")
+    assert hashlib.sha256(data).hexdigest() == SHIPPED_ENCODINGS["cl100k_base"].sha256
 
 
 def test_counts_content_with_per_message_framing() -> None:

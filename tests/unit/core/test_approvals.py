@@ -200,3 +200,27 @@ async def test_the_users_policy_decides_which_calls_wait(
                     PROJECT, turn.session_id, ALICE, stamped.event.approval_id, approve=True
                 )
     assert sorted(asked) == sorted(asked_for)
+
+
+async def test_the_executor_learns_that_a_call_was_approved_and_by_whom(world: World) -> None:
+    seen: list[object] = []
+
+    def set_ip(args: dict[str, Any], ctx: Any) -> str:
+        seen.append(ctx.approved)
+        return "ok"
+
+    world.tools.add("set_ip", set_ip, changes=configure)
+    world.tools.add("show_ip", lambda args, ctx: seen.append(ctx.approved) or "10.0.0.1/24")
+    world.selection = ModelSelection(world.model, approval=ApprovalPolicy.CHANGES)
+    world.model.add(
+        tool_reply(("show_ip", {"device": "PC1"}), ("set_ip", {"device": "PC1"})),
+        text_reply("ok"),
+        text_reply("T"),
+    )
+    turn = await world.service.start_turn(world.request("look, then change"))
+    asked = await next_approval(turn)
+    await world.service.decide(PROJECT, turn.session_id, ALICE, asked.approval_id, approve=True)
+    await finish(turn)
+    assert seen[0] is None  # the read was not approved: it needed no approval
+    approved = seen[1]
+    assert approved is not None and approved.approve and approved.user_id == ALICE  # type: ignore[attr-defined]

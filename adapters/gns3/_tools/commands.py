@@ -1,0 +1,345 @@
+"""Console tools: show commands, configuration lines and VPCS commands on started devices.
+
+Every command is checked before anything is sent: the forbidden list in every mode and,
+in teaching mode, the read-only rule (:func:`~adapters.gns3.configuration_reason`). The
+devices of one call run concurrently, one command stream per console. Each command has a
+time limit (``timeout_s``, else the runner's default, raised for a ``ping``/``traceroute``
+whose count needs longer); the whole call is bounded by ``call_budget``. What a console
+prints is reported as progress while it runs; outputs that ntc-templates can parse come
+back with ``parsed`` rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
+
+from adapters.gns3._command_policy import DeviceKind, configuration_reason
+from adapters.gns3._console import ConsoleTarget, ConsoleTranscript
+from adapters.gns3._lab import LabSnapshot
+from adapters.gns3._platforms import kind_from_name, platform_for
+from adapters.gns3._tools.registry import (
+    AUTOMATION_ONLY,
+    BOTH_MODES,
+    AtMost,
+    CallScope,
+    Gns3Tool,
+    LabAccess,
+    ToolArguments,
+)
+from adapters.gns3._tools.results import batch, item
+from copilot_core.ports import ChangePreview
+from copilot_core.session import CopilotMode
+from copilot_core.tools import ToolResult
+
+__all__ = ["command_tools"]
+
+JSON = dict[str, Any]
+
+
+def _commands(commands: list[str]) -> list[str]:
+    kept = [command for command in commands if command.strip()]
+    if not kept:
+        raise ValueError("give at least one command")
+    return kept
+
+
+def _device_name(name: str) -> str:
+    if not name.strip():
+        raise ValueError("must not be blank")
+    return name.strip()
+
+
+def _device_type(value: str) -> str:
+    if kind_from_name(value) is None:
+        known = ", ".join(kind.value for kind in DeviceKind)
+        raise ValueError(f"unknown device type {value!r}; known: {known}")
+    return value
+
+
+Commands = Annotated[list[str], AfterValidator(_commands), AtMost("max_commands")]
+DeviceName = Annotated[str, AfterValidator(_device_name)]
+DeviceType = Annotated[str, AfterValidator(_device_type)]
+Timeout = Annotated[float, Field(gt=0), AtMost("max_command_timeout")]
+_DEVICE_TYPE = (
+    "override the detected platform: vpcs, cisco_ios (also IOSv, IOS-XE), arista_eos, "
+    "juniper_junos, frr, linux, huawei_vrp or generic"
+)
+_TIMEOUT = (
+    "seconds each command may run before it is interrupted (its output so far is returned "
+    "with timed_out); default: see the tool's description"
+)
+
+
+class DeviceCommands(ToolArguments):
+    device_name: DeviceName = Field(description="node name")
+    commands: Commands = Field(description="commands to run in order, e.g. show ip interface brief")
+    device_type: DeviceType | None = Field(None, description=_DEVICE_TYPE)
+
+
+class DeviceConfigLines(ToolArguments):
+    device_name: DeviceName = Field(description="node name")
+    config_commands: Commands = Field(description="configuration lines, in order")
+    device_type: DeviceType | None = Field(None, description=_DEVICE_TYPE)
+
+
+class ShowCommands(ToolArguments):
+    device_configs: Annotated[list[DeviceCommands], AtMost("max_batch")] = Field(min_length=1)
+    timeout_s: Timeout | None = Field(None, description=_TIMEOUT)
+
+
+class ConfigCommands(ToolArguments):
+    device_configs: Annotated[list[DeviceConfigLines], AtMost("max_batch")] = Field(min_length=1)
+    timeout_s: Timeout | None = Field(None, description=_TIMEOUT)
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    device_name: str
+    commands: list[str]
+    device_type: str | None
+
+
+# ------------------------------------------------------------------ handlers
+async def show_commands(lab: LabAccess, args: ShowCommands, scope: CallScope) -> ToolResult:
+    jobs = [_Job(e.device_name, e.commands, e.device_type) for e in args.device_configs]
+    return await _run(lab, scope, jobs, args.timeout_s, config=False, vpcs_only=False)
+
+
+async def config_commands(lab: LabAccess, args: ConfigCommands, scope: CallScope) -> ToolResult:
+    jobs = [_Job(e.device_name, e.config_commands, e.device_type) for e in args.device_configs]
+    return await _run(lab, scope, jobs, args.timeout_s, config=True, vpcs_only=False)
+
+
+async def vpcs_commands(lab: LabAccess, args: ShowCommands, scope: CallScope) -> ToolResult:
+    jobs = [_Job(e.device_name, e.commands, e.device_type) for e in args.device_configs]
+    return await _run(lab, scope, jobs, args.timeout_s, config=False, vpcs_only=True)
+
+
+async def _run(
+    lab: LabAccess,
+    scope: CallScope,
+    jobs: Sequence[_Job],
+    timeout_s: float | None,
+    *,
+    config: bool,
+    vpcs_only: bool,
+) -> ToolResult:
+    deadline = asyncio.get_running_loop().time() + lab.settings.call_budget
+    snapshot = await lab.snapshot(scope)
+    results = await asyncio.gather(
+        *(
+            _device(
+                lab, snapshot, scope, job, timeout_s, deadline, config=config, vpcs_only=vpcs_only
+            )
+            for job in jobs
+        )
+    )
+    return batch(list(results))
+
+
+def _limits(
+    lab: LabAccess, kind: DeviceKind, commands: list[str], timeout_s: float | None
+) -> list[float]:
+    """Each command's limit: ``timeout_s`` if given, else the default, raised to what a
+    ping or traceroute with a count needs; never above the server's maximum."""
+    if timeout_s is not None:
+        return [timeout_s] * len(commands)
+    platform = platform_for(kind)
+    default = lab.runner.command_timeout
+    ceiling = lab.settings.max_command_timeout
+    return [min(ceiling, max(default, platform.fitting_limit(c) or 0.0)) for c in commands]
+
+
+async def _device(
+    lab: LabAccess,
+    snapshot: LabSnapshot,
+    scope: CallScope,
+    job: _Job,
+    timeout_s: float | None,
+    deadline: float,
+    *,
+    config: bool,
+    vpcs_only: bool,
+) -> JSON:
+    name, commands = job.device_name, job.commands
+    node = snapshot.by_name(name)
+    if node is None:
+        return item(name, "failed", error=snapshot.unknown_node(name))
+    name = str(node.get("name"))
+    override = kind_from_name(job.device_type) if job.device_type else None
+    kind = override or snapshot.kind(node)
+    if vpcs_only and kind is not DeviceKind.VPCS:
+        return item(
+            name,
+            "failed",
+            error=f"{name} is a {kind.value} device, not a VPCS; use "
+            "execute_multiple_device_commands or execute_multiple_device_config_commands.",
+        )
+    if node.get("status") != "started":
+        return item(
+            name,
+            "failed",
+            error=f"{name} is {node.get('status')}; start it first with start_gns3_node.",
+        )
+    if node.get("console_type") != "telnet" or not node.get("console"):
+        return item(
+            name,
+            "failed",
+            error=f"{name} has no telnet console (console type {node.get('console_type')!r}); "
+            "its commands cannot be run.",
+        )
+    blocked: list[JSON] = []
+    allowed: list[str] = []
+    for command in commands:
+        reason = lab.skills.forbidden.reason(command)
+        if reason is None and scope.context.mode is CopilotMode.TEACHING_ASSISTANT:
+            reason = configuration_reason(command, kind)
+        if reason is None:
+            allowed.append(command)
+        else:
+            blocked.append({"command": command, "reason": reason})
+    if not allowed:
+        return item(name, "failed", [], blocked_commands=blocked, error="every command was blocked")
+    target = ConsoleTarget(name, snapshot.console_host(node), int(node["console"]), kind)
+
+    def progress(text: str) -> None:
+        scope.context.report_progress(text, device=name)
+
+    transcript = await lab.runner.run(
+        target,
+        allowed,
+        config_mode=config,
+        limits=_limits(lab, kind, allowed, timeout_s),
+        deadline=deadline,
+        progress=progress,
+    )
+    await _parse(lab, transcript, config=config)
+    return _device_result(transcript, blocked)
+
+
+async def _parse(lab: LabAccess, transcript: ConsoleTranscript, *, config: bool) -> None:
+    """Rows for the outputs ntc-templates knows (show commands that completed whole)."""
+    platform = platform_for(transcript.target.kind).ntc_platform
+    if platform is None or config:
+        return
+    outcomes = [o for o in transcript.outcomes if o.ok and not o.truncated and o.output]
+    if not outcomes:
+        return
+    await lab.parser.ready()
+    for outcome in outcomes:
+        outcome.parsed = lab.parser.parse(platform, outcome.command, outcome.output)
+
+
+def _device_result(transcript: ConsoleTranscript, blocked: list[JSON]) -> JSON:
+    name = transcript.target.name
+    output = [outcome.to_dict() for outcome in transcript.outcomes]
+    if transcript.error is not None:
+        return item(
+            name, "failed", output, blocked_commands=blocked or None, error=transcript.error
+        )
+    ok = sum(1 for outcome in transcript.outcomes if outcome.ok)
+    if ok == len(transcript.outcomes) and not blocked:
+        status = "success"
+    elif ok == 0 and not blocked:
+        status = "failed"
+    else:
+        status = "partial_success"
+    problems = [f"{o.command!r}: {o.error}" for o in transcript.outcomes if not o.ok]
+    if blocked:
+        problems.append(f"{len(blocked)} command(s) blocked")
+    return item(
+        name,
+        status,
+        output,
+        blocked_commands=blocked or None,
+        error="; ".join(problems) if problems else None,
+    )
+
+
+# ------------------------------------------------------------------ changes
+def _configured(args: ConfigCommands, mode: CopilotMode) -> ChangePreview:
+    devices: dict[str, list[str]] = {}
+    for entry in args.device_configs:
+        devices.setdefault(entry.device_name, []).extend(entry.config_commands)
+    return ChangePreview(f"configure {', '.join(devices)}", devices=devices)
+
+
+def _maybe_configured(args: ShowCommands, mode: CopilotMode) -> ChangePreview | None:
+    """Commands that would change a device, judged without knowing its kind (the VPCS and
+    the generic rules, which teaching mode enforces); teaching mode blocks them anyway."""
+    if mode is CopilotMode.TEACHING_ASSISTANT:
+        return None
+    devices: dict[str, list[str]] = {}
+    for entry in args.device_configs:
+        for command in entry.commands:
+            if (
+                configuration_reason(command, DeviceKind.GENERIC) is not None
+                or configuration_reason(command, DeviceKind.VPCS) is not None
+            ):
+                devices.setdefault(entry.device_name, []).append(command)
+    if not devices:
+        return None
+    return ChangePreview(f"change {', '.join(sorted(devices))}", devices=devices)
+
+
+_LIMITS = (
+    "Each command may run {runner.command_timeout:g} s unless timeout_s says otherwise (at "
+    "most {settings.max_command_timeout:g} s); a ping or traceroute with a count (ping X "
+    "-c 40, repeat 40, count 40) gets a limit that fits the count. A command still running "
+    "at its limit is interrupted and returns the output read so far with timed_out: true."
+)
+
+
+def command_tools() -> list[Gns3Tool[Any]]:
+    return [
+        Gns3Tool(
+            "execute_multiple_device_commands",
+            "Run read-only (show/diagnostic) commands on several started devices' consoles at "
+            "once; one result per device with each command's output (and `parsed` rows for "
+            "show commands TextFSM templates know). Forbidden commands (traceroute, debug, "
+            "reload...) are blocked; in teaching mode so are configuration commands. " + _LIMITS,
+            ShowCommands,
+            show_commands,
+            BOTH_MODES,
+            example={
+                "device_configs": [{"device_name": "R1", "commands": ["show ip interface brief"]}]
+            },
+            change=_maybe_configured,
+        ),
+        Gns3Tool(
+            "execute_multiple_device_config_commands",
+            "Apply configuration lines on several started devices at once. On Cisco IOS the "
+            "tool enters configure terminal and leaves with end itself: give only the lines "
+            "(e.g. interface Gi0/0, ip address 10.0.0.1 255.255.255.0, no shutdown); likewise "
+            "vtysh's configure terminal on FRR, system-view/return on Huawei, and configure/"
+            "commit and-quit on Junos. " + _LIMITS,
+            ConfigCommands,
+            config_commands,
+            AUTOMATION_ONLY,
+            example={
+                "device_configs": [
+                    {"device_name": "R1", "config_commands": ["interface Gi0/0", "no shutdown"]}
+                ]
+            },
+            change=_configured,
+        ),
+        Gns3Tool(
+            "execute_vpcs_commands",
+            "Run commands on VPCS hosts, including configuration (ip 10.0.0.2/24 10.0.0.1, "
+            "save); one result per host. " + _LIMITS,
+            ShowCommands,
+            vpcs_commands,
+            AUTOMATION_ONLY,
+            example={
+                "device_configs": [
+                    {"device_name": "PC1", "commands": ["ip 10.0.0.2/24 10.0.0.1", "save"]}
+                ]
+            },
+            change=_maybe_configured,
+        ),
+    ]

@@ -1,0 +1,146 @@
+"""``Gns3ToolExecutor`` (the core's ``ToolExecutor``) and ``Gns3TopologySource``.
+
+The project comes from the request context (never from the model); tools name nodes and
+ports by their names. The executor offers, per mode, the tools of its registry; it does
+not refuse a tool by mode nor watch the abort token itself: the core does both, for every
+tool source, and cancels a running tool's task on abort (the console runner then leaves
+the device ready, see :class:`~adapters.gns3.ConsoleRunner`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from adapters.gns3._client import Gns3Client
+from adapters.gns3._console import ConsoleRunner
+from adapters.gns3._lab import LabSnapshot
+from adapters.gns3._skills import SkillLibrary
+from adapters.gns3._tools.capture import capture_tools
+from adapters.gns3._tools.commands import command_tools
+from adapters.gns3._tools.links import link_tools
+from adapters.gns3._tools.nodes import node_tools
+from adapters.gns3._tools.registry import (
+    CallScope,
+    Gns3Tool,
+    Gns3ToolSettings,
+    LabAccess,
+    ToolRegistry,
+)
+from adapters.gns3._tools.skills import skill_tools
+from adapters.gns3._tools.topology import topology_tools
+from copilot_core.errors import AuthenticationError, CopilotError
+from copilot_core.ports import Assessment
+from copilot_core.session import CopilotMode
+from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
+
+__all__ = ["CATALOGUE", "Gns3ToolExecutor", "Gns3TopologySource", "gns3_tools"]
+
+#: The order tools are offered in (teaching's tools first, then lab automation's own).
+CATALOGUE = (
+    "gns3_topology_reader",
+    "get_gns3_templates",
+    "create_gns3_node",
+    "create_gns3_link",
+    "start_gns3_node",
+    "update_gns3_node_name",
+    "execute_multiple_device_commands",
+    "packet_capture",
+    "device_skills",
+    "stop_gns3_node",
+    "suspend_gns3_node",
+    "execute_multiple_device_config_commands",
+    "execute_vpcs_commands",
+)
+
+
+def gns3_tools() -> ToolRegistry:
+    """Every GNS3 tool, in catalogue order."""
+    tools: dict[str, Gns3Tool[Any]] = {
+        tool.name: tool
+        for family in (
+            topology_tools(),
+            node_tools(),
+            link_tools(),
+            command_tools(),
+            capture_tools(),
+            skill_tools(),
+        )
+        for tool in family
+    }
+    return ToolRegistry(tools[name] for name in CATALOGUE)
+
+
+class Gns3ToolExecutor:
+    """The lab tools over a :class:`Gns3Client` and a :class:`ConsoleRunner`."""
+
+    def __init__(
+        self,
+        client: Gns3Client,
+        *,
+        runner: ConsoleRunner | None = None,
+        skills: SkillLibrary | None = None,
+        settings: Gns3ToolSettings | None = None,
+        registry: ToolRegistry | None = None,
+    ) -> None:
+        self.client = client
+        self.runner = runner or ConsoleRunner()
+        self.skills = skills or SkillLibrary()
+        self.settings = settings or Gns3ToolSettings()
+        self.registry = registry or gns3_tools()
+        self.lab = LabAccess(self.client, self.runner, self.skills, self.settings)
+        self._specs = {tool.name: tool.spec(self.lab) for tool in self.registry}
+
+    async def warm(self) -> None:
+        """Load now what the first console call would otherwise load (the TextFSM index,
+        ~0.2 s, in a thread): call it at start-up, before the service takes requests. (Done
+        in the background during the first turn instead, it slowed that turn's own first
+        loads by more than it saved.)"""
+        await self.lab.parser.ready()
+
+    def specs(self, mode: CopilotMode) -> Sequence[ToolSpec]:
+        return [self._specs[tool.name] for tool in self.registry.offered(mode)]
+
+    async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
+        """What the call would change, from its tool's ``change`` preview; a call that
+        cannot run (unknown tool, bad arguments) changes nothing (``execute`` says why)."""
+        tool = self.registry.get(call.name)
+        if tool is None or call.arguments is None:
+            return Assessment.read_only()
+        args = tool.parse(call.arguments, self.settings)
+        if isinstance(args, ToolResult):
+            return Assessment.read_only()
+        preview = tool.change(args, context.mode)
+        return Assessment.read_only() if preview is None else Assessment(True, preview)
+
+    async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
+        tool = self.registry.get(call.name)
+        if tool is None:
+            known = ", ".join(t.name for t in self.registry)
+            return ToolResult.error(f"There is no GNS3 tool {call.name!r}; tools: {known}.")
+        if not call.is_valid or call.arguments is None:
+            return ToolResult.error(f"The arguments of {call.name} are invalid: {call.error}")
+        args = tool.parse(call.arguments, self.settings)
+        if isinstance(args, ToolResult):
+            return args
+        if tool.needs_gns3 and not context.credentials:
+            return ToolResult.error(
+                "No GNS3 credentials came with this request; the tool cannot act on GNS3."
+            )
+        try:
+            return await tool.run(self.lab, args, CallScope(context, context.credentials or ""))
+        except CopilotError as exc:
+            return ToolResult.error(exc.message)
+
+
+class Gns3TopologySource:
+    """The core's :class:`~copilot_core.ports.TopologySource` over the GNS3 API."""
+
+    def __init__(self, client: Gns3Client) -> None:
+        self.client = client
+
+    async def read(self, context: ToolContext) -> dict[str, Any]:
+        if not context.credentials:
+            raise AuthenticationError("No GNS3 credentials came with this request.")
+        lab = await LabSnapshot.read(self.client, context.credentials, context.project_id)
+        return lab.summary()

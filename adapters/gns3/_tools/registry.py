@@ -1,0 +1,296 @@
+"""The tool registry: each GNS3 tool is an argument model, an async handler and its policy.
+
+A :class:`Gns3Tool` names the tool, describes it, lists the copilot modes that offer it,
+says whether a successful call changes the topology, and can describe the change a call
+would make to the lab (a :class:`~copilot_core.ports.ChangePreview`, what the user
+approves). Its argument model is a pydantic model; the JSON schema the model sees is derived from it
+(:func:`openai_schema`: references inlined, titles and nulls dropped, limits taken from
+the settings), and arguments that do not validate become an error result naming each
+field and what was wrong (:meth:`Gns3Tool.parse`), never an exception.
+
+:class:`ToolRegistry` lists the tools; :class:`~adapters.gns3.Gns3ToolExecutor` serves
+them to the core, and any other adapter-side consumer (an MCP server) can serve the same
+list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sized
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationError,
+    ValidationInfo,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
+
+from adapters.gns3._client import Gns3Client
+from adapters.gns3._console import ConsoleRunner
+from adapters.gns3._lab import LabSnapshot
+from adapters.gns3._parsing import ShowParser
+from adapters.gns3._skills import SkillLibrary
+from copilot_core.ports import ChangePreview
+from copilot_core.session import CopilotMode
+from copilot_core.tools import ToolContext, ToolResult, ToolSpec
+
+__all__ = [
+    "AUTOMATION_ONLY",
+    "BOTH_MODES",
+    "AtMost",
+    "CallScope",
+    "Gns3Tool",
+    "Gns3ToolSettings",
+    "LabAccess",
+    "ToolArguments",
+    "ToolRegistry",
+    "openai_schema",
+]
+
+JSON = dict[str, Any]
+BOTH_MODES = frozenset({CopilotMode.TEACHING_ASSISTANT, CopilotMode.LAB_AUTOMATION_ASSISTANT})
+AUTOMATION_ONLY = frozenset({CopilotMode.LAB_AUTOMATION_ASSISTANT})
+
+
+@dataclass(frozen=True, slots=True)
+class Gns3ToolSettings:
+    """Bounds of the tools (seconds unless said otherwise).
+
+    ``max_command_timeout`` bounds a console command's ``timeout_s``; ``call_budget``
+    bounds one console call (commands that would start later are not run; keep it under
+    the agent's tool time limit so the call answers with what it has). ``action_settle``
+    is how long a stop/suspend is given to show in the node's status, ``start_grace``
+    how long a started node may still read "stopped" before the start counts as failed.
+    """
+
+    start_timeout: float = 90.0
+    poll_interval: float = 0.5
+    action_settle: float = 3.0
+    start_grace: float = 5.0
+    max_command_timeout: float = 300.0
+    call_budget: float = 290.0
+    capture_default_seconds: float = 5.0
+    capture_max_seconds: float = 30.0
+    capture_max_bytes: int = 8 << 20
+    max_batch: int = 32
+    max_commands: int = 50
+
+
+# ------------------------------------------------------------------ arguments
+class ToolArguments(BaseModel):
+    """Base of every argument model: immutable, unknown arguments refused.
+
+    An argument the tool does not know is an error naming it (a typo such as ``timeout``
+    for ``timeout_s`` would otherwise be silently ignored).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True, slots=True)
+class AtMost:
+    """``Annotated`` metadata: a number, or a list's length, is at most a setting's value.
+
+    The limit is read from the :class:`Gns3ToolSettings` passed as validation context and
+    written into the JSON schema by :func:`openai_schema` (``maximum``/``maxItems``).
+    """
+
+    setting: str
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return core_schema.with_info_after_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        json_schema["x-limit"] = self.setting
+        return json_schema
+
+    def _check(self, value: Any, info: ValidationInfo) -> Any:
+        settings = info.context if isinstance(info.context, Gns3ToolSettings) else None
+        limit = getattr(settings or Gns3ToolSettings(), self.setting)
+        if isinstance(value, Sized) and not isinstance(value, str):
+            if len(value) > limit:
+                raise ValueError(f"at most {limit:g} items (this server's limit)")
+        elif value > limit:
+            raise ValueError(f"at most {limit:g} (this server's limit)")
+        return value
+
+
+def _inline(node: Any, defs: JSON) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = defs[node["$ref"].rsplit("/", 1)[-1]]
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return _inline(merged, defs)
+    return {key: _inline(value, defs) for key, value in node.items()}
+
+
+def _clean(node: Any, settings: Gns3ToolSettings) -> Any:
+    """A schema node as strict OpenAI-compatible servers accept it."""
+    if isinstance(node, list):
+        return [_clean(item, settings) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = dict(node)
+    variants = node.get("anyOf")
+    if isinstance(variants, list):
+        kept = [v for v in variants if v != {"type": "null"}]
+        if len(kept) == 1:  # Optional[X]: absent rather than null
+            del node["anyOf"]
+            node = {**kept[0], **node}
+    node.pop("title", None)
+    node.pop("default", None)
+    limit = node.pop("x-limit", None)
+    if isinstance(limit, str):
+        value = getattr(settings, limit)
+        node["maxItems" if node.get("type") == "array" else "maximum"] = value
+    cleaned: JSON = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            cleaned[key] = {name: _clean(prop, settings) for name, prop in value.items()}
+        else:
+            cleaned[key] = _clean(value, settings)
+    return cleaned
+
+
+def openai_schema(model: type[BaseModel], settings: Gns3ToolSettings) -> JSON:
+    """The argument model's JSON schema, cleaned for OpenAI-compatible providers.
+
+    References are inlined (no ``$defs``), ``title`` and ``default`` keywords dropped
+    (defaults are stated in descriptions), ``Optional`` fields become plain optional
+    properties instead of ``anyOf [..., null]``, and settings-bound limits are resolved.
+    """
+    raw = model.model_json_schema()
+    defs = raw.pop("$defs", {})
+    schema = _clean(_inline(raw, defs), settings)
+    schema.pop("description", None)  # the model's docstring: the tool has its description
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return dict(schema)
+
+
+# ------------------------------------------------------------------ the lab
+@dataclass(frozen=True, slots=True)
+class LabAccess:
+    """What every handler works with: GNS3's API, the consoles, skills, settings and the
+    show-output parser."""
+
+    client: Gns3Client
+    runner: ConsoleRunner
+    skills: SkillLibrary
+    settings: Gns3ToolSettings
+    parser: ShowParser = field(default_factory=ShowParser)
+
+    async def snapshot(self, scope: CallScope) -> LabSnapshot:
+        """The project (it must be opened), its nodes, links and template names."""
+        return await LabSnapshot.read(self.client, scope.token, scope.project_id)
+
+
+@dataclass(frozen=True, slots=True)
+class CallScope:
+    """One call's context: who asks, in which project, with which GNS3 token."""
+
+    context: ToolContext
+    token: str = field(repr=False)
+
+    @property
+    def project_id(self) -> str:
+        return self.context.project_id
+
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+Handler = Callable[[LabAccess, ArgsT, CallScope], Awaitable[ToolResult]]
+
+
+def _no_change(args: Any, mode: CopilotMode) -> ChangePreview | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Gns3Tool(Generic[ArgsT]):
+    """One tool: its name, description, argument model, handler and policy.
+
+    ``modes`` are the copilot modes that offer it; ``mutates_topology`` tells the agent
+    to re-read the topology after a success; ``needs_gns3`` is false for tools that work
+    without the caller's GNS3 token; ``change(args, mode)`` previews what a call would
+    change in the lab, for the user to approve (``None``: nothing); ``example`` is a
+    valid argument object shown when a call's arguments are invalid.
+    """
+
+    name: str
+    description: str
+    arguments: type[ArgsT]
+    handler: Handler[ArgsT]
+    modes: frozenset[CopilotMode]
+    example: JSON
+    mutates_topology: bool = False
+    needs_gns3: bool = True
+    change: Callable[[ArgsT, CopilotMode], ChangePreview | None] = _no_change
+
+    def spec(self, lab: LabAccess) -> ToolSpec:
+        """The tool as offered to a model; its description may quote ``{settings.x}`` and
+        ``{runner.x}`` (limits and defaults the model should plan with)."""
+        return ToolSpec(
+            self.name,
+            self.description.format(settings=lab.settings, runner=lab.runner),
+            openai_schema(self.arguments, lab.settings),
+            mutates_topology=self.mutates_topology,
+        )
+
+    def parse(self, arguments: JSON, settings: Gns3ToolSettings) -> ArgsT | ToolResult:
+        """The validated arguments, or an error result naming every bad field."""
+        try:
+            return self.arguments.model_validate(arguments, context=settings)
+        except ValidationError as exc:
+            problems = [
+                {
+                    "field": ".".join(str(part) for part in error["loc"]) or "(arguments)",
+                    "problem": error["msg"],
+                }
+                for error in exc.errors(include_url=False, include_input=False)
+            ]
+            listed = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
+            return ToolResult.error(
+                f"The arguments of {self.name} are invalid: {listed}. Nothing was done.",
+                fields=problems,
+                expected=self.example,
+            )
+
+    async def run(self, lab: LabAccess, args: ArgsT, scope: CallScope) -> ToolResult:
+        return await self.handler(lab, args, scope)
+
+
+class ToolRegistry:
+    """The tools by name, in catalogue order."""
+
+    def __init__(self, tools: Iterable[Gns3Tool[Any]]) -> None:
+        self._tools: dict[str, Gns3Tool[Any]] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            self._tools[tool.name] = tool
+
+    def __iter__(self) -> Iterator[Gns3Tool[Any]]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def get(self, name: str) -> Gns3Tool[Any] | None:
+        return self._tools.get(name)
+
+    def offered(self, mode: CopilotMode) -> list[Gns3Tool[Any]]:
+        """The tools ``mode`` offers, in catalogue order."""
+        return [tool for tool in self._tools.values() if mode in tool.modes]
