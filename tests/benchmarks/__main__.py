@@ -25,6 +25,7 @@ BENCHMARKS = (
     "subprocess_agent",
     "consoles",
     "first_turn",
+    "page",
     "soak",
 )
 _TAKES_QUICK = {"turns", "store", "postgres", "soak"}
