@@ -25,6 +25,7 @@ from pydantic import (
 from adapters.web._ids import SessionIdField
 from copilot_core.ports import ApprovalPolicy
 from copilot_core.rules import (
+    AGENT_ID_PATTERN,
     MAX_COMMENT_CHARS,
     MAX_MESSAGE_CHARS,
     TEMPERATURE_MAX,
@@ -182,7 +183,7 @@ class ChatRequest(StrictBody):
     )
     max_tokens: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
     mode: Literal["text"] = Field(default="text", description="Interaction mode; only 'text'.")
-    agent_id: str | None = Field(default=None, pattern=ID_PATTERN)
+    agent_id: str | None = Field(default=None, pattern=AGENT_ID_PATTERN)
     copilot_mode: Mode | None = Field(
         default=None, description="teaching_assistant or lab_automation_assistant."
     )
