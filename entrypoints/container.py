@@ -39,6 +39,7 @@ from adapters.gns3 import (
     SkillLibrary,
 )
 from adapters.llm import (
+    HttpModelCatalog,
     LLMSettingsPublicView,
     LLMSettingsRepository,
     SettingsLanguageModelProvider,
@@ -283,7 +284,7 @@ class Gateways(containers.DeclarativeContainer):
     )
     authenticator = providers.Singleton(Gns3Authenticator, gns3)
     projects = providers.Singleton(Gns3ProjectGate, gns3)
-    directory = providers.Singleton(Gns3ClientDirectory, gns3)
+    directory = providers.Singleton(Gns3ClientDirectory, gns3, public_url=config.gns3.public_url)
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
     console = providers.Resource(
         open_console_runner,
@@ -313,6 +314,7 @@ class Gateways(containers.DeclarativeContainer):
     )
     topology = providers.Singleton(Gns3TopologySource, gns3)
     models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
+    model_catalog = providers.Singleton(HttpModelCatalog, llm_settings)
     llm_config = providers.Singleton(LLMSettingsPublicView, llm_settings)
     token_counter = providers.Singleton(TiktokenTokenCounter)
     readiness = providers.Singleton(readiness_checks, store, gns3, turn_log)
@@ -415,6 +417,7 @@ class Web(containers.DeclarativeContainer):
         readiness=gateways.readiness,
         models=gateways.models,
         directory=gateways.directory,
+        model_catalog=gateways.model_catalog,
     )
 
 
