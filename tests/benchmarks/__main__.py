@@ -2,11 +2,12 @@
 
 Without names it runs ``turns`` (the turn pipeline against its bare baseline), then
 ``store``, ``postgres`` (the pipeline on PostgreSQL against SQLite; it needs the
-PostgreSQL server of the tests), ``web_sse``, ``llm``, ``subprocess_agent`` and ``soak``,
-each in its own process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a
-smoke run; ``bench_turns``, ``bench_store``, ``bench_postgres`` and ``bench_soak`` know it).
-They print figures and assert nothing
-about speed; the exit status is non-zero only when a benchmark crashed.
+PostgreSQL server of the tests), ``redis`` (approval decisions across replicas; it needs
+the Redis server of the tests), ``web_sse``, ``llm``, ``subprocess_agent``, ``consoles``,
+``first_turn`` and ``soak``, each in its own process. Arguments after ``--`` go to every
+benchmark (``-- --quick`` for a smoke run; ``bench_turns``, ``bench_store``,
+``bench_postgres``, ``bench_redis`` and ``bench_soak`` know it). They print figures and
+assert nothing about speed; the exit status is non-zero only when a benchmark crashed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ BENCHMARKS = (
     "turns",
     "store",
     "postgres",
+    "redis",
     "web_sse",
     "llm",
     "subprocess_agent",
@@ -28,7 +30,7 @@ BENCHMARKS = (
     "page",
     "soak",
 )
-_TAKES_QUICK = {"turns", "store", "postgres", "soak"}
+_TAKES_QUICK = {"turns", "store", "postgres", "redis", "soak"}
 
 
 def main(argv: list[str]) -> int:
