@@ -39,6 +39,7 @@ from adapters.gns3 import (
     SkillLibrary,
 )
 from adapters.llm import (
+    HttpModelCatalog,
     LLMSettingsPublicView,
     LLMSettingsRepository,
     SettingsLanguageModelProvider,
@@ -347,7 +348,7 @@ class Gateways(containers.DeclarativeContainer):
     )
     authenticator = providers.Singleton(Gns3Authenticator, gns3)
     projects = providers.Singleton(Gns3ProjectGate, gns3)
-    directory = providers.Singleton(Gns3ClientDirectory, gns3)
+    directory = providers.Singleton(Gns3ClientDirectory, gns3, public_url=config.gns3.public_url)
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
     console = providers.Resource(
         open_console_runner,
@@ -380,6 +381,7 @@ class Gateways(containers.DeclarativeContainer):
     #: What the built-in agent calls: the GNS3 tools, then the MCP servers' tools.
     agent_tools = providers.Callable(agent_tools, tools, mcp_sources)
     models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
+    model_catalog = providers.Singleton(HttpModelCatalog, llm_settings)
     llm_config = providers.Singleton(LLMSettingsPublicView, llm_settings)
     token_counter = providers.Singleton(TiktokenTokenCounter)
     readiness = providers.Singleton(readiness_checks, store, gns3, turn_log)
@@ -486,6 +488,7 @@ class Web(containers.DeclarativeContainer):
         models=gateways.models,
         directory=gateways.directory,
         mcp_servers=providers.Callable(mcp_server_list, gateways.mcp_sources),
+        model_catalog=gateways.model_catalog,
     )
 
 

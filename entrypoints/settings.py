@@ -87,6 +87,12 @@ class Gns3Section(_Section):
         "credentials.",
     )
     timeout: float = Field(default=10.0, gt=0, description="Seconds per GNS3 request.")
+    public_url: str | None = Field(
+        default=None,
+        pattern=BASE_URL_PATTERN,
+        description="GNS3's address as people's browsers reach it (the web page's console "
+        "addresses and links to GNS3's web UI); unset: url.",
+    )
     username: str | None = Field(
         default=None,
         description=(

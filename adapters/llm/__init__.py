@@ -9,10 +9,13 @@ the core's ports.
   Fernet, in any ``LLMSettingsStore`` (by default :class:`SqliteLLMSettingsStore`,
   the service-wide SQLite database); :class:`LLMSettingsPublicView` shows them as JSON
   values without the key (the web API's view).
+* :class:`HttpModelCatalog`: the models each user's endpoint lists (the web page's
+  settings dialog offers them).
 * :class:`TiktokenTokenCounter`: the core's ``TokenCounter`` with tiktoken.
 * :func:`to_langchain` / :func:`from_langchain`: exact message conversion.
 """
 
+from adapters.llm._catalog import HttpModelCatalog
 from adapters.llm._errors import ProviderInfo, redact, translate_error
 from adapters.llm._messages import (
     from_langchain,
@@ -54,6 +57,7 @@ __all__ = [
     "NATIVE_PROVIDERS",
     "OPENAI_COMPATIBLE_PROVIDERS",
     "SHIPPED_ENCODINGS",
+    "HttpModelCatalog",
     "LLMSettings",
     "LLMSettingsPublicView",
     "LLMSettingsRepository",

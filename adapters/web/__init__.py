@@ -11,6 +11,7 @@ from adapters.web._auth import CachingAuthenticator, Caller, bearer_token
 from adapters.web._contracts import (
     Gns3Directory,
     LLMConfigRepository,
+    ModelCatalog,
     ReadinessCheck,
     SkillsReloader,
     WebDependencies,
@@ -35,6 +36,7 @@ __all__ = [
     "LLMConfigRepository",
     "LoginRequest",
     "MarkdownRenderer",
+    "ModelCatalog",
     "PrometheusTurnMetrics",
     "ReadinessCheck",
     "RenameRequest",

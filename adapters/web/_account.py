@@ -18,13 +18,15 @@ from litestar.status_codes import HTTP_200_OK
 
 from adapters.web._auth import Caller
 from adapters.web._body import json_body
-from adapters.web._contracts import LLMConfigRepository, SkillsReloader, WebSettings
+from adapters.web._contracts import LLMConfigRepository, ModelCatalog, SkillsReloader, WebSettings
 from adapters.web._openapi import errors
 from adapters.web._responses import (
     AgentBody,
     AgentsBody,
     CapabilitiesBody,
+    LLMDefaults,
     LLMTestReply,
+    ModelList,
     PublicLLMConfig,
     SkillsReloaded,
 )
@@ -32,7 +34,13 @@ from adapters.web._schemas import LLMConfigBody
 from adapters.web._state import CALLER, Injected
 from copilot_core import ChatService, Message
 from copilot_core.deltas import TextDelta
-from copilot_core.errors import LLMUnavailableError, NotFoundError, PermissionDeniedError
+from copilot_core.errors import (
+    LLMError,
+    LLMNotConfiguredError,
+    LLMUnavailableError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from copilot_core.ports import CallOptions, LanguageModel, LanguageModelProvider, ModelOverrides
 
 __all__ = ["AccountController", "superadmin"]
@@ -83,9 +91,32 @@ async def _stored(llm_config: LLMConfigRepository, user_id: str) -> PublicLLMCon
     view = await llm_config.get_public(user_id)
     if view is None:
         raise NotFoundError(
-            "No LLM settings are stored for your account; set them with PUT /v3/copilot/llm-config."
+            "No LLM settings are stored for your account yet: choose a provider and a model "
+            "in the LLM settings."
         )
     return PublicLLMConfig.from_public(view)
+
+
+async def _models(catalog: ModelCatalog | None, user_id: str) -> ModelList:
+    defaults = catalog.defaults() if catalog is not None else {}
+    temperature, limit = defaults.get("temperature"), defaults.get("context_limit")
+    body = LLMDefaults(
+        temperature=None if temperature is None else float(temperature),
+        context_limit=int(limit) if limit is not None else 32_000,
+    )
+
+    def unavailable(reason: str) -> ModelList:
+        return ModelList(available=False, models=[], reason=reason, defaults=body)
+
+    if catalog is None:
+        return unavailable("Listing models is not available in this deployment.")
+    try:
+        names = await catalog.list_models(user_id)
+    except LLMNotConfiguredError:
+        return unavailable("No LLM is configured yet: save a provider first.")
+    except LLMError as exc:
+        return unavailable(exc.message)
+    return ModelList(available=True, models=list(names), reason=None, defaults=body)
 
 
 async def superadmin(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
@@ -136,6 +167,15 @@ class AccountController(Controller):
         view = await llm_config.put(caller.user_id, data.to_settings())
         log.info("llm_config_stored", provider=data.provider, api_key_sent=data.api_key is not None)
         return PublicLLMConfig.from_public(view)
+
+    @get("/llm-config/models", operation_id="listLlmModels")
+    async def list_models(
+        self, caller: Injected[Caller], model_catalog: Injected[ModelCatalog | None]
+    ) -> ModelList:
+        """The models the caller's stored endpoint lists (asked with the stored key, which
+        never leaves the service), and the defaults of settings left empty. When they
+        cannot be listed, ``available`` is false and ``reason`` says why."""
+        return await _models(model_catalog, caller.user_id)
 
     @post(
         "/llm-config/test",

@@ -30,9 +30,11 @@ from adapters.web._directory import (
     LoginController,
     LoginRequest,
     RenderRequest,
+    RenderToolsRequest,
 )
 from adapters.web._errors import exception_handlers
 from adapters.web._health import healthz, readyz
+from adapters.web._lab import TOPOLOGY_EVENT_SCHEMA, LabController
 from adapters.web._logging import request_context_middleware
 from adapters.web._methods import complete_allow_middleware
 from adapters.web._observers import PrometheusTurnMetrics, metrics_route
@@ -68,7 +70,7 @@ def create_web_app(
     settings = settings or WebSettings()
     api = Router(
         path=API_PREFIX,
-        route_handlers=[ChatController, AccountController, DirectoryController],
+        route_handlers=[ChatController, LabController, AccountController, DirectoryController],
         security=[{"BearerToken": []}],
         guards=[authenticated],
     )
@@ -141,8 +143,11 @@ def _render_plugins() -> list[OpenAPIRenderPlugin]:
             LLMConfigBody,
             LoginRequest,
             RenderRequest,
+            RenderToolsRequest,
         ),
         event_streams=("streamChat",),
+        alternative_media={"exportChatSession": {"text/markdown": {"type": "string"}}},
+        event_schemas={"followTopology": ("TopologyEvent", TOPOLOGY_EVENT_SCHEMA)},
         turn_operations=("streamChat", "resumeChatStream"),
         limits=_limits,
     )

@@ -8,7 +8,7 @@ caller, by its canonical id) and ``session`` (a canonical session id in it), see
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import structlog
 from litestar import Controller, Response, delete, get, patch, post, put
@@ -19,12 +19,15 @@ from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from adapters.web._body import json_body
 from adapters.web._contracts import WebSettings
+from adapters.web._export import markdown_report
 from adapters.web._openapi import errors, sse_response_spec
 from adapters.web._responses import (
     AbortReply,
     DecisionReply,
     HistoryBody,
     SessionBody,
+    SessionExport,
+    SessionMatchBody,
     TurnReply,
 )
 from adapters.web._schemas import (
@@ -37,8 +40,9 @@ from adapters.web._schemas import (
 from adapters.web._scopes import ProjectScope, SessionScope, ids_in_path, scopes
 from adapters.web._sse import Protocol, parse_last_event_id, sse_response
 from adapters.web._state import Injected
-from copilot_core import ChatService, CopilotMode, TurnHandle, TurnRequest
+from copilot_core import ChatService, CopilotMode, Message, Session, TurnHandle, TurnRequest
 from copilot_core.errors import InvalidRequestError
+from copilot_core.rules import MAX_SEARCH_CHARS
 
 __all__ = ["LAST_EVENT_ID_PATTERN", "MODE_NAMES", "MODE_PATTERN", "ChatController"]
 
@@ -77,6 +81,24 @@ ModeFilter = Annotated[
         description="Only the sessions in this copilot mode.",
     ),
 ]
+SearchText = Annotated[
+    str,
+    QueryParameter(
+        name="q",
+        min_length=1,
+        max_length=MAX_SEARCH_CHARS,
+        pattern=r"\S",
+        description="Text to find in titles and messages (case does not matter for ASCII "
+        "letters; whitespace is folded).",
+    ),
+]
+ExportFormat = Annotated[
+    Literal["markdown", "json"],
+    QueryParameter(
+        name="format",
+        description="markdown: a lab report (text/markdown); json: the session and its messages.",
+    ),
+]
 ApprovalId = Annotated[str, PathParameter(pattern=ID_PATTERN, description="The approval's id.")]
 LastEventId = Annotated[
     str,
@@ -105,7 +127,20 @@ def _turn_request(project: ProjectScope, data: ChatRequest, limit: int) -> TurnR
         temperature=data.temperature,
         max_tokens=data.max_tokens,
         credentials=project.caller.token,
+        replace_from=data.replace_from,
     )
+
+
+async def _everything(chat: ChatService, session: SessionScope) -> tuple[Session, list[Message]]:
+    """The session and all its messages, oldest first (read a page at a time)."""
+    messages: list[Message] = []
+    before: int | None = None
+    while True:
+        found, page = await chat.history(*session.key, limit=chat.settings.max_page, before=before)
+        messages[:0] = page.messages
+        if page.next_cursor is None:
+            return found, messages
+        before = page.next_cursor
 
 
 def _on_disconnect(
@@ -254,6 +289,55 @@ class ChatController(Controller):
             project.project_id, project.user_id, limit=limit, offset=offset, copilot_mode=mode
         )
         return [SessionBody.from_session(session) for session in found]
+
+    @get("/search", operation_id="searchChatSessions", responses=errors(404, 409))
+    async def search(
+        self,
+        visible_project: Injected[ProjectScope],
+        chat: Injected[ChatService],
+        text: SearchText,
+        limit: Limit = 20,
+    ) -> list[SessionMatchBody]:
+        """The caller's sessions of the project whose title or messages contain ``q``,
+        most recently updated first, each with the words around its newest match."""
+        project = visible_project
+        found = await chat.search_sessions(project.project_id, project.user_id, text, limit=limit)
+        return [SessionMatchBody.from_match(match) for match in found]
+
+    @get(
+        "/sessions/{session_id:str}/export",
+        operation_id="exportChatSession",
+        responses={
+            200: ResponseSpec(
+                SessionExport,
+                description="format=json: the session and every message; format=markdown "
+                "(text/markdown): a lab report.",
+                generate_examples=False,
+            ),
+            **errors(404, 409),
+        },
+    )
+    async def export(
+        self,
+        visible_session: Injected[SessionScope],
+        chat: Injected[ChatService],
+        export_format: ExportFormat = "markdown",
+    ) -> Response[Any]:
+        """The whole session to keep or share: a Markdown lab report (each question, the
+        tools run with the commands and each device's output, who approved what, the
+        answers) or JSON. Sent as a download (``Content-Disposition``)."""
+        session, messages = await _everything(chat, visible_session)
+        name = f"copilot-session-{session.thread_id}"
+        if export_format == "json":
+            return Response(
+                SessionExport.of(session, messages),
+                headers={"Content-Disposition": f'attachment; filename="{name}.json"'},
+            )
+        return Response(
+            markdown_report(session, messages),
+            media_type="text/markdown; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{name}.md"'},
+        )
 
     @get(
         "/sessions/{session_id:str}/history",

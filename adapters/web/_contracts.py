@@ -9,7 +9,7 @@ through :class:`WebDependencies`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -19,6 +19,7 @@ from copilot_core.service import ChatService
 __all__ = [
     "Gns3Directory",
     "LLMConfigRepository",
+    "ModelCatalog",
     "ReadinessCheck",
     "SkillsReloader",
     "WebDependencies",
@@ -64,6 +65,34 @@ class Gns3Directory(Protocol):
 
     async def projects(self, token: str) -> Sequence[Mapping[str, Any]]:
         """The projects this token may see, each with ``project_id``, ``name``, ``status``."""
+        ...
+
+    async def topology(self, token: str, project_id: str) -> Mapping[str, Any]:
+        """The project as GNS3 describes it, for drawing: ``project``, ``nodes`` and
+        ``links`` (GNS3's own JSON objects; a console host GNS3 gives as ``0.0.0.0`` is
+        replaced by a host a browser can reach) and ``web_ui`` (the root of GNS3's web UI
+        for this project, or ``None``)."""
+        ...
+
+    def notifications(self, token: str, project_id: str) -> AsyncIterator[Mapping[str, Any]]:
+        """GNS3's notification stream of the project (``{"action", "event"}`` objects:
+        ``node.updated``, ``link.created``, ``ping``…), until the caller closes it."""
+        ...
+
+
+class ModelCatalog(Protocol):
+    """The models a user's LLM endpoint offers, asked with their stored settings (the key
+    never leaves the service)."""
+
+    async def list_models(self, user_id: str) -> Sequence[str]:
+        """The model names the endpoint lists. Raises ``LLMNotConfiguredError`` when the
+        user has no settings, an ``LLMError`` (with a reason for a person) when the
+        endpoint cannot list them."""
+        ...
+
+    def defaults(self) -> Mapping[str, float | int | None]:
+        """What applies when a setting is left empty: ``temperature`` (``None``: the
+        provider's own) and ``context_limit``."""
         ...
 
 
@@ -114,3 +143,6 @@ class WebDependencies:
     #: The MCP servers the built-in agent uses as tool sources, as ``/capabilities``
     #: lists them (``mcp_servers``: name, transport, where, modes, state, tools).
     mcp_servers: Callable[[], Sequence[Mapping[str, Any]]] | None = None
+    #: Lists the models of a user's endpoint (``/llm-config/models``); without it that
+    #: route says listing is not available.
+    model_catalog: ModelCatalog | None = None

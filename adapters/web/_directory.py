@@ -23,13 +23,28 @@ from adapters.web._body import json_body
 from adapters.web._contracts import Gns3Directory
 from adapters.web._markdown import MAX_MARKDOWN_CHARS, MarkdownRenderer
 from adapters.web._openapi import errors
-from adapters.web._responses import LoginReply, ProjectBody, RenderedMarkdown, UserBody
+from adapters.web._responses import (
+    LoginReply,
+    ProjectBody,
+    RenderedMarkdown,
+    RenderedTool,
+    RenderedTools,
+    UserBody,
+)
 from adapters.web._schemas import StrictBody
 from adapters.web._state import Injected
+from adapters.web._toolview import failure_reason, parse_output, render_tool_html
 from copilot_core.errors import AuthenticationError
 from copilot_core.ports import Authenticator
 
-__all__ = ["DirectoryController", "LoginController", "LoginRequest", "RenderRequest"]
+__all__ = [
+    "DirectoryController",
+    "LoginController",
+    "LoginRequest",
+    "RenderRequest",
+    "RenderToolsRequest",
+    "ToolOutput",
+]
 
 log = structlog.get_logger("adapters.web")
 
@@ -45,6 +60,35 @@ class LoginRequest(StrictBody):
 
 class RenderRequest(StrictBody):
     markdown: str = Field(max_length=MAX_MARKDOWN_CHARS, description="CommonMark text.")
+
+
+#: Tool outputs one ``POST /render/tools`` takes at most.
+MAX_TOOL_OUTPUTS = 16
+
+
+class ToolOutput(StrictBody):
+    """One tool call's result as the stream or the history gives it."""
+
+    tool_name: str = Field(min_length=1, max_length=128)
+    output: str = Field(
+        max_length=MAX_MARKDOWN_CHARS, description="tool_output of tool_end (a JSON text)."
+    )
+    status: str | None = Field(
+        default=None,
+        max_length=32,
+        description="tool_end's status (success, error, rejected, aborted), when known.",
+    )
+
+
+class RenderToolsRequest(StrictBody):
+    items: list[ToolOutput] = Field(min_length=1, max_length=MAX_TOOL_OUTPUTS)
+
+
+def _rendered(item: ToolOutput) -> RenderedTool:
+    return RenderedTool(
+        html=render_tool_html(item.output, item.status),
+        reason=failure_reason(parse_output(item.output), item.status),
+    )
 
 
 def _projects(listed: Sequence[Mapping[str, Any]]) -> list[ProjectBody]:
@@ -123,3 +167,19 @@ class DirectoryController(Controller):
         if len(data.markdown) < 20_000:
             return RenderedMarkdown(html=_RENDERER.render(data.markdown))
         return RenderedMarkdown(html=await asyncio.to_thread(_RENDERER.render, data.markdown))
+
+    @post(
+        "/render/tools",
+        operation_id="renderToolOutputs",
+        guards=[json_body],
+        status_code=HTTP_200_OK,
+    )
+    async def render_tools(self, data: JSONBody[RenderToolsRequest]) -> RenderedTools:
+        """Tool outputs as a network engineer reads them (sanitised HTML, in order): each
+        device's commands as headings with their output (device text highlighted),
+        parsed rows and capture summaries as tables; ``reason`` says why a call failed."""
+        size = sum(len(item.output) for item in data.items)
+        if size < 20_000:
+            return RenderedTools(items=[_rendered(item) for item in data.items])
+        rendered = await asyncio.to_thread(lambda: [_rendered(item) for item in data.items])
+        return RenderedTools(items=rendered)

@@ -20,7 +20,8 @@ is served (``/schema/openapi.json``, and the Swagger and ReDoc pages built on it
   and ``data``, a JSON :data:`STREAM_EVENT` (``type`` and ``session_id``; each type's
   fields are in ``docs/sse-protocol.md``);
 * operations that stream besides their declared JSON reply (the turn's, with
-  ``"stream": true``) have their ``text/event-stream`` content added;
+  ``"stream": true``) have their ``text/event-stream`` content added, and those that
+  answer in another media type too (an export as Markdown) have it added;
 * **turns' sessions**: the responses that start or follow a turn declare their
   ``X-Session-Id`` and ``X-Turn-Id`` headers, and the turn's response links to every
   operation on its session (OpenAPI links), so a client (or a test generator) can
@@ -70,25 +71,29 @@ _STREAM_EVENT_SCHEMA: dict[str, Any] = {
     },
 }
 
-_SSE_MESSAGE_SCHEMA: dict[str, Any] = {
-    "description": "One Server-Sent Event: its id (absent on heartbeats) and its JSON data.",
-    "type": "object",
-    "required": ["data"],
-    "properties": {
-        "id": {
-            "type": "string",
-            "pattern": r"^\S+:[0-9]+$",
-            "description": "<turn_id>:<seq>, to send back as Last-Event-ID.",
+
+def _sse_message(event_schema: str) -> dict[str, Any]:
+    """One Server-Sent Event whose data is a JSON ``event_schema``."""
+    return {
+        "description": "One Server-Sent Event: its id (absent on heartbeats) and its JSON data.",
+        "type": "object",
+        "required": ["data"],
+        "properties": {
+            "id": {
+                "type": "string",
+                "pattern": r"^\S+:[0-9]+$",
+                "description": "<turn_id>:<seq>, to send back as Last-Event-ID.",
+            },
+            "data": {
+                "type": "string",
+                "contentMediaType": JSON,
+                "contentSchema": {"$ref": f"#/components/schemas/{event_schema}"},
+            },
+            "event": {"type": "string"},
+            "retry": {"type": "integer", "minimum": 0},
         },
-        "data": {
-            "type": "string",
-            "contentMediaType": JSON,
-            "contentSchema": {"$ref": f"#/components/schemas/{STREAM_EVENT}"},
-        },
-        "event": {"type": "string"},
-        "retry": {"type": "integer", "minimum": 0},
-    },
-}
+    }
+
 
 _TURN_HEADERS: dict[str, Any] = {
     "X-Session-Id": {
@@ -256,11 +261,20 @@ def exact_document(
     event_streams: Iterable[str] = (),
     turn_operations: Iterable[str] = (),
     limits: Limits | None = None,
+    alternative_media: Mapping[str, Mapping[str, dict[str, Any]]] | None = None,
+    event_schemas: Mapping[str, tuple[str, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """A copy of Litestar's ``document``, refined as the module docstring says."""
+    """A copy of Litestar's ``document``, refined as the module docstring says.
+
+    ``event_schemas`` names, per operation, the schema of its events' data when they are
+    not turn events (``StreamEvent``): ``{operationId: (name, schema)}``."""
+    alternatives = alternative_media or {}
+    other_events = dict(event_schemas or {})
     refined = copy.deepcopy(dict(document))
     components: dict[str, Any] = refined.setdefault("components", {}).setdefault("schemas", {})
     components[STREAM_EVENT] = copy.deepcopy(_STREAM_EVENT_SCHEMA)
+    for name, schema in other_events.values():
+        components[name] = copy.deepcopy(schema)
     for body in bodies:
         components[body.__name__] = _schema_of(body, components)
     chat = components.get("ChatRequest", {}).get("properties", {}).get("message")
@@ -282,9 +296,13 @@ def exact_document(
             if operation.get("operationId") in streaming:
                 success = operation["responses"].setdefault("200", {"description": "OK"})
                 success.setdefault("content", {})[SSE] = {}
+            for media, schema in alternatives.get(str(operation.get("operationId")), {}).items():
+                success = operation["responses"].setdefault("200", {"description": "OK"})
+                success.setdefault("content", {})[media] = {"schema": copy.deepcopy(schema)}
+            events = other_events.get(str(operation.get("operationId")), (STREAM_EVENT, {}))[0]
             for response in operation["responses"].values():
                 if SSE in response.get("content", {}):
-                    response["content"][SSE]["schema"] = copy.deepcopy(_SSE_MESSAGE_SCHEMA)
+                    response["content"][SSE]["schema"] = _sse_message(events)
     _link_turn_to_session(refined.get("paths", {}), set(turn_operations))
     return refined
 
@@ -300,12 +318,16 @@ class ExactDocument:
         event_streams: Sequence[str] = (),
         turn_operations: Sequence[str] = (),
         limits: Callable[[Request[Any, Any, Any]], Limits | None],
+        alternative_media: Mapping[str, Mapping[str, dict[str, Any]]] | None = None,
+        event_schemas: Mapping[str, tuple[str, dict[str, Any]]] | None = None,
     ) -> None:
         self._api_prefix = api_prefix
         self._bodies = tuple(bodies)
         self._streams = tuple(event_streams)
         self._turns = tuple(turn_operations)
         self._limits = limits
+        self._alternatives = dict(alternative_media or {})
+        self._events = dict(event_schemas or {})
         self._cached: dict[str, Any] | None = None
 
     def __call__(
@@ -321,6 +343,8 @@ class ExactDocument:
             event_streams=self._streams,
             turn_operations=self._turns,
             limits=limits,
+            alternative_media=self._alternatives,
+            event_schemas=self._events,
         )
         if limits is not None:  # the deployment is installed: its limits are final
             self._cached = refined

@@ -22,6 +22,7 @@ from copilot_core.ports import (
     ApprovalPolicy,
     HistoryPage,
     Principal,
+    SessionMatch,
 )
 
 E = TypeVar("E", bound=Enum)
@@ -38,16 +39,27 @@ __all__ = [
     "FunctionCall",
     "Health",
     "HistoryBody",
+    "LLMDefaults",
     "LLMTestReply",
+    "LinkBody",
+    "LinkEnd",
     "LoginReply",
     "McpServerBody",
+    "ModelList",
+    "NodeBody",
+    "PortBody",
     "ProjectBody",
     "PublicLLMConfig",
     "Readiness",
     "RenderedMarkdown",
+    "RenderedTool",
+    "RenderedTools",
     "SessionBody",
+    "SessionExport",
+    "SessionMatchBody",
     "SkillsReloaded",
     "ToolCall",
+    "TopologyBody",
     "TurnReply",
     "TurnStatsBody",
     "UserBody",
@@ -395,3 +407,114 @@ class ProjectBody(msgspec.Struct, kw_only=True):
 class RenderedMarkdown(msgspec.Struct, kw_only=True):
     #: Sanitised HTML.
     html: str
+
+
+class SessionMatchBody(msgspec.Struct, kw_only=True):
+    """A session found by a search: the session, where the text was found
+    (``message_id``; ``null``: in the title) and the words around it."""
+
+    session: SessionBody
+    snippet: str
+    message_id: str | None
+
+    @classmethod
+    def from_match(cls, match: SessionMatch) -> SessionMatchBody:
+        return cls(
+            session=SessionBody.from_session(match.session),
+            snippet=match.snippet,
+            message_id=match.message_id,
+        )
+
+
+class SessionExport(msgspec.Struct, kw_only=True):
+    """A whole session: its metadata and every message, oldest first."""
+
+    session: SessionBody
+    messages: list[ChatMessage]
+
+    @classmethod
+    def of(cls, session: Session, messages: list[Message]) -> SessionExport:
+        return cls(
+            session=SessionBody.from_session(session),
+            messages=[ChatMessage.from_message(message) for message in messages],
+        )
+
+
+class LLMDefaults(msgspec.Struct, kw_only=True):
+    """What applies to a setting left empty (``temperature`` ``null``: the provider's own)."""
+
+    temperature: float | None
+    context_limit: int
+
+
+class ModelList(msgspec.Struct, kw_only=True):
+    """The models the caller's endpoint lists; ``available`` false with the reason when
+    it cannot list them (nothing configured, a rejected key, no such listing)."""
+
+    available: bool
+    models: list[str]
+    reason: str | None
+    defaults: LLMDefaults
+
+
+class RenderedTool(msgspec.Struct, kw_only=True):
+    #: Sanitised HTML: the output per device, tables, highlighted device text.
+    html: str
+    #: Why the call failed, for a person; ``null`` when it did not fail.
+    reason: str | None
+
+
+class RenderedTools(msgspec.Struct, kw_only=True):
+    items: list[RenderedTool]
+
+
+class PortBody(msgspec.Struct, kw_only=True):
+    name: str
+    short_name: str
+    adapter_number: int
+    port_number: int
+    in_use: bool
+
+
+class NodeBody(msgspec.Struct, kw_only=True):
+    node_id: str
+    name: str
+    node_type: str
+    #: What to draw: router, switch, hub, computer, server, firewall, cloud, nat or other.
+    kind: str
+    status: str
+    x: int
+    y: int
+    width: int
+    height: int
+    #: ``telnet://host:port`` (or the console's type); ``null`` when it has none.
+    console: str | None
+    ports: list[PortBody]
+    #: The node in GNS3's web UI (its web console), ``null`` when unknown.
+    web_ui: str | None
+
+
+class LinkEnd(msgspec.Struct, kw_only=True):
+    node_id: str
+    node: str
+    #: The port's short name (``e0``, ``Gi0/0``).
+    port: str
+
+
+class LinkBody(msgspec.Struct, kw_only=True):
+    link_id: str
+    ends: list[LinkEnd]
+    capturing: bool
+    suspended: bool
+
+
+class TopologyBody(msgspec.Struct, kw_only=True):
+    """A project as drawn on the page: nodes at GNS3's positions, links between ports."""
+
+    project_id: str
+    name: str
+    status: str
+    #: The project in GNS3's web UI; ``null`` when unknown.
+    web_ui: str | None
+    nodes: list[NodeBody]
+    links: list[LinkBody]

@@ -38,6 +38,7 @@ __all__ = [
     "BASE_URL_PATTERN",
     "ID_PATTERN",
     "MAX_SAFE_INTEGER",
+    "MESSAGE_ID_PATTERN",
     "ChatRequest",
     "DecisionRequest",
     "LLMConfigBody",
@@ -107,6 +108,9 @@ class StrictBody(BaseModel):
         )
 
 
+#: A message id as the service makes them (UUIDs; any id of letters, digits, ``_.:-``).
+MESSAGE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+
 #: Agent ids (``copilot``, configured names): letters, digits, ``_`` and ``-``, at most 128.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
 
@@ -166,6 +170,18 @@ CONTEXT_LIMIT_RANGE = (1024, 10_000_000)
 class ChatRequest(StrictBody):
     """One user message. Without ``session_id`` a new session is created."""
 
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={  # replace_from names a message of the session it is sent to
+            "if": {
+                "properties": {"replace_from": {"type": "string"}},
+                "required": ["replace_from"],
+            },
+            "then": {"properties": {"session_id": {"type": "string"}}, "required": ["session_id"]},
+        },
+    )
+
     message: NonBlank = Field(
         min_length=1,
         max_length=MAX_MESSAGE_CHARS,
@@ -187,6 +203,19 @@ class ChatRequest(StrictBody):
     copilot_mode: Mode | None = Field(
         default=None, description="teaching_assistant or lab_automation_assistant."
     )
+    replace_from: str | None = Field(
+        default=None,
+        pattern=MESSAGE_ID_PATTERN,
+        description="Edit or regenerate: the id of the session's last user message. It and "
+        "everything after it are dropped (and taken off the counters), then this message is "
+        "answered. Needs session_id.",
+    )
+
+    @model_validator(mode="after")
+    def _replace_from_needs_its_session(self) -> ChatRequest:
+        if self.replace_from is not None and self.session_id is None:
+            raise ValueError("replace_from needs the session_id of the session it belongs to")
+        return self
 
 
 class RenameRequest(StrictBody):

@@ -22,7 +22,14 @@ from copilot_core import TurnHandle
 from copilot_core.errors import InvalidRequestError
 from copilot_core.events import TurnEvent
 
-__all__ = ["Protocol", "event_id", "parse_last_event_id", "sse_response", "turn_messages"]
+__all__ = [
+    "SSE_HEADERS",
+    "Protocol",
+    "event_id",
+    "parse_last_event_id",
+    "sse_response",
+    "turn_messages",
+]
 
 #: ``copilot``: spec 000's events extended with spec 002's activity types (the default);
 #: ``gaia``: spec 002's own event vocabulary, for clients built for it.

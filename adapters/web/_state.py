@@ -27,6 +27,7 @@ from adapters.web._auth import CachingAuthenticator, Caller, bearer_token
 from adapters.web._contracts import (
     Gns3Directory,
     LLMConfigRepository,
+    ModelCatalog,
     ReadinessCheck,
     SkillsReloader,
     WebDependencies,
@@ -151,6 +152,10 @@ def provide_directory(state: State) -> Gns3Directory:
     return directory
 
 
+def provide_model_catalog(state: State) -> ModelCatalog | None:
+    return _deps(state).model_catalog
+
+
 def provide_reload_skills(state: State) -> SkillsReloader:
     reload_skills = _deps(state).reload_skills
     if reload_skills is None:
@@ -182,6 +187,7 @@ def dependencies() -> dict[str, Provide]:
         "models": Provide(provide_models, sync_to_thread=False),
         "directory": Provide(provide_directory, sync_to_thread=False),
         "reload_skills": Provide(provide_reload_skills, sync_to_thread=False),
+        "model_catalog": Provide(provide_model_catalog, sync_to_thread=False),
         "readiness": Provide(provide_readiness, sync_to_thread=False),
         "mcp_servers": Provide(provide_mcp_servers, sync_to_thread=False),
     }

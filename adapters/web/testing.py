@@ -3,17 +3,24 @@
 * :class:`StaticAuthenticator`: a fixed map of tokens to principals.
 * :class:`StaticProjectGate`: fixed sets of opened and closed projects;
   :class:`AllProjectsOpenGate`: every project exists and is open.
-* :class:`StaticGns3Directory`: fixed credentials and a fixed project list.
+* :class:`StaticGns3Directory`: fixed credentials, a fixed project list, fixed
+  topologies and a fixed list of notifications per project.
+* :class:`StaticModelCatalog`: fixed model names per user.
 * :class:`InMemoryLLMConfigRepository`: LLM settings in a dict (the key is kept
   only as a flag; nothing is encrypted because nothing is stored).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
-from copilot_core.errors import AuthenticationError, ProjectNotFoundError, ProjectNotOpenedError
+from copilot_core.errors import (
+    AuthenticationError,
+    LLMNotConfiguredError,
+    ProjectNotFoundError,
+    ProjectNotOpenedError,
+)
 from copilot_core.ports import Principal
 
 __all__ = [
@@ -21,6 +28,7 @@ __all__ = [
     "InMemoryLLMConfigRepository",
     "StaticAuthenticator",
     "StaticGns3Directory",
+    "StaticModelCatalog",
     "StaticProjectGate",
 ]
 
@@ -68,15 +76,25 @@ class AllProjectsOpenGate:
 
 
 class StaticGns3Directory:
-    """Signs in exactly the given ``{username: (password, token)}``; lists ``projects``."""
+    """Signs in exactly the given ``{username: (password, token)}``; lists ``projects``;
+    ``topologies`` (GNS3's ``{nodes, links}`` per project id, default empty) and
+    ``events`` (the notifications a project's stream sends, then it ends)."""
 
     def __init__(
         self,
         accounts: Mapping[str, tuple[str, str]] | None = None,
         projects: Sequence[Mapping[str, Any]] = (),
+        *,
+        topologies: Mapping[str, Mapping[str, Any]] | None = None,
+        events: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+        web_ui: str | None = "http://127.0.0.1:3080/static/web-ui",
     ) -> None:
         self.accounts = dict(accounts or {})
         self.listed = [dict(project) for project in projects]
+        self.topologies = {key: dict(value) for key, value in (topologies or {}).items()}
+        self.events = {key: list(value) for key, value in (events or {}).items()}
+        self.web_ui = web_ui
+        self.followed: list[str] = []
 
     async def login(self, username: str, password: str) -> str:
         account = self.accounts.get(username)
@@ -86,6 +104,36 @@ class StaticGns3Directory:
 
     async def projects(self, token: str) -> Sequence[Mapping[str, Any]]:
         return list(self.listed)
+
+    async def topology(self, token: str, project_id: str) -> Mapping[str, Any]:
+        found = self.topologies.get(project_id, {})
+        project = next((p for p in self.listed if p.get("project_id") == project_id), {})
+        return {
+            "project": found.get("project", project),
+            "nodes": list(found.get("nodes", ())),
+            "links": list(found.get("links", ())),
+            "web_ui": self.web_ui,
+        }
+
+    async def notifications(self, token: str, project_id: str) -> AsyncIterator[Mapping[str, Any]]:
+        self.followed.append(project_id)
+        for event in self.events.get(project_id, ()):
+            yield event
+
+
+class StaticModelCatalog:
+    """``models`` per user id; a user without an entry has no LLM configured."""
+
+    def __init__(self, models: Mapping[str, Sequence[str]] | None = None) -> None:
+        self.models = {user: list(names) for user, names in (models or {}).items()}
+
+    async def list_models(self, user_id: str) -> Sequence[str]:
+        if user_id not in self.models:
+            raise LLMNotConfiguredError()
+        return list(self.models[user_id])
+
+    def defaults(self) -> Mapping[str, float | int | None]:
+        return {"temperature": None, "context_limit": 32_000}
 
 
 class InMemoryLLMConfigRepository:

@@ -15,7 +15,13 @@ import httpx
 import pytest
 import uvicorn
 
-from adapters.web import Gns3Directory, WebDependencies, WebSettings, create_web_app
+from adapters.web import (
+    Gns3Directory,
+    ModelCatalog,
+    WebDependencies,
+    WebSettings,
+    create_web_app,
+)
 from adapters.web.testing import (
     InMemoryLLMConfigRepository,
     StaticAuthenticator,
@@ -137,6 +143,7 @@ async def run_service(
     store: CheckpointStore | None = None,
     authenticator: Authenticator | None = None,
     directory: Gns3Directory | None = None,
+    model_catalog: ModelCatalog | None = None,
     with_models: bool = True,
     with_skills: bool = True,
 ) -> AsyncIterator[Service]:
@@ -185,6 +192,7 @@ async def run_service(
             readiness=readiness or {},
             models=models if with_models else None,
             directory=directory,
+            model_catalog=model_catalog,
         ),
         settings=WebSettings(
             heartbeat_interval=heartbeat,

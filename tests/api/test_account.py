@@ -45,7 +45,8 @@ async def test_llm_config_round_trip_never_returns_the_key(service: Service) -> 
             "/v3/copilot/llm-config", headers={"Authorization": f"Bearer {BOB}"}
         )
     assert empty.status_code == 404
-    assert "PUT /v3/copilot/llm-config" in empty.json()["detail"]
+    assert "choose a provider and a model" in empty.json()["detail"]
+    assert "/v3/" not in empty.json()["detail"]  # shown to people: no API route
     assert stored.status_code == 200
     for response in (stored, read):
         body = response.json()

@@ -39,6 +39,7 @@ from adapters.web.testing import (
     InMemoryLLMConfigRepository,
     StaticAuthenticator,
     StaticGns3Directory,
+    StaticModelCatalog,
 )
 from copilot_core import BuiltinAgent, ChatService, ChatSettings, ModelSelection
 from copilot_core.ports import Principal
@@ -69,6 +70,29 @@ fail-on = [
   "timeout_units",
 ]
 """
+
+
+_PC1 = "11111111-1111-4111-8111-111111111111"
+TOPOLOGY: dict[str, Any] = {
+    "nodes": [
+        {
+            "node_id": _PC1,
+            "name": "PC1",
+            "node_type": "vpcs",
+            "symbol": ":/symbols/affinity/square/blue/client.svg",
+            "status": "stopped",
+            "x": -100,
+            "y": 0,
+            "console": 5000,
+            "console_type": "telnet",
+            "console_host": "127.0.0.1",
+            "ports": [{"name": "Ethernet0", "short_name": "e0", "adapter_number": 0,
+                       "port_number": 0}],
+        }
+    ],
+    "links": [],
+}  # fmt: skip
+NODE_UPDATED = {"action": "node.updated", "event": {"node_id": _PC1, "status": "started"}}
 
 
 def _app() -> Any:
@@ -107,7 +131,10 @@ def _app() -> Any:
             directory=StaticGns3Directory(
                 {"admin": ("admin-password", TOKEN)},
                 [{"project_id": OPEN, "name": "Lab", "status": "opened"}],
+                topologies={OPEN: TOPOLOGY},
+                events={OPEN: [{"action": "ping", "event": {}}, NODE_UPDATED]},
             ),
+            model_catalog=StaticModelCatalog({"u-admin": ["gpt-a", "gpt-b"]}),
         ),
         settings=WebSettings(heartbeat_interval=None, llm_test_timeout=1.0),
         metrics=metrics,

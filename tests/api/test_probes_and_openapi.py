@@ -33,6 +33,12 @@ ROUTES = {
     ("get", "/v3/copilot/me"),
     ("get", "/v3/copilot/projects"),
     ("post", "/v3/copilot/render"),
+    ("post", "/v3/copilot/render/tools"),
+    ("get", "/v3/copilot/projects/{project_id}/topology"),
+    ("get", "/v3/copilot/projects/{project_id}/topology/events"),
+    ("get", "/v3/copilot/projects/{project_id}/chat/search"),
+    ("get", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/export"),
+    ("get", "/v3/copilot/llm-config/models"),
     ("get", "/healthz"),
     ("get", "/readyz"),
 }

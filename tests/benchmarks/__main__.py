@@ -28,6 +28,7 @@ BENCHMARKS = (
     "consoles",
     "first_turn",
     "mcp",
+    "page",
     "soak",
 )
 _TAKES_QUICK = {"turns", "store", "postgres", "redis", "soak"}

@@ -87,6 +87,8 @@ def test_a_message_streams_text_and_a_tool_card_then_the_stats_show(
     assert len(partial) < len(answer), "the answer arrived at once, not streamed"
 
     expect(page.get_by_role("button", name="Send")).to_be_visible(timeout=15_000)
+    # The saved turn replaces the streamed one (message ids for edit and ask again).
+    expect(page.locator("#messages[data-state='saved']")).to_have_count(1)
     expect(card.locator(".tool-status")).to_have_text("done")
     # The arguments grew on screen as the model wrote them, then were pretty-printed.
     seen = page.evaluate("window.toolArguments")
@@ -146,6 +148,8 @@ def test_a_slow_turn_is_stopped_with_escape_and_keeps_its_partial_answer(
     page.keyboard.press("Escape")
     expect(page.locator(".notice-stopped")).to_contain_text("Stopped")
     expect(page.get_by_role("button", name="Send")).to_be_visible()
+    # The page shows the saved history once the turn has ended: the partial answer.
+    expect(page.locator("#messages[data-state='saved']")).to_have_count(1)
     assert 0 < text.inner_text().count("slow") < 400
 
 

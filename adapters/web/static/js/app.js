@@ -1,7 +1,8 @@
 // The chat page: sign in, project picker, sessions sidebar, chat pane, settings.
 
-import { ApiError, call, login, openStream, readEvents, setToken, token } from "./api.js";
-import { TurnView, errorBox, renderHistory, userMessage } from "./chat.js";
+import { ApiError, BASE, call, login, openStream, readEvents, setToken, token } from "./api.js";
+import { TurnView, errorBox, forPeople, renderHistory, userMessage } from "./chat.js";
+import { LabView } from "./topology.js";
 
 const $ = (id) => document.getElementById(id);
 const store = {
@@ -26,7 +27,9 @@ const state = {
   session: null, // thread id
   agents: [],
   streaming: null, // {controller, turn, session}
+  llmConfigured: null, // null: not known yet
 };
+let lab = null;
 
 // ------------------------------------------------------------------ helpers
 function show(view) {
@@ -57,6 +60,29 @@ function notice(text, kind = "info") {
   box.hidden = !text;
   box.dataset.kind = kind;
   if (text) box.textContent = text;
+}
+
+// What a turn view needs from the page.
+function turnOptions() {
+  return {
+    onAction: handleAction,
+    decide,
+    userId: state.user ? state.user.user_id : null,
+    onToolEnd: () => lab && lab.refreshSoon(),
+  };
+}
+
+async function decide(approvalId, decision, comment) {
+  const running = state.streaming;
+  const session = running ? running.context.session : state.session;
+  try {
+    await call("POST", chatPath(`/sessions/${session}/approvals/${approvalId}`), { decision, comment });
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 409) return "This change was already decided (perhaps in another tab).";
+    if (error instanceof ApiError && error.status === 404) return "This change is no longer waiting for a decision.";
+    return `Your decision was not sent: ${forPeople(error.message)}`;
+  }
 }
 
 function handleAction(action) {
@@ -92,7 +118,7 @@ async function onLogin(event) {
     $("login-error").textContent =
       error instanceof ApiError && error.status === 401
         ? "GNS3 refused this username or password."
-        : `Could not sign in: ${error.message}`;
+        : `Could not sign in: ${forPeople(error.message)}`;
   } finally {
     button.disabled = false;
   }
@@ -100,6 +126,7 @@ async function onLogin(event) {
 
 function signOut(message = "") {
   if (state.streaming) state.streaming.controller.abort();
+  if (lab) lab.show(null);
   sessionStorage.clear();
   state.project = null;
   state.session = null;
@@ -121,7 +148,7 @@ async function loadProjects() {
   try {
     projects = await guarded(() => call("GET", "/projects"));
   } catch (error) {
-    notice(`Could not list your GNS3 projects: ${error.message}`, "error");
+    notice(`Could not list your GNS3 projects: ${forPeople(error.message)}`, "error");
     return;
   }
   if (!projects) return;
@@ -153,6 +180,8 @@ async function selectProject(project, { keepSession = false } = {}) {
   }
   delete document.body.dataset.project;
   state.project = project;
+  if (lab) lab.show(project);
+  clearSearch();
   store.set("project", project ? project.id : null);
   if (!keepSession) selectSessionId(null);
   $("messages").replaceChildren();
@@ -193,10 +222,36 @@ async function selectProject(project, { keepSession = false } = {}) {
 function showEmptyChat() {
   const pane = $("messages");
   pane.replaceChildren();
-  const hello = document.createElement("p");
+  const hello = document.createElement("div");
   hello.className = "empty-chat";
-  hello.textContent = `Ask the copilot about “${state.project.name}”: its topology, a change, a fault…`;
+  const line = document.createElement("p");
+  line.textContent = `Ask the copilot about “${state.project.name}”: its topology, a change, a fault…`;
+  hello.append(line);
   pane.append(hello);
+  checkLlm(hello);
+}
+
+// The empty chat says so when no language model is configured, and offers the settings.
+async function checkLlm(where) {
+  if (state.llmConfigured === null) {
+    try {
+      await call("GET", "/llm-config");
+      state.llmConfigured = true;
+    } catch (error) {
+      state.llmConfigured = error instanceof ApiError && error.status === 404 ? false : null;
+    }
+  }
+  if (state.llmConfigured !== false || !where.isConnected) return;
+  const missing = document.createElement("p");
+  missing.className = "llm-missing";
+  missing.textContent = "No language model is configured for your account yet: choose a provider and a model first. ";
+  const open = document.createElement("button");
+  open.type = "button";
+  open.className = "link-button";
+  open.textContent = "Open LLM settings";
+  open.addEventListener("click", openSettings);
+  missing.append(open);
+  where.append(missing);
 }
 
 // ------------------------------------------------------------------ agents
@@ -222,10 +277,94 @@ async function loadSessions() {
   try {
     state.sessions = (await guarded(() => call("GET", `${chatPath("/sessions")}?limit=200`))) || [];
   } catch (error) {
-    notice(error.message, "error");
+    notice(forPeople(error.message), "error");
     state.sessions = [];
   }
   renderSessions();
+}
+
+// ------------------------------------------------------------------ search and export
+let searchTimer = null;
+let searches = 0;
+
+function clearSearch() {
+  $("session-search").value = "";
+  $("search-results").hidden = true;
+  $("search-results").replaceChildren();
+  $("session-list").hidden = false;
+}
+
+function onSearchInput() {
+  clearTimeout(searchTimer);
+  const text = $("session-search").value.trim();
+  if (!text) {
+    clearSearch();
+    return;
+  }
+  searchTimer = setTimeout(() => runSearch(text), 250);
+}
+
+async function runSearch(text) {
+  if (!state.project) return;
+  const generation = ++searches;
+  let found;
+  try {
+    found = await guarded(() => call("GET", `${chatPath("/search")}?q=${encodeURIComponent(text)}&limit=50`));
+  } catch (error) {
+    found = null;
+    notice(`Could not search: ${forPeople(error.message)}`, "error");
+  }
+  if (generation !== searches || !found) return;
+  const list = $("search-results");
+  list.replaceChildren();
+  $("session-list").hidden = true;
+  list.hidden = false;
+  if (!found.length) {
+    const none = document.createElement("li");
+    none.className = "search-none";
+    none.textContent = `No session mentions “${text}”.`;
+    list.append(none);
+  }
+  for (const match of found) {
+    const item = document.createElement("li");
+    item.className = "session search-hit";
+    item.dataset.sessionId = match.session.thread_id;
+    const open = document.createElement("button");
+    open.type = "button";
+    open.className = "session-open";
+    const title = document.createElement("span");
+    title.className = "session-title";
+    title.textContent = match.session.title || "New chat";
+    const snippet = document.createElement("span");
+    snippet.className = "search-snippet";
+    snippet.textContent = match.snippet;
+    open.append(title, snippet);
+    open.addEventListener("click", () => openSession(match.session.thread_id, { reattach: true }));
+    item.append(open);
+    list.append(item);
+  }
+}
+
+async function exportSession(format) {
+  if (!state.session) return;
+  try {
+    const response = await fetch(
+      `${BASE}${chatPath(`/sessions/${state.session}/export`)}?format=${format}`,
+      { headers: { Authorization: `Bearer ${token()}` } },
+    );
+    if (!response.ok) throw new ApiError(response.status, `${response.status} ${response.statusText}`);
+    const blob = await response.blob();
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = `copilot-session-${state.session}.${format === "json" ? "json" : "md"}`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (error) {
+    notice(`Could not export the session: ${forPeople(error.message)}`, "error");
+  }
 }
 
 function selectSessionId(id) {
@@ -319,7 +458,7 @@ function startRename(item, session) {
       try {
         await call("PATCH", chatPath(`/sessions/${session.thread_id}`), { title });
       } catch (error) {
-        notice(`Could not rename: ${error.message}`, "error");
+        notice(`Could not rename: ${forPeople(error.message)}`, "error");
       }
     }
     await loadSessions();
@@ -335,7 +474,7 @@ async function togglePin(session) {
   try {
     await call(session.pinned ? "DELETE" : "PUT", chatPath(`/sessions/${session.thread_id}/pin`));
   } catch (error) {
-    notice(`Could not change the pin: ${error.message}`, "error");
+    notice(`Could not change the pin: ${forPeople(error.message)}`, "error");
   }
   await loadSessions();
 }
@@ -350,7 +489,7 @@ function confirmDelete(session) {
     try {
       await call("DELETE", chatPath(`/sessions/${session.thread_id}`));
     } catch (error) {
-      notice(`Could not delete: ${error.message}`, "error");
+      notice(`Could not delete: ${forPeople(error.message)}`, "error");
     }
     if (state.session === session.thread_id) {
       selectSessionId(null);
@@ -388,7 +527,9 @@ async function openSession(id, { reattach = false } = {}) {
   }
   if (!history) return;
   if (reattach && (await reattachTurn(id, history))) return;
-  await renderHistory($("messages"), history.messages, { onAction: handleAction });
+  await renderHistory($("messages"), history.messages, turnOptions());
+  offerEdit();
+  $("messages").dataset.state = "saved";
   scrollDown(true);
 }
 
@@ -423,6 +564,7 @@ async function follow(response, turn, context) {
       }
       if (turn.apply(data)) {
         finished = true;
+        context.finished = true;
         // Remember the end of this turn: re-opening the session later asks only for
         // what came after it (204 when nothing did) instead of replaying it.
         store.set("seen", { ...(store.get("seen") || {}), [context.session]: context.lastEventId });
@@ -438,6 +580,7 @@ async function follow(response, turn, context) {
 
 async function runStream(open, turn, context) {
   state.streaming = { controller: context.controller, turn, context };
+  $("messages").dataset.state = "streaming";
   setBusy(true);
   let outcome = "closed";
   let response = await open();
@@ -487,19 +630,118 @@ async function runStream(open, turn, context) {
   return outcome;
 }
 
-async function send() {
+// Show the saved, canonical session (message ids included) once a turn is over.
+async function showSaved(id) {
+  let saved;
+  try {
+    saved = await call("GET", chatPath(`/sessions/${id}/history?limit=1000`));
+  } catch {
+    return;
+  }
+  if (state.session !== id || state.streaming) return;
+  await renderHistory($("messages"), saved.messages, turnOptions());
+  offerEdit();
+  $("messages").dataset.state = "saved";
+  scrollDown(true);
+}
+
+// Edit or ask again: offered on the session's last question while nothing runs.
+function offerEdit() {
+  const pane = $("messages");
+  pane.querySelector(".message-tools")?.remove();
+  if (state.streaming || !state.session) return;
+  const asked = pane.querySelectorAll(".message.user[data-message-id]");
+  const last = asked[asked.length - 1];
+  if (!last) return;
+  const tools = document.createElement("div");
+  tools.className = "message-tools";
+  const button = (text, label, onClick) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "link-button";
+    b.textContent = text;
+    b.setAttribute("aria-label", label);
+    b.addEventListener("click", onClick);
+    return b;
+  };
+  const text = last.querySelector(".message-body").textContent;
+  tools.append(
+    button("Edit", "Edit your last message", () => startEdit(last, text)),
+    button("Ask again", "Ask your last message again", () => send({ text, replaceFrom: last.dataset.messageId, from: last })),
+  );
+  last.after(tools);
+}
+
+function startEdit(message, text) {
+  const box = document.createElement("div");
+  box.className = "edit-box";
+  const field = document.createElement("textarea");
+  field.value = text;
+  field.rows = Math.min(8, text.split("\n").length + 1);
+  field.setAttribute("aria-label", "Edit your message");
+  const buttons = document.createElement("div");
+  buttons.className = "dialog-buttons";
+  const cancel = document.createElement("button");
+  cancel.type = "button";
+  cancel.textContent = "Cancel";
+  const save = document.createElement("button");
+  save.type = "button";
+  save.className = "primary";
+  save.textContent = "Send edited message";
+  buttons.append(cancel, save);
+  box.append(field, buttons);
+  message.hidden = true;
+  $("messages").querySelector(".message-tools")?.remove();
+  message.after(box);
+  field.focus();
+  cancel.addEventListener("click", () => {
+    box.remove();
+    message.hidden = false;
+    offerEdit();
+  });
+  const submit = () => {
+    if (!field.value.trim()) return;
+    box.remove();
+    send({ text: field.value, replaceFrom: message.dataset.messageId, from: message });
+  };
+  save.addEventListener("click", submit);
+  field.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      submit();
+    } else if (event.key === "Escape") {
+      event.stopPropagation();
+      cancel.click();
+    }
+  });
+}
+
+async function send(replay = null) {
   const input = $("message-input");
-  const text = input.value;
+  const text = replay ? replay.text : input.value;
   if (!text.trim() || state.streaming || !projectOpen()) return;
   const pane = $("messages");
   pane.querySelector(".empty-chat")?.remove();
+  pane.querySelector(".message-tools")?.remove();
+  if (replay) {
+    // The edited (or repeated) question and everything after it give way to the new turn.
+    let node = replay.from;
+    while (node) {
+      const next = node.nextElementSibling;
+      node.remove();
+      node = next;
+    }
+  }
   userMessage(pane, text);
-  input.value = "";
-  autoGrow();
-  const turn = new TurnView(pane, { onAction: handleAction });
+  if (!replay) {
+    input.value = "";
+    autoGrow();
+  }
+  const turn = new TurnView(pane, turnOptions());
   scrollDown(true);
   const body = { message: text };
   if (state.session) body.session_id = state.session;
+  if (replay) body.replace_from = replay.replaceFrom;
   if (!$("agent-field").hidden && $("agent-select").value) body.agent_id = $("agent-select").value;
   const context = {
     project: state.project.id,
@@ -523,8 +765,11 @@ async function send() {
       return;
     }
     turn.body.append(errorBox(error.message, "", handleAction));
-    input.value = input.value || text; // keep what was typed
+    if (!replay) input.value = input.value || text; // keep what was typed
+    else turn.note("Nothing was changed: reopen the session to see it as it was.");
+    return;
   }
+  if (state.session === context.session && context.finished) await showSaved(context.session);
 }
 
 // After a reload (or when opening a session): follow its running turn, if any.
@@ -552,16 +797,11 @@ async function reattachTurn(id, history) {
   const messages = history.messages;
   let lastUser = messages.length - 1;
   while (lastUser >= 0 && messages[lastUser].role !== "user") lastUser--;
-  await renderHistory($("messages"), messages.slice(0, lastUser + 1), { onAction: handleAction });
-  const turn = new TurnView($("messages"), { onAction: handleAction });
+  await renderHistory($("messages"), messages.slice(0, lastUser + 1), turnOptions());
+  const turn = new TurnView($("messages"), turnOptions());
   scrollDown(true);
   const outcome = await runStream(async () => response, turn, context);
-  if (outcome === "done" && state.session === id) {
-    // Show the saved, canonical turn.
-    const saved = await call("GET", chatPath(`/sessions/${id}/history?limit=1000`));
-    await renderHistory($("messages"), saved.messages, { onAction: handleAction });
-    scrollDown(true);
-  }
+  if (outcome === "done" && state.session === id) await showSaved(id);
   return true;
 }
 
@@ -572,14 +812,36 @@ async function stop() {
   try {
     await call("POST", chatPath(`/sessions/${running.context.session}/abort`));
   } catch (error) {
-    notice(`Could not stop: ${error.message}`, "error");
+    notice(`Could not stop: ${forPeople(error.message)}`, "error");
   } finally {
     $("stop").disabled = false;
   }
 }
 
 // ------------------------------------------------------------------ settings
-const SETTINGS_FIELDS = ["provider", "model", "base_url", "temperature", "context_limit", "copilot_mode"];
+const SETTINGS_FIELDS = ["provider", "model", "base_url", "temperature", "context_limit", "copilot_mode", "approval"];
+
+// The models the saved endpoint lists, and the defaults of empty fields.
+async function loadModels() {
+  const note = $("models-note");
+  note.textContent = "Asking your endpoint for its models…";
+  let listing;
+  try {
+    listing = await call("GET", "/llm-config/models");
+  } catch (error) {
+    note.textContent = `The model list is not available: ${forPeople(error.message)}`;
+    return;
+  }
+  const defaults = listing.defaults || {};
+  $("temperature").placeholder =
+    defaults.temperature === null || defaults.temperature === undefined ? "provider's default" : `${defaults.temperature} (default)`;
+  $("context_limit").placeholder = `${defaults.context_limit} (default)`;
+  const options = $("models");
+  options.replaceChildren(...(listing.models || []).map((name) => new Option(name, name)));
+  note.textContent = listing.available
+    ? `Your endpoint offers ${listing.models.length} model${listing.models.length === 1 ? "" : "s"}: pick one from the list or type a name.`
+    : `The model list is not available: ${forPeople(listing.reason)}`;
+}
 
 async function openSettings() {
   const dialog = $("settings-dialog");
@@ -598,13 +860,14 @@ async function openSettings() {
     $("settings-intro").textContent = "Your LLM settings (stored for your GNS3 account).";
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) {
-      $("settings-result").textContent = error.message;
+      $("settings-result").textContent = forPeople(error.message);
     }
     $("settings-intro").textContent =
       "No LLM is configured for your account yet: choose a provider and a model.";
   }
   if (!dialog.open) dialog.showModal();
   form.elements.provider.focus();
+  loadModels();
 }
 
 function settingsBody() {
@@ -627,6 +890,9 @@ async function saveSettings() {
   if (stored.api_key_set) $("api-key").placeholder = "A key is stored; leave empty to keep it";
   result.textContent = `Saved: ${stored.provider} / ${stored.model}.`;
   result.dataset.kind = "ok";
+  state.llmConfigured = true;
+  document.querySelector(".llm-missing")?.remove();
+  loadModels();
   return stored;
 }
 
@@ -636,7 +902,7 @@ async function onSaveSettings(event) {
   try {
     await saveSettings();
   } catch (error) {
-    result.textContent = `Not saved: ${error.message}`;
+    result.textContent = `Not saved: ${forPeople(error.message)}`;
     result.dataset.kind = "error";
   }
 }
@@ -653,7 +919,7 @@ async function onTestSettings() {
     result.textContent = `Connection OK: the model answered in ${Math.round(answer.latency_ms)} ms.`;
     result.dataset.kind = "ok";
   } catch (error) {
-    result.textContent = `Test failed: ${error.message}`;
+    result.textContent = `Test failed: ${forPeople(error.message)}`;
     result.dataset.kind = "error";
   } finally {
     button.disabled = false;
@@ -675,6 +941,34 @@ function autoGrow() {
   const input = $("message-input");
   input.style.height = "auto";
   input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
+}
+
+// ------------------------------------------------------------------ theme
+function currentTheme() {
+  const chosen = document.documentElement.dataset.theme;
+  if (chosen) return chosen;
+  return window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+
+function showTheme() {
+  const dark = currentTheme() === "dark";
+  const button = $("theme-toggle");
+  button.setAttribute("aria-pressed", String(dark));
+  button.title = dark ? "Dark theme (on)" : "Dark theme (off)";
+}
+
+function toggleTheme() {
+  const next = currentTheme() === "dark" ? "light" : "dark";
+  document.documentElement.dataset.theme = next;
+  localStorage.setItem("copilot.theme", next);
+  showTheme();
+}
+
+function applyStoredTheme() {
+  const stored = localStorage.getItem("copilot.theme");
+  if (stored === "dark" || stored === "light") document.documentElement.dataset.theme = stored;
+  showTheme();
+  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", showTheme);
 }
 
 // ------------------------------------------------------------------ start
@@ -711,9 +1005,18 @@ function bind() {
   $("settings-test").addEventListener("click", onTestSettings);
   $("settings-close").addEventListener("click", () => $("settings-dialog").close());
   $("sidebar-toggle").addEventListener("click", toggleSidebar);
+  $("theme-toggle").addEventListener("click", toggleTheme);
+  $("session-search").addEventListener("input", onSearchInput);
+  $("session-search").addEventListener("keydown", (event) => {
+    if (event.key === "Escape") clearSearch();
+  });
+  $("export-markdown").addEventListener("click", () => exportSession("markdown"));
+  $("export-json").addEventListener("click", () => exportSession("json"));
 }
 
 async function main() {
+  applyStoredTheme();
+  lab = new LabView({ onError: () => signOut("Your GNS3 session expired; sign in again.") });
   bind();
   if (!token()) {
     show("login");

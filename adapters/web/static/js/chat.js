@@ -1,12 +1,21 @@
 // The conversation pane: saved messages, and a live turn built from SSE events.
 
-import { MarkdownBlock } from "./markdown.js";
+import { call } from "./api.js";
+import { MarkdownBlock, addCopyButtons, copyText } from "./markdown.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
   return node;
+}
+
+function linkButton(text, onClick, label) {
+  const button = el("button", "link-button", text);
+  button.type = "button";
+  if (label) button.setAttribute("aria-label", label);
+  button.addEventListener("click", onClick);
+  return button;
 }
 
 export function pretty(text) {
@@ -16,6 +25,16 @@ export function pretty(text) {
   } catch {
     return String(text);
   }
+}
+
+// A message for a person: sentences that quote an API route are left out.
+export function forPeople(message) {
+  const text = String(message || "");
+  const kept = text.split(/(?<=\.)\s+/).filter((sentence) => !/\/v3\/|\b(GET|PUT|POST|DELETE|PATCH) \//.test(sentence));
+  if (/no language model is configured/i.test(text)) {
+    return "No language model is configured for your account yet.";
+  }
+  return kept.join(" ") || "Something failed.";
 }
 
 // What the user can do about an error, by its code or message.
@@ -39,18 +58,50 @@ export function remedy(code, message) {
 export function errorBox(message, code, onAction) {
   const box = el("div", "error-box");
   box.setAttribute("role", "alert");
-  box.append(el("strong", null, "Error: "), el("span", "error-text", message));
+  box.append(el("strong", null, "Error: "), el("span", "error-text", forPeople(message)));
   const { hint, action } = remedy(code, message);
-  const help = el("p", "error-hint", hint);
-  box.append(help);
+  box.append(el("p", "error-hint", hint));
   if (action && onAction) {
     const label = action === "settings" ? "Open LLM settings" : "Refresh projects";
-    const button = el("button", "link-button", label);
-    button.type = "button";
-    button.addEventListener("click", () => onAction(action));
-    box.append(button);
+    box.append(linkButton(label, () => onAction(action)));
   }
   return box;
+}
+
+// Tool outputs rendered on the server (POST /render/tools), a few per request.
+const pendingViews = [];
+let flushing = null;
+const MAX_BATCH = 16;
+const MAX_BATCH_CHARS = 1_000_000;
+const MAX_OUTPUT_CHARS = 200_000;
+
+function requestView(card, name, output, status) {
+  if (output.length > MAX_OUTPUT_CHARS) {
+    card.showView(null, null, "This output is too large to format; see the raw output.");
+    return;
+  }
+  pendingViews.push({ card, item: { tool_name: name || "tool", output, status: status || null } });
+  if (!flushing) flushing = Promise.resolve().then(flushViews);
+}
+
+async function flushViews() {
+  while (pendingViews.length) {
+    const batch = [];
+    let size = 0;
+    while (pendingViews.length && batch.length < MAX_BATCH && size + pendingViews[0].item.output.length <= MAX_BATCH_CHARS) {
+      const next = pendingViews.shift();
+      size += next.item.output.length;
+      batch.push(next);
+    }
+    if (!batch.length) batch.push(pendingViews.shift());
+    try {
+      const { items } = await call("POST", "/render/tools", { items: batch.map((b) => b.item) });
+      items.forEach((rendered, i) => batch[i].card.showView(rendered.html, rendered.reason));
+    } catch {
+      for (const { card } of batch) card.showView(null, null, "The output could not be formatted; see the raw output.");
+    }
+  }
+  flushing = null;
 }
 
 class ToolCard {
@@ -60,18 +111,33 @@ class ToolCard {
     this.element.open = true;
     const summary = el("summary");
     this.name = el("span", "tool-name", name || "tool");
+    this.elapsed = el("span", "tool-elapsed");
     this.status = el("span", "tool-status", "writing…");
     this.status.dataset.status = "writing";
-    summary.append(el("span", "tool-icon", "⚙"), this.name, this.status);
+    summary.append(el("span", "tool-icon", "⚙"), this.name, this.elapsed, this.status);
+    this.reason = el("p", "tool-reason");
+    this.reason.hidden = true;
+    this.argsBox = el("details", "tool-args-box");
+    this.argsBox.open = true;
+    this.argsBox.append(el("summary", null, "Arguments"));
     this.args = el("pre", "tool-args");
     this.args.setAttribute("aria-label", "Tool arguments");
-    this.output = el("details", "tool-output");
-    this.output.hidden = true;
-    this.outputSummary = el("summary", null, "Output");
+    this.argsBox.append(this.args);
+    this.live = el("div", "tool-live");
+    this.live.setAttribute("aria-label", "Live output");
+    this.live.hidden = true;
+    this.devices = new Map();
+    this.view = el("div", "tool-view");
+    this.view.hidden = true;
+    this.raw = el("details", "tool-raw tool-output");
+    this.raw.hidden = true;
+    this.raw.append(el("summary", null, "Raw output (JSON)"));
     this.outputBody = el("pre", "tool-output-json");
-    this.output.append(this.outputSummary, this.outputBody);
-    this.element.append(summary, this.args, this.output);
+    this.raw.append(this.outputBody);
+    this.element.append(summary, this.reason, this.argsBox, this.live, this.view, this.raw);
     parent.append(this.element);
+    this.started = null;
+    this.ticker = null;
   }
 
   setName(name) {
@@ -80,41 +146,188 @@ class ToolCard {
 
   setArguments(text, complete) {
     this.args.textContent = complete ? pretty(text) || "{}" : text;
+    if (complete) this.argsBox.open = false;
   }
 
   setStatus(status) {
-    const labels = { running: "running…", success: "done", error: "failed", aborted: "stopped" };
+    const labels = {
+      running: "running…", success: "done", error: "failed", aborted: "stopped",
+      rejected: "rejected", waiting: "waiting for you", partial_success: "partly done",
+    };
     this.status.textContent = labels[status] || status;
     this.status.dataset.status = status;
   }
 
-  setOutput(text, status) {
-    this.setStatus(status || "success");
+  start() {
+    this.setStatus("running");
+    this.started = Date.now();
+    const tick = () => {
+      this.elapsed.textContent = `${Math.floor((Date.now() - this.started) / 1000)} s`;
+    };
+    tick();
+    this.ticker = setInterval(tick, 1000);
+  }
+
+  stopTicker(seconds) {
+    clearInterval(this.ticker);
+    this.ticker = null;
+    if (seconds !== undefined && seconds !== null) this.elapsed.textContent = `${seconds.toFixed(1)} s`;
+    else if (this.started) this.elapsed.textContent = `${((Date.now() - this.started) / 1000).toFixed(1)} s`;
+  }
+
+  progress(device, text) {
+    this.live.hidden = false;
+    const key = device || "";
+    let pre = this.devices.get(key);
+    if (!pre) {
+      if (device) this.live.append(el("h4", null, device));
+      pre = el("pre", "tool-live-output");
+      pre.dataset.device = key;
+      this.live.append(pre);
+      this.devices.set(key, pre);
+    }
+    const now = pre.textContent + text;
+    pre.textContent = now.length > 20000 ? now.slice(-20000) : now;
+    pre.scrollTop = pre.scrollHeight;
+  }
+
+  setOutput(text, status, name) {
+    this.stopTicker();
+    const state = status || "success";
+    this.setStatus(state);
     this.outputBody.textContent = pretty(text);
-    this.output.hidden = false;
-    this.element.open = false; // collapse the card; the summary keeps name + status
+    this.raw.hidden = false;
+    this.live.hidden = true;
+    this.element.dataset.status = state;
+    requestView(this, name || this.name.textContent, String(text ?? ""), state);
+    if (state === "success") this.element.open = false; // the summary keeps name + status
+  }
+
+  showView(html, reason, note) {
+    if (reason) {
+      this.reason.textContent = reason;
+      this.reason.hidden = false;
+    }
+    if (html) {
+      this.view.innerHTML = html; // sanitised on the server (nh3 allow-list)
+      addCopyButtons(this.view);
+    } else if (note) {
+      this.view.replaceChildren(el("p", "tv-note", note));
+    }
+    this.view.hidden = false;
+    this.element.dataset.viewed = "true";
   }
 }
 
-// One assistant turn: activity trail, text blocks and tool cards, in order.
+// The user's decision on a call that changes the lab (approval_required).
+class ApprovalCard {
+  constructor(parent, event, { decide, userId }) {
+    this.userId = userId;
+    this.element = el("section", "approval-card");
+    this.element.dataset.approvalId = event.approval_id;
+    this.element.dataset.state = "pending";
+    this.element.setAttribute("aria-label", `Approval for ${event.tool_name}`);
+    const preview = event.preview || {};
+    this.element.append(el("h3", null, `Approve ${event.tool_name}?`));
+    if (preview.summary) this.element.append(el("p", "approval-summary", preview.summary));
+    for (const [device, commands] of Object.entries(preview.devices || {})) {
+      this.element.append(el("strong", null, device));
+      const pre = el("pre", "approval-commands", (commands || []).join("\n"));
+      pre.dataset.device = device;
+      this.element.append(pre);
+    }
+    if ((preview.topology || []).length) {
+      const list = el("ul", "approval-topology");
+      for (const line of preview.topology) list.append(el("li", null, line));
+      this.element.append(list);
+    }
+    this.comment = el("textarea", "approval-comment");
+    this.comment.rows = 2;
+    this.comment.maxLength = 2000;
+    this.comment.placeholder = "Comment (told to the copilot if you reject)";
+    this.comment.setAttribute("aria-label", "Comment on this change");
+    this.buttons = el("div", "dialog-buttons");
+    const approve = el("button", "primary", "Approve");
+    approve.type = "button";
+    const reject = el("button", "danger", "Reject");
+    reject.type = "button";
+    const send = async (decision) => {
+      approve.disabled = reject.disabled = true;
+      this.note.textContent = "Sending your decision…";
+      const answer = await decide(event.approval_id, decision, this.comment.value.trim());
+      if (answer !== true && this.element.dataset.state === "pending") {
+        approve.disabled = reject.disabled = false;
+      }
+      this.note.textContent = answer === true ? "" : answer;
+    };
+    approve.addEventListener("click", () => send("approve"));
+    reject.addEventListener("click", () => send("reject"));
+    this.buttons.append(approve, reject);
+    this.note = el("p", "approval-note");
+    this.note.setAttribute("role", "status");
+    this.element.append(this.comment, this.buttons, this.note);
+    parent.append(this.element);
+  }
+
+  resolve(event) {
+    let text;
+    const who = event.by && event.by === this.userId ? "you" : event.by || "someone";
+    if (event.reason === "timeout") {
+      text = "Not approved in time: the change was not made.";
+      this.element.dataset.state = "lapsed";
+    } else if (event.reason === "aborted") {
+      text = "The answer was stopped before a decision.";
+      this.element.dataset.state = "lapsed";
+    } else if (event.decision === "approve") {
+      text = `Approved by ${who}.`;
+      this.element.dataset.state = "approve";
+    } else {
+      text = `Rejected by ${who}${event.comment ? `: “${event.comment}”` : "."}`;
+      this.element.dataset.state = "reject";
+    }
+    this.comment.remove();
+    this.buttons.remove();
+    this.note.textContent = "";
+    const outcome = this.element.querySelector(".approval-outcome") || el("p", "approval-outcome");
+    outcome.textContent = text;
+    this.element.append(outcome);
+  }
+}
+
+// One assistant turn: activity trail, text blocks, tool and approval cards, in order.
 export class TurnView {
-  constructor(container, { onAction } = {}) {
+  constructor(container, { onAction, decide, userId, onToolEnd } = {}) {
     this.element = el("article", "message assistant");
     this.element.setAttribute("aria-label", "Copilot answer");
     this.trail = el("ol", "activity-trail");
     this.trail.setAttribute("aria-label", "Agent activity");
     this.trail.hidden = true;
     this.body = el("div", "message-body");
-    this.element.append(this.trail, this.body);
+    this.tools = el("div", "answer-tools");
+    this.tools.hidden = true;
+    this.tools.append(linkButton("Copy answer", () => copyText(this.answerText(), this.copyButton()), "Copy the answer"));
+    this.element.append(this.trail, this.body, this.tools);
     container.append(this.element);
     this.cards = new Map();
+    this.approvals = new Map();
     this.text = null;
     this.blocks = [];
     this.sawText = false;
     this.onAction = onAction;
+    this.decide = decide;
+    this.userId = userId;
+    this.onToolEnd = onToolEnd;
     this.typing = el("span", "typing", "…");
     this.typing.setAttribute("aria-label", "The copilot is answering");
     this.body.append(this.typing);
+  }
+
+  copyButton() {
+    return this.tools.querySelector("button");
+  }
+
+  answerText() {
+    return this.blocks.map((block) => block.text).join("\n\n").trim();
   }
 
   textBlock() {
@@ -144,6 +357,18 @@ export class TurnView {
     while (this.trail.children.length > 30) this.trail.firstElementChild.remove();
   }
 
+  approval(event) {
+    let card = this.approvals.get(event.approval_id);
+    if (!card) {
+      card = new ApprovalCard(this.body, event, { decide: this.decide, userId: this.userId });
+      this.approvals.set(event.approval_id, card);
+      this.text = null;
+      this.body.append(this.typing);
+    }
+    this.card(event.tool_call_id, event.tool_name).setStatus("waiting");
+    return card;
+  }
+
   // Apply one SSE event; returns true when the turn is over.
   apply(event) {
     switch (event.type) {
@@ -164,11 +389,24 @@ export class TurnView {
         break;
       }
       case "tool_start":
-        this.card(event.tool_call_id, event.tool_name).setStatus("running");
+        this.card(event.tool_call_id, event.tool_name).start();
+        break;
+      case "tool_progress":
+        this.card(event.tool_call_id, event.tool_name).progress(event.device, event.text || "");
         break;
       case "tool_end":
-        this.card(event.tool_call_id, event.tool_name).setOutput(event.tool_output, event.status);
+        this.card(event.tool_call_id, event.tool_name).setOutput(event.tool_output, event.status, event.tool_name);
+        if (this.onToolEnd) this.onToolEnd(event);
         break;
+      case "approval_required":
+        this.approval(event);
+        break;
+      case "approval_resolved": {
+        const card = this.approvals.get(event.approval_id);
+        if (card) card.resolve(event);
+        if (event.decision === "approve") this.card(event.tool_call_id).setStatus("running");
+        break;
+      }
       case "thinking":
         this.addTrail("thinking", `Thinking: ${event.content || ""}`);
         break;
@@ -176,17 +414,12 @@ export class TurnView {
         this.addTrail("status", `${event.status || "status"}: ${event.message || ""}`.trim());
         break;
       case "step":
-        this.addTrail(
-          "step",
-          `Step ${event.step}${event.total ? ` of ${event.total}` : ""} ${event.status || ""}`.trim(),
-        );
+        this.addTrail("step", `Step ${event.step}${event.total ? ` of ${event.total}` : ""} ${event.status || ""}`.trim());
         break;
       case "plan": {
         const steps = Array.isArray(event.steps) ? event.steps : [];
         const current = event.current_step;
-        const text = steps
-          .map((s, i) => (i === current ? `▶ ${s}` : s)) // current_step counts from 0
-          .join(" → ");
+        const text = steps.map((s, i) => (i === current ? `▶ ${s}` : s)).join(" → "); // current_step counts from 0
         this.addTrail("plan", `Plan: ${text}`);
         break;
       }
@@ -217,32 +450,50 @@ export class TurnView {
 
   async finish() {
     this.typing.remove();
+    for (const card of this.cards.values()) card.stopTicker();
     this.element.classList.add("done");
     await Promise.all(this.blocks.map((block) => block.finish()));
+    this.tools.hidden = !this.answerText();
   }
 }
 
-export function userMessage(container, text) {
+// The user's message as text, line breaks kept; edit / ask again on the last one.
+export function userMessage(container, text, { id = null } = {}) {
   const node = el("article", "message user");
   node.setAttribute("aria-label", "Your message");
+  if (id) node.dataset.messageId = id;
   node.append(el("div", "message-body", text));
   container.append(node);
   return node;
 }
 
+export function toolStatus(content, saved) {
+  let status = saved || "success";
+  try {
+    const parsed = JSON.parse(content);
+    if (parsed && ["aborted", "rejected", "error", "failed", "partial_success"].includes(parsed.status)) {
+      status = parsed.status === "failed" ? "error" : parsed.status;
+    } else if (parsed && parsed.error && !parsed.results) status = "error";
+  } catch {
+    /* plain text output */
+  }
+  return status;
+}
+
 // Render a saved history (OpenAI-shaped messages) into the pane.
-export function renderHistory(container, messages, { onAction } = {}) {
+export function renderHistory(container, messages, options = {}) {
   container.replaceChildren();
   let turn = null;
   const cards = new Map();
   const renders = [];
   for (const message of messages) {
     if (message.role === "user") {
+      if (turn) turn.tools.hidden = !turn.answerText();
       turn = null;
-      userMessage(container, message.content || "");
+      userMessage(container, message.content || "", { id: message.id });
     } else if (message.role === "assistant") {
       if (!turn) {
-        turn = new TurnView(container, { onAction });
+        turn = new TurnView(container, options);
         turn.typing.remove();
         turn.element.classList.add("done");
       }
@@ -262,17 +513,17 @@ export function renderHistory(container, messages, { onAction } = {}) {
     } else if (message.role === "tool") {
       const card = cards.get(message.tool_call_id);
       if (card) {
-        let status = message.metadata?.status || "success";
-        try {
-          const parsed = JSON.parse(message.content);
-          if (parsed && parsed.status === "aborted") status = "aborted";
-          else if (parsed && parsed.error) status = "error";
-        } catch {
-          /* plain text output */
-        }
-        card.setOutput(message.content, status);
+        card.setOutput(message.content, toolStatus(message.content, message.metadata?.status), message.name);
+        const approval = message.metadata?.approval;
+        if (approval) card.element.dataset.approval = approval.decision;
       }
     }
   }
-  return Promise.all(renders.map((block) => block.finish()));
+  return Promise.all(renders.map((block) => block.finish())).then(() => {
+    for (const view of container.querySelectorAll(".message.assistant")) {
+      const tools = view.querySelector(".answer-tools");
+      const hasText = view.querySelector(".text-block");
+      if (tools) tools.hidden = !hasText;
+    }
+  });
 }

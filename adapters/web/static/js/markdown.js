@@ -5,6 +5,59 @@ import { call } from "./api.js";
 
 export const RENDER_INTERVAL = 300;
 
+// Copy text to the clipboard (the API needs a secure context; else a hidden field).
+export async function copyText(text, button) {
+  let done = false;
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      done = true;
+    }
+  } catch {
+    done = false;
+  }
+  if (!done) {
+    const field = document.createElement("textarea");
+    field.value = text;
+    field.setAttribute("readonly", "");
+    field.className = "visually-hidden";
+    document.body.append(field);
+    field.select();
+    try {
+      done = document.execCommand("copy");
+    } catch {
+      done = false;
+    }
+    field.remove();
+  }
+  if (button) {
+    const label = button.textContent;
+    button.textContent = done ? "Copied" : "Copy failed";
+    setTimeout(() => {
+      button.textContent = label;
+    }, 1500);
+  }
+  return done;
+}
+
+// A "Copy" button on every code block (and device output) inside `root`.
+export function addCopyButtons(root) {
+  for (const pre of root.querySelectorAll("pre")) {
+    if (pre.parentElement.classList.contains("copyable")) continue;
+    const wrap = document.createElement("div");
+    wrap.className = "copyable";
+    pre.replaceWith(wrap);
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy-button";
+    button.textContent = "Copy";
+    const what = pre.dataset.device ? `the output of ${pre.dataset.device}` : "this code";
+    button.setAttribute("aria-label", `Copy ${what}`);
+    button.addEventListener("click", () => copyText(pre.textContent, button));
+    wrap.append(pre, button);
+  }
+}
+
 export class MarkdownBlock {
   constructor(parent) {
     this.element = document.createElement("div");
@@ -24,13 +77,28 @@ export class MarkdownBlock {
 
   append(piece) {
     this.text += piece;
-    this.tail.textContent = this.text.slice(this.renderedLength);
+    this.showTail();
     this.schedule();
   }
 
   set(text) {
     this.text = text;
-    this.tail.textContent = text.slice(this.renderedLength);
+    this.showTail();
+  }
+
+  // The part not rendered yet, as plain text: inside the last paragraph when it goes
+  // on with it (no line break appears at the streaming edge), after it otherwise.
+  showTail() {
+    const rest = this.text.slice(this.renderedLength);
+    const last = this.html.lastElementChild;
+    const continues = last && /^(P|H[1-6])$/.test(last.tagName) && !/^\s*\n/.test(rest);
+    if (continues) {
+      if (this.tail.parentElement !== last) last.append(this.tail);
+      this.tail.textContent = rest;
+    } else {
+      if (this.tail.parentElement !== this.element) this.element.append(this.tail);
+      this.tail.textContent = rest.replace(/^\n+/, "");
+    }
   }
 
   schedule() {
@@ -52,9 +120,11 @@ export class MarkdownBlock {
     try {
       const { html } = await this.inFlight;
       if (text.length >= this.renderedLength) {
+        this.element.append(this.tail); // out of the old HTML before it is replaced
         this.html.innerHTML = html; // sanitised on the server (nh3 allow-list)
+        addCopyButtons(this.html);
         this.renderedLength = text.length;
-        this.tail.textContent = this.text.slice(this.renderedLength);
+        this.showTail();
         this.element.dataset.rendered = "true";
       }
     } catch {

@@ -1,0 +1,146 @@
+"""A session exported: as a Markdown lab report, or as JSON (the session and its messages).
+
+The report reads like an engineer's notes of the lab: each question, the tools the
+copilot ran (with the commands and the devices' output, per device, and who approved a
+change), then the answer. The JSON is exactly the API's shapes: the session object and
+the OpenAI-shaped messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from adapters.web._toolview import DeviceRun, device_runs, failure_reason, parse_output
+from copilot_core import Message, Session
+from copilot_core.messages import Role
+
+__all__ = ["markdown_report"]
+
+
+def _fence(text: str, language: str = "") -> str:
+    """``text`` in a code fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in text.split("\n") if set(run) == {"`"}), default=0)
+    ticks = "`" * max(3, longest + 1)
+    run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        if run >= len(ticks):
+            ticks = "`" * (run + 1)
+    return f"{ticks}{language}\n{text.rstrip()}\n{ticks}"
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.strip().splitlines())
+
+
+def _approval(metadata: dict[str, Any]) -> str | None:
+    approval = metadata.get("approval")
+    if not isinstance(approval, dict):
+        return None
+    reason = approval.get("reason")
+    if reason == "timeout":
+        return "Approval: not given in time (the change was not made)."
+    if reason == "aborted":
+        return "Approval: the turn was stopped while it waited."
+    decided = "approved" if approval.get("decision") == "approve" else "rejected"
+    text = f"Approval: {decided} by {approval.get('by') or 'someone'}"
+    if approval.get("comment"):
+        text += f" — “{approval['comment']}”"
+    return text + "."
+
+
+def _device(run: DeviceRun) -> Iterator[str]:
+    yield f"#### {run.name} — {run.status or 'unknown'}"
+    yield ""
+    if run.error:
+        yield f"Failed: {run.error}"
+        yield ""
+    for blocked in run.blocked:
+        yield f"Blocked: {blocked}"
+        yield ""
+    if run.commands:
+        lines = []
+        for command in run.commands:
+            lines.append(f"{run.name}# {command.command}")
+            if command.output.strip():
+                lines.append(command.output.rstrip())
+            if command.error:
+                lines.append(f"[{command.error}]")
+        yield _fence("\n".join(lines), "text")
+        yield ""
+    elif run.output not in (None, "", {}, []):
+        shown = run.output if isinstance(run.output, str) else json.dumps(run.output, indent=2)
+        yield _fence(shown, "" if isinstance(run.output, str) else "json")
+        yield ""
+
+
+def _tool(call_name: str, arguments: str, result: Message | None) -> Iterator[str]:
+    output = parse_output(result.content) if result is not None else None
+    status = output.get("status") if isinstance(output, dict) else None
+    yield f"### Tool `{call_name}`" + (f" — {status}" if status else "")
+    yield ""
+    if arguments.strip() not in ("", "{}"):
+        try:
+            shown = json.dumps(json.loads(arguments), ensure_ascii=False, indent=2)
+        except ValueError:
+            shown = arguments
+        yield _fence(shown, "json")
+        yield ""
+    if result is None:
+        yield "No result was recorded."
+        yield ""
+        return
+    approval = _approval(result.metadata)
+    if approval:
+        yield approval
+        yield ""
+    runs = device_runs(output)
+    if runs is not None:
+        for run in runs:
+            yield from _device(run)
+        return
+    reason = failure_reason(output, str(status) if status else None)
+    if reason:
+        yield f"Failed: {reason}"
+        yield ""
+        return
+    yield "<details><summary>Output</summary>"
+    yield ""
+    yield _fence(result.content, "json" if not isinstance(output, str) else "text")
+    yield ""
+    yield "</details>"
+    yield ""
+
+
+def markdown_report(session: Session, messages: Sequence[Message]) -> str:
+    """The session as a Markdown lab report (see the module docstring)."""
+    results = {m.tool_call_id: m for m in messages if m.role is Role.TOOL and m.tool_call_id}
+    lines = [
+        f"# {session.title or 'Copilot session'}",
+        "",
+        f"- Project: `{session.project_id}`",
+        f"- Session: `{session.thread_id}` ({session.copilot_mode.value})",
+        f"- Started {session.created_at.isoformat()}, last updated "
+        f"{session.updated_at.isoformat()}",
+        f"- {session.message_count} messages, {session.llm_calls_count} LLM calls, "
+        f"{session.input_tokens} input + {session.output_tokens} output = "
+        f"{session.total_tokens} tokens",
+        "",
+    ]
+    question = 0
+    for message in messages:
+        if message.role is Role.USER:
+            question += 1
+            lines += [f"## {question}. Question", "", _quote(message.content), ""]
+        elif message.role is Role.ASSISTANT:
+            for call in message.tool_calls or ():
+                lines += list(
+                    _tool(call.function.name, call.function.arguments, results.get(call.id))
+                )
+            if message.content.strip():
+                lines += ["### Answer", "", message.content.strip(), ""]
+            if message.metadata.get("aborted"):
+                lines += ["*Stopped; the answer above is partial.*", ""]
+    return "\n".join(lines).rstrip() + "\n"
