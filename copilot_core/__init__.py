@@ -23,6 +23,7 @@ from copilot_core.errors import CopilotError
 from copilot_core.events import TurnEvent
 from copilot_core.messages import Message, Role
 from copilot_core.ports import ModelSelection
+from copilot_core.prompts import PromptBook
 from copilot_core.runner import RunnerSettings, TurnHandle, TurnRunner
 from copilot_core.service import ChatService, ChatSettings
 from copilot_core.session import CopilotMode, Session
@@ -47,6 +48,7 @@ __all__ = [
     "Message",
     "ModelSelection",
     "ParsedToolCall",
+    "PromptBook",
     "Role",
     "RunnerSettings",
     "Session",

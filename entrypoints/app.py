@@ -11,6 +11,7 @@ import structlog
 from litestar import Litestar
 
 from adapters.gns3 import Gns3ProjectWatcher
+from adapters.llm import warm_up
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.web import WebSettings, create_web_app, install_dependencies
 from copilot_core import ChatService, CopilotError
@@ -97,6 +98,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             raise
         try:
             deps = await web_dependencies(container)
+            # What the first turn would pay for once (imports, tokenizer), before requests.
+            await asyncio.to_thread(warm_up)
             install_dependencies(app, deps)
             app.state[CHAT_SERVICE_STATE] = deps.chat
             log.info("service_started", gns3_url=settings.gns3_url, data_dir=str(settings.data_dir))

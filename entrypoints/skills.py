@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.gns3 import SkillLibrary
-from copilot_core import BuiltinAgent, CopilotMode
-from copilot_core.prompts import PromptBook
+from copilot_core import BuiltinAgent, CopilotMode, PromptBook
 
 __all__ = ["PROMPTS_DIR", "SkillsReloader", "load_prompts"]
 

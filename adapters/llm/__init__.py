@@ -43,6 +43,7 @@ from adapters.llm._tokens import (
     TiktokenTokenCounter,
     offline_encoding,
 )
+from adapters.llm._warm import warm_up
 
 __all__ = [
     "DATABASE_FILENAME",
@@ -71,4 +72,5 @@ __all__ = [
     "redact",
     "to_langchain",
     "translate_error",
+    "warm_up",
 ]
