@@ -44,7 +44,7 @@ from copilot_core import (
     UuidIdFactory,
 )
 from copilot_core.errors import StoreError
-from copilot_core.ports import AgentBackend, Clock, IdFactory
+from copilot_core.ports import AgentBackend, Clock, IdFactory, RestorePointStore
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 
@@ -133,11 +133,15 @@ async def open_console_runner(command_timeout: float) -> AsyncIterator[ConsoleRu
 
 
 async def open_tools(
-    client: Gns3Client, console: ConsoleRunner, skills: SkillLibrary
+    client: Gns3Client,
+    console: ConsoleRunner,
+    skills: SkillLibrary,
+    restore_points: RestorePointStore | None = None,
 ) -> AsyncIterator[Gns3ToolExecutor]:
     """The lab tools, warmed before the service takes requests (the first turn then
-    costs what later ones do)."""
-    tools = Gns3ToolExecutor(client, runner=console, skills=skills)
+    costs what later ones do); approved changes keep their restore points with the
+    sessions, in the checkpoint store."""
+    tools = Gns3ToolExecutor(client, runner=console, skills=skills, restore_points=restore_points)
     await tools.warm()
     yield tools
 
@@ -227,7 +231,9 @@ class Container(containers.DeclarativeContainer):
     directory = providers.Singleton(Gns3ClientDirectory, gns3)
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
     console = providers.Resource(open_console_runner, command_timeout=config.command_timeout)
-    tools = providers.Resource(open_tools, gns3, console=console, skills=skills)
+    tools = providers.Resource(
+        open_tools, gns3, console=console, skills=skills, restore_points=store
+    )
     topology = providers.Singleton(Gns3TopologySource, gns3)
     models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
     llm_config = providers.Singleton(LLMConfigView, llm_settings)
@@ -314,4 +320,6 @@ async def web_dependencies(container: Container) -> WebDependencies:
         readiness=readiness,
         models=await resolve(container.models()),
         directory=await resolve(container.directory()),
+        restore_points=store,
+        tools=await resolve(container.tools()),
     )

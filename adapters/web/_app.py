@@ -21,6 +21,7 @@ from adapters.web._health import healthz, readyz
 from adapters.web._logging import request_context_middleware
 from adapters.web._observers import PrometheusTurnMetrics, metrics_route
 from adapters.web._page import page_routes
+from adapters.web._restore_points import RestorePointController
 from adapters.web._state import authenticated, dependencies, init_state
 
 __all__ = ["API_PREFIX", "create_web_app"]
@@ -48,7 +49,12 @@ def create_web_app(
     settings = settings or WebSettings()
     api = Router(
         path=API_PREFIX,
-        route_handlers=[ChatController, AccountController, DirectoryController],
+        route_handlers=[
+            ChatController,
+            RestorePointController,
+            AccountController,
+            DirectoryController,
+        ],
         security=[{"BearerToken": []}],
         guards=[authenticated],
     )

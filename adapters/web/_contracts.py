@@ -13,7 +13,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from copilot_core.ports import Authenticator, LanguageModelProvider, ProjectGate
+from copilot_core.ports import (
+    Authenticator,
+    LanguageModelProvider,
+    ProjectGate,
+    RestorePointStore,
+    ToolExecutor,
+)
 from copilot_core.service import ChatService
 
 __all__ = [
@@ -111,3 +117,7 @@ class WebDependencies:
     #: Signs users in and lists their projects for the web page (``/auth/login``,
     #: ``/projects``); without it those routes answer 501.
     directory: Gns3Directory | None = None
+    #: Where the sessions' restore points are kept, and the tools that roll one back
+    #: (``…/restore-points``); without them those routes answer 501.
+    restore_points: RestorePointStore | None = None
+    tools: ToolExecutor | None = None

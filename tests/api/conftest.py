@@ -163,6 +163,8 @@ async def run_service(
             reload_skills=reload_skills,
             readiness=readiness or {},
             models=models,
+            restore_points=store,
+            tools=tools,
         ),
         settings=WebSettings(
             heartbeat_interval=heartbeat,
