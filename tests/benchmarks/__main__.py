@@ -2,9 +2,11 @@
 
 Without names it runs ``turns`` (the turn pipeline against its bare baseline), then
 ``store``, ``postgres`` (the pipeline on PostgreSQL against SQLite; it needs the
-PostgreSQL server of the tests), ``web_sse``, ``llm``, ``subprocess_agent`` and ``soak``,
-each in its own process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a
-smoke run; ``bench_turns``, ``bench_store``, ``bench_postgres`` and ``bench_soak`` know it).
+PostgreSQL server of the tests), ``web_sse``, ``llm``, ``subprocess_agent``, ``consoles``,
+``restore_points`` (it starts a gns3-server), ``first_turn`` and ``soak``, each in its own
+process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a smoke run;
+``bench_turns``, ``bench_store``, ``bench_postgres``, ``bench_restore_points`` and
+``bench_soak`` know it).
 They print figures and assert nothing
 about speed; the exit status is non-zero only when a benchmark crashed.
 """
@@ -24,10 +26,11 @@ BENCHMARKS = (
     "llm",
     "subprocess_agent",
     "consoles",
+    "restore_points",
     "first_turn",
     "soak",
 )
-_TAKES_QUICK = {"turns", "store", "postgres", "soak"}
+_TAKES_QUICK = {"turns", "store", "postgres", "soak", "restore_points"}
 
 
 def main(argv: list[str]) -> int:
