@@ -48,6 +48,10 @@ JSON = dict[str, Any]
 
 #: Files of a node's directory that hold its saved configuration, readable over GNS3's API.
 _NODE_FILES: dict[str, tuple[str, ...]] = {"vpcs": ("startup.vpc",)}
+#: GNS3's built-in nodes: no console configuration (their settings are node properties).
+_BUILT_IN = frozenset(
+    {"ethernet_switch", "ethernet_hub", "frame_relay_switch", "atm_switch", "cloud", "nat"}
+)
 #: The prefix of the GNS3 snapshots restore points take.
 SNAPSHOT_PREFIX = "copilot-"
 
@@ -119,6 +123,11 @@ async def _capture_device(
         entry["files"][path] = content.decode("utf-8", "replace")
     if node.get("status") != "started":
         entry["note"] = f"{node.get('status')}: nothing runs, so no running configuration"
+        return entry
+    if str(node.get("node_type")) in _BUILT_IN:
+        entry["note"] = (
+            f"a built-in {node.get('node_type')} has no configuration to read over a console"
+        )
         return entry
     keeper = keeper_for(kind)
     if keeper is None:

@@ -425,3 +425,38 @@ async def test_a_rollback_is_previewed_for_approval_from_its_restore_point(
         ToolContext(PROJECT, "alice", SESSION, AUTOMATION, AbortToken(), TOKEN),
     )
     assert not listing.changes
+
+
+async def test_stopping_every_node_keeps_what_each_can_give(
+    lab: EmulatedDeviceLab, store: InMemoryCheckpointStore
+) -> None:
+    switch = {
+        "name": "SW1",
+        "node_id": "node-sw",
+        "node_type": "ethernet_switch",
+        "status": "started",
+        "console": None,
+        "console_type": "none",
+        "ports": [],
+    }
+    executor, _ = make(lab, store, [switch])
+    tool = executor.registry.get("stop_all_gns3_nodes")
+    assert tool is not None
+    args = tool.parse({}, executor.settings)
+    preview = tool.change(args, AUTOMATION)
+    assert preview is not None
+    context = ToolContext(PROJECT, "alice", SESSION, AUTOMATION, AbortToken(), TOKEN)
+    point = await take_restore_point(
+        executor.lab,
+        CallScope(context, TOKEN),
+        tool.restores(args, preview),
+        tool_call_id="c",
+        tool_name="stop_all_gns3_nodes",
+        preview=preview,
+    )
+    devices = point.state["devices"]
+    assert sorted(devices) == ["PC1", "PC2", "R1", "SW1"]
+    assert devices["SW1"]["config"] is None and devices["SW1"]["captured"]
+    assert "built-in ethernet_switch" in devices["SW1"]["note"]
+    assert " shutdown" in devices["R1"]["config"]["lines"]
+    assert devices["PC2"]["config"]["ip"] == "0.0.0.0/0"
