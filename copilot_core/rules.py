@@ -6,7 +6,9 @@ from __future__ import annotations
 from copilot_core.errors import InvalidRequestError
 
 __all__ = [
+    "AGENT_ID_PATTERN",
     "MAX_COMMENT_CHARS",
+    "MAX_CURSOR",
     "MAX_MESSAGE_CHARS",
     "MAX_SEARCH_CHARS",
     "TEMPERATURE_MAX",
@@ -23,6 +25,10 @@ TEMPERATURE_MIN = 0.0
 TEMPERATURE_MAX = 2.0
 #: A session title's length bound (spec 000).
 TITLE_MAX_CHARS = 255
+#: An agent's id (the built-in ``copilot``, or an external agent's configured id).
+AGENT_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
+#: The largest offset or history cursor accepted (JSON's largest exact integer).
+MAX_CURSOR = 2**53 - 1
 #: The text a session search looks for.
 MAX_SEARCH_CHARS = 200
 #: The comment that may come with an approval decision.

@@ -37,6 +37,7 @@ from copilot_core.ports import (
 )
 from copilot_core.rules import (
     MAX_COMMENT_CHARS,
+    MAX_CURSOR,
     MAX_MESSAGE_CHARS,
     MAX_SEARCH_CHARS,
     TITLE_MAX_CHARS,
@@ -204,8 +205,8 @@ class ChatService:
         copilot_mode: CopilotMode | None = None,
     ) -> list[Session]:
         self._check_page(limit)
-        if offset < 0:
-            raise InvalidRequestError("offset must not be negative.")
+        if not 0 <= offset <= MAX_CURSOR:
+            raise InvalidRequestError(f"offset must be between 0 and {MAX_CURSOR}.")
         return await self._store.list_sessions(
             project_id, user_id, limit=limit, offset=offset, copilot_mode=copilot_mode
         )
@@ -222,8 +223,8 @@ class ChatService:
         """A page of the session's messages. The draft of a turn that is still running
         (its answer so far) is left out: clients get it from the turn's events."""
         self._check_page(limit)
-        if before is not None and before < 0:
-            raise InvalidRequestError("cursor must not be negative.")
+        if before is not None and not 0 <= before <= MAX_CURSOR:
+            raise InvalidRequestError(f"cursor must be between 0 and {MAX_CURSOR}.")
         session = await self._owned(project_id, session_id, user_id)
         page = await self._store.history(project_id, session_id, limit=limit, before=before)
         messages = page.messages

@@ -13,24 +13,20 @@ from litestar import Litestar
 from adapters.gns3 import Gns3ProjectWatcher
 from adapters.llm import warm_up
 from adapters.sqlite import SqliteCheckpointStore
-from adapters.web import WebSettings, create_web_app, install_dependencies
+from adapters.web import WebDependencies, create_web_app, install_dependencies
 from copilot_core import ChatService, CopilotError
-from entrypoints.container import Container, build_container, resolve, web_dependencies
+from entrypoints.container import Container, build_container, resolve
 from entrypoints.lifecycle import ProjectLifecycle
 from entrypoints.observability import configure_logging
 from entrypoints.settings import Settings
 
-__all__ = ["CHAT_SERVICE_STATE", "STARTUP_ERROR_STATE", "create_app"]
-
-CHAT_SERVICE_STATE = "chat_service"
-STARTUP_ERROR_STATE = "startup_error"
-"""Where the lifespan leaves the message of a start-up failure (a ``CopilotError``)."""
+__all__ = ["create_app"]
 
 log = structlog.get_logger("entrypoints")
 
 
 async def _warn_if_gns3_unreachable(container: Container, gns3_url: str) -> None:
-    gns3 = await resolve(container.gns3())
+    gns3 = await resolve(container.gateways.gns3())
     try:
         version = await gns3.version()
     except CopilotError as exc:
@@ -47,24 +43,25 @@ async def _warn_if_gns3_unreachable(container: Container, gns3_url: str) -> None
 def _watch_gns3_projects(
     container: Container, settings: Settings, chat: ChatService, store: object
 ) -> asyncio.Future[None] | None:
-    """Follow projects being closed or deleted in GNS3 (needs ``gns3_username``; the
+    """Follow projects being closed or deleted in GNS3 (needs ``gns3.username``; the
     per-project SQLite store only: with PostgreSQL, sessions of deleted projects stay)."""
     if not isinstance(store, SqliteCheckpointStore):
         log.info("gns3_project_watch_off", reason="only the SQLite store follows GNS3 projects")
         return None
-    if settings.gns3_username is None or settings.gns3_password is None:
+    gns3 = settings.gns3
+    if gns3.username is None or gns3.password is None:
         log.info(
             "gns3_project_watch_off",
-            hint="set COPILOT_GNS3_USERNAME and COPILOT_GNS3_PASSWORD (a GNS3 superadmin) to "
-            "clean up the conversations of deleted projects",
+            hint="set COPILOT_GNS3__USERNAME and COPILOT_GNS3__PASSWORD (a GNS3 superadmin) "
+            "to clean up the conversations of deleted projects",
         )
         return None
-    archive = settings.data_dir / "archive" if settings.deleted_projects == "archive" else None
-    username, password = settings.gns3_username, settings.gns3_password.get_secret_value()
+    archive = settings.data_dir / "archive" if gns3.deleted_projects == "archive" else None
+    username, password = gns3.username, gns3.password.get_secret_value()
 
     async def watch() -> None:
         watcher = Gns3ProjectWatcher(
-            await resolve(container.gns3()),
+            await resolve(container.gateways.gns3()),
             ProjectLifecycle(chat, store, archive),
             store.stored_projects,
             username=username,
@@ -77,10 +74,13 @@ def _watch_gns3_projects(
 
 def create_app(settings: Settings | None = None, container: Container | None = None) -> Litestar:
     """The Litestar app; resources open at start-up and close at shutdown, after running
-    turns had ``shutdown_grace`` seconds to save."""
+    turns had ``shutdown_grace`` seconds to save. The process running it talks to the
+    service through ``container.service()`` (stop turns on a signal; why a start-up
+    failed)."""
     settings = settings or Settings()
     configure_logging(settings.log_level, settings.log_format)
     container = container or build_container(settings)
+    service = container.service()
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -90,22 +90,23 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             if initialised is not None:
                 await initialised
         except CopilotError as exc:  # a database that cannot be reached, for instance
-            app.state[STARTUP_ERROR_STATE] = exc.message
+            service.failed(exc.message)
             log.error("startup_failed", error=exc.message)
             closed = container.shutdown_resources()  # what did open
             if closed is not None:
                 await closed
             raise
         try:
-            deps = await web_dependencies(container)
+            deps: WebDependencies = await resolve(container.web.collaborators())
             # What the first turn would pay for once (imports, tokenizer), before requests.
             await asyncio.to_thread(warm_up)
             install_dependencies(app, deps)
-            app.state[CHAT_SERVICE_STATE] = deps.chat
-            log.info("service_started", gns3_url=settings.gns3_url, data_dir=str(settings.data_dir))
+            service.arm(deps.chat)
+            gns3_url = settings.gns3.url
+            log.info("service_started", gns3_url=gns3_url, data_dir=str(settings.data_dir))
             # Say at once when GNS3 does not answer (the service starts all the same).
-            probe = asyncio.ensure_future(_warn_if_gns3_unreachable(container, settings.gns3_url))
-            store = await resolve(container.store())
+            probe = asyncio.ensure_future(_warn_if_gns3_unreachable(container, gns3_url))
+            store = await resolve(container.gateways.store())
             watching = _watch_gns3_projects(container, settings, deps.chat, store)
             try:
                 yield
@@ -123,13 +124,5 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             log.info("service_stopped")
 
     return create_web_app(
-        settings=WebSettings(
-            heartbeat_interval=settings.heartbeat_interval or None,
-            abort_on_disconnect=settings.abort_on_disconnect,
-            auth_cache_ttl=settings.auth_cache_ttl,
-            readiness_timeout=settings.readiness_timeout,
-            cors_origins=settings.cors_origins,
-        ),
-        lifespan=[lifespan],
-        metrics=container.metrics(),
+        settings=container.web.settings(), lifespan=[lifespan], metrics=container.metrics()
     )

@@ -10,19 +10,18 @@ import importlib.metadata
 import signal
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import structlog
 import uvicorn
-from litestar import Litestar
 from pydantic import ValidationError
 
-from copilot_core.service import ChatService
-from entrypoints.app import CHAT_SERVICE_STATE, STARTUP_ERROR_STATE, create_app
-from entrypoints.settings import Settings
+from entrypoints.app import create_app
+from entrypoints.container import build_container
+from entrypoints.settings import add_setting_flags, settings_from_flags
 
 __all__ = ["CopilotServer", "main", "version"]
 
@@ -55,10 +54,11 @@ class CopilotServer(uvicorn.Server):
     """uvicorn, plus: the first SIGTERM/SIGINT aborts running turns so that they save
     and their streams end, letting the graceful shutdown finish within the grace time."""
 
-    def __init__(self, config: uvicorn.Config, app: Litestar, grace: float) -> None:
+    def __init__(
+        self, config: uvicorn.Config, stop_turns: Callable[[], Coroutine[Any, Any, None]]
+    ) -> None:
         super().__init__(config)
-        self._app = app
-        self._grace = grace
+        self._stop_turns = stop_turns
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: concurrent.futures.Future[None] | None = None
 
@@ -86,32 +86,21 @@ class CopilotServer(uvicorn.Server):
             captured = getattr(self, "_captured_signals", None)
             if isinstance(captured, list) and sig in captured:
                 captured.remove(sig)
-        chat = self._app.state.get(CHAT_SERVICE_STATE)
-        if self._stopping is None and self._loop is not None and isinstance(chat, ChatService):
+        if self._stopping is None and self._loop is not None:
             log.info("shutdown_requested", signal=signal.Signals(sig).name)
-            self._stopping = asyncio.run_coroutine_threadsafe(
-                chat.shutdown(self._grace), self._loop
-            )
+            self._stopping = asyncio.run_coroutine_threadsafe(self._stop_turns(), self._loop)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    overrides = {
-        "host": args.host,
-        "port": args.port,
-        "gns3_url": args.gns3_url,
-        "data_dir": args.data_dir,
-        "log_level": args.log_level,
-        "database_url": args.database_url,
-        "redis_url": args.redis_url,
-        "log_format": args.log_format,
-    }
     try:
-        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+        settings = settings_from_flags(args)
     except ValidationError as exc:
         problems = "; ".join(_problem(error) for error in exc.errors())
         print(f"gns3-copilot: invalid settings: {problems}", file=sys.stderr)
         return 2
-    app = create_app(settings)
+    container = build_container(settings)
+    app = create_app(settings, container)
+    service = container.service()
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -121,13 +110,12 @@ def _serve(args: argparse.Namespace) -> int:
         lifespan="on",
         timeout_graceful_shutdown=int(settings.shutdown_grace) + 5,
     )
-    server = CopilotServer(config, app, settings.shutdown_grace)
+    server = CopilotServer(config, service.stop_turns)
     try:
         server.run()  # exits with status 3 when the start-up fails
     finally:
-        error = app.state.get(STARTUP_ERROR_STATE)
-        if not server.started and error:
-            print(f"gns3-copilot: cannot start: {error}", file=sys.stderr)
+        if not server.started and service.startup_error:
+            print(f"gns3-copilot: cannot start: {service.startup_error}", file=sys.stderr)
     return 0 if server.started else 1
 
 
@@ -146,29 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve = commands.add_parser(
         "serve",
         help="run the HTTP service",
-        description="Run the HTTP service. Every flag is also a COPILOT_* environment variable.",
+        description="Run the HTTP service. Every flag is also a COPILOT_* environment variable "
+        "(--web-heartbeat-interval is COPILOT_WEB__HEARTBEAT_INTERVAL); see "
+        "docs/configuration.md.",
     )
-    serve.add_argument("--host", help="interface to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="TCP port (default 8080)")
-    serve.add_argument("--gns3-url", help="GNS3 server URL (default http://127.0.0.1:3080)")
-    serve.add_argument("--data-dir", type=Path, help="per-user data directory")
-    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
-    serve.add_argument(
-        "--database-url",
-        help="postgresql://… URL: sessions and LLM settings in PostgreSQL, for several "
-        "replicas (default: SQLite in the data directory); prefer COPILOT_DATABASE_URL, "
-        "which other users cannot read in the process list",
-    )
-    serve.add_argument(
-        "--redis-url",
-        help="redis://… URL: running turns shared by every replica (re-attach, abort, one "
-        "turn per session across replicas); default: in memory. Prefer COPILOT_REDIS_URL",
-    )
-    serve.add_argument(
-        "--log-format",
-        choices=["auto", "json", "console"],
-        help="auto (default): human-readable on a terminal, JSON lines otherwise",
-    )
+    add_setting_flags(serve)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args)

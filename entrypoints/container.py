@@ -1,19 +1,28 @@
-"""The composition root: one dependency-injector container built from :class:`Settings`.
+"""The composition root: the containers that build the service from :class:`Settings`.
 
-This is the only module that knows every concrete class. Resources (things that
-open and close: databases, HTTP clients) are opened and closed with the app's
-lifespan (``await container.init_resources()`` / ``shutdown_resources()``).
-Tests override providers with fakes (``container.store.override(...)``).
+This is the only module that knows every concrete class. Three sub-containers, each
+declaring what it needs from the others (``providers.DependenciesContainer``):
+
+* :class:`Gateways` — what talks to the world: the store (per-project SQLite, or
+  PostgreSQL), the LLM settings, the turn log (in memory, or Redis), the GNS3 client and
+  everything built on it, the model provider;
+* :class:`Core` — the domain objects: agents, the turn runner, the chat service;
+* :class:`Web` — what the HTTP adapter is given: its settings and its collaborators.
+
+:class:`Container` puts them together; what the web app needs is one provider,
+``container.web.collaborators`` (awaited once the resources are open). Resources
+(databases, HTTP clients) open and close with the app's lifespan
+(``await container.init_resources()`` / ``shutdown_resources()``). Tests override any
+provider with a fake (``container.gateways.store.override(...)``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from dependency_injector import containers, providers
 from pydantic import SecretStr
@@ -22,18 +31,31 @@ from adapters.gns3 import (
     ConsoleRunner,
     Gns3Authenticator,
     Gns3Client,
+    Gns3ClientDirectory,
     Gns3ProjectGate,
     Gns3ToolExecutor,
+    Gns3ToolSettings,
     Gns3TopologySource,
     SkillLibrary,
 )
-from adapters.llm import LLMSettingsRepository, SettingsLanguageModelProvider, TiktokenTokenCounter
+from adapters.llm import (
+    LLMSettingsPublicView,
+    LLMSettingsRepository,
+    SettingsLanguageModelProvider,
+    TiktokenTokenCounter,
+)
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
 from adapters.redis import RedisTurnLog, connect_redis
-from adapters.sqlite import SqliteCheckpointStore
+from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
-from adapters.web import PrometheusTurnMetrics, StructlogTurnObserver, WebDependencies
+from adapters.web import (
+    PrometheusTurnMetrics,
+    StructlogTurnObserver,
+    WebDependencies,
+    WebSettings,
+)
 from copilot_core import (
+    AgentSettings,
     BuiltinAgent,
     ChatService,
     ChatSettings,
@@ -43,12 +65,19 @@ from copilot_core import (
     TurnRunner,
     UuidIdFactory,
 )
-from copilot_core.errors import StoreError
 from copilot_core.ports import AgentBackend, Clock, IdFactory, RestorePointStore
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 
-__all__ = ["Container", "Gns3ClientDirectory", "build_container", "resolve", "web_dependencies"]
+__all__ = [
+    "Container",
+    "Core",
+    "Gateways",
+    "ServiceHandle",
+    "Web",
+    "build_container",
+    "resolve",
+]
 
 T = TypeVar("T")
 
@@ -89,14 +118,20 @@ async def open_turn_log(
 
 
 async def open_store(
-    data_dir: Path, database: PostgresDatabase | None = None
+    data_dir: Path,
+    database: PostgresDatabase | None,
+    max_open: int,
+    busy_timeout: float,
+    synchronous: Literal["NORMAL", "FULL"],
 ) -> AsyncIterator[SqliteCheckpointStore | PostgresCheckpointStore]:
     """Sessions in PostgreSQL when there is a database, else per-project SQLite
     databases under ``data_dir/projects``."""
     if database is not None:
         yield PostgresCheckpointStore(database)
         return
-    store = SqliteCheckpointStore(data_dir)
+    store = SqliteCheckpointStore(
+        data_dir, max_open=max_open, busy_timeout=busy_timeout, synchronous=synchronous
+    )
     await store.open()
     try:
         yield store
@@ -105,7 +140,7 @@ async def open_store(
 
 
 async def open_llm_settings(
-    data_dir: Path, secret_key: SecretStr | None, database: PostgresDatabase | None = None
+    data_dir: Path, secret_key: SecretStr | None, database: PostgresDatabase | None
 ) -> AsyncIterator[LLMSettingsRepository]:
     """The users' LLM settings (API keys encrypted): in PostgreSQL when there is a
     database, else in the service-wide SQLite database in ``data_dir``."""
@@ -123,9 +158,9 @@ async def open_gns3_client(base_url: str, request_timeout: float) -> AsyncIterat
         yield client
 
 
-async def open_console_runner(command_timeout: float) -> AsyncIterator[ConsoleRunner]:
+async def open_console_runner(**limits: Any) -> AsyncIterator[ConsoleRunner]:
     """The device consoles; at shutdown, every console still held is let go."""
-    runner = ConsoleRunner(command_timeout=command_timeout)
+    runner = ConsoleRunner(**limits)
     try:
         yield runner
     finally:
@@ -136,14 +171,36 @@ async def open_tools(
     client: Gns3Client,
     console: ConsoleRunner,
     skills: SkillLibrary,
+    settings: Gns3ToolSettings,
     restore_points: RestorePointStore | None = None,
 ) -> AsyncIterator[Gns3ToolExecutor]:
     """The lab tools, warmed before the service takes requests (the first turn then
     costs what later ones do); approved changes keep their restore points with the
     sessions, in the checkpoint store."""
-    tools = Gns3ToolExecutor(client, runner=console, skills=skills, restore_points=restore_points)
+    tools = Gns3ToolExecutor(
+        client, runner=console, skills=skills, settings=settings, restore_points=restore_points
+    )
     await tools.warm()
     yield tools
+
+
+def readiness_checks(
+    store: SqliteCheckpointStore | PostgresCheckpointStore,
+    gns3: Gns3Client,
+    turn_log: RedisTurnLog | InMemoryTurnLog,
+) -> dict[str, Callable[[], Awaitable[object]]]:
+    """``/readyz``: the store answers, GNS3 answers, and Redis when turns live there."""
+    checks: dict[str, Callable[[], Awaitable[object]]] = {
+        "store": (
+            store.database.ping
+            if isinstance(store, PostgresCheckpointStore)
+            else SqliteStoreReadiness(store)
+        ),
+        "gns3": gns3.version,
+    }
+    if isinstance(turn_log, RedisTurnLog):
+        checks["turn_log"] = turn_log.ping
+    return checks
 
 
 def agent_backends(
@@ -163,58 +220,63 @@ def agent_backends(
     return {"copilot": builtin, **external}
 
 
-class LLMConfigView:
-    """The web adapter's ``LLMConfigRepository`` over the encrypted repository:
-    the public view as plain JSON, never the key."""
-
-    def __init__(self, repository: LLMSettingsRepository) -> None:
-        self._repository = repository
-
-    async def get_public(self, user_id: str) -> Mapping[str, Any] | None:
-        settings = await self._repository.get_public(user_id)
-        return None if settings is None else settings.model_dump(mode="json")
-
-    async def put(self, user_id: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
-        return (await self._repository.put(user_id, settings)).model_dump(mode="json")
-
-    async def delete(self, user_id: str) -> bool:
-        return await self._repository.delete(user_id)
-
-
-class Gns3ClientDirectory:
-    """The web adapter's ``Gns3Directory`` over :class:`Gns3Client`: sign in, list projects."""
-
-    def __init__(self, client: Gns3Client) -> None:
-        self._client = client
-
-    async def login(self, username: str, password: str) -> str:
-        return await self._client.authenticate(username, password)
-
-    async def projects(self, token: str) -> Sequence[Mapping[str, Any]]:
-        return await self._client.projects(token)
-
-
 def skill_dirs(skills_dir: Path | None) -> list[Path]:
     """Directories read besides the built-in skills."""
     return [Path(skills_dir)] if skills_dir else []
 
 
-# ------------------------------------------------------------------- container
-class Container(containers.DeclarativeContainer):
-    config = providers.Configuration(strict=True)
+def heartbeat(seconds: float) -> float | None:
+    """The web adapter's heartbeat: ``None`` (off) for the settings' 0."""
+    return seconds or None
 
-    clock = providers.Singleton(SystemClock)
-    ids = providers.Singleton(UuidIdFactory)
 
-    # ---------------------------------------------------------------- adapters
+class ServiceHandle:
+    """What the process running the service (the CLI) needs from it, handed over
+    explicitly rather than found in the app's state: stop running turns at once on the
+    first signal (so that they save and their streams end while the server still waits
+    for its connections to close), and why the start-up failed, if it did.
+
+    The lifespan arms it with the chat service once the service runs, or records the
+    failure; before that there is nothing to stop.
+    """
+
+    def __init__(self, grace: float) -> None:
+        self.grace = grace
+        self.startup_error: str | None = None
+        self._chat: ChatService | None = None
+
+    def arm(self, chat: ChatService) -> None:
+        self._chat = chat
+
+    def failed(self, message: str) -> None:
+        self.startup_error = message
+
+    async def stop_turns(self) -> None:
+        if self._chat is not None:
+            await self._chat.shutdown(self.grace)
+
+
+# ------------------------------------------------------------------ containers
+class Gateways(containers.DeclarativeContainer):
+    """What talks to the world (see the module docstring)."""
+
+    config = providers.Configuration()
+
     database = providers.Resource(
         open_database, url=config.database_url, schema=config.database_schema
     )
-    store = providers.Resource(open_store, data_dir=config.data_dir, database=database)
+    store = providers.Resource(
+        open_store,
+        data_dir=config.data_dir,
+        database=database,
+        max_open=config.store.max_open,
+        busy_timeout=config.store.busy_timeout,
+        synchronous=config.store.synchronous,
+    )
     turn_log = providers.Resource(
         open_turn_log,
         url=config.redis_url,
-        retention=config.finished_turn_retention,
+        retention=config.chat.finished_turn_retention,
         lease=config.turn_lease,
     )
     llm_settings = providers.Resource(
@@ -224,50 +286,112 @@ class Container(containers.DeclarativeContainer):
         database=database,
     )
     gns3 = providers.Resource(
-        open_gns3_client, base_url=config.gns3_url, request_timeout=config.gns3_timeout
+        open_gns3_client, base_url=config.gns3.url, request_timeout=config.gns3.timeout
     )
     authenticator = providers.Singleton(Gns3Authenticator, gns3)
     projects = providers.Singleton(Gns3ProjectGate, gns3)
     directory = providers.Singleton(Gns3ClientDirectory, gns3)
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
-    console = providers.Resource(open_console_runner, command_timeout=config.command_timeout)
+    console = providers.Resource(
+        open_console_runner,
+        command_timeout=config.console.command_timeout,
+        connect_timeout=config.console.connect_timeout,
+        max_output_chars=config.console.max_output_chars,
+        drain_quiet=config.console.drain_quiet,
+        recovery_timeout=config.console.recovery_timeout,
+        wake_timeout=config.console.wake_timeout,
+    )
+    tool_settings = providers.Singleton(
+        Gns3ToolSettings,
+        start_timeout=config.gns3.start_timeout,
+        poll_interval=config.gns3.poll_interval,
+        action_settle=config.gns3.action_settle,
+        start_grace=config.gns3.start_grace,
+        max_command_timeout=config.gns3.max_command_timeout,
+        call_budget=config.gns3.call_budget,
+        capture_default_seconds=config.gns3.capture_default_seconds,
+        capture_max_seconds=config.gns3.capture_max_seconds,
+        capture_max_bytes=config.gns3.capture_max_bytes,
+        max_batch=config.gns3.max_batch,
+        max_commands=config.gns3.max_commands,
+    )
     tools = providers.Resource(
-        open_tools, gns3, console=console, skills=skills, restore_points=store
+        open_tools,
+        gns3,
+        console=console,
+        skills=skills,
+        settings=tool_settings,
+        restore_points=store,
     )
     topology = providers.Singleton(Gns3TopologySource, gns3)
     models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
-    llm_config = providers.Singleton(LLMConfigView, llm_settings)
+    llm_config = providers.Singleton(LLMSettingsPublicView, llm_settings)
     token_counter = providers.Singleton(TiktokenTokenCounter)
+    readiness = providers.Singleton(readiness_checks, store, gns3, turn_log)
 
-    # -------------------------------------------------------------------- core
-    agent = providers.Singleton(
-        BuiltinAgent, tools, topology, clock=clock, ids=ids, token_counter=token_counter
+
+class Core(containers.DeclarativeContainer):
+    """The domain objects, over the gateways (see the module docstring)."""
+
+    config = providers.Configuration()
+    gateways = providers.DependenciesContainer()
+    #: Turn observers (metrics, logs): given by the application.
+    observers = providers.Dependency(instance_of=list, default=[])
+
+    clock = providers.Singleton(SystemClock)
+    ids = providers.Singleton(UuidIdFactory)
+
+    agent_settings = providers.Singleton(
+        AgentSettings,
+        max_llm_calls=config.agent.max_llm_calls,
+        tool_timeout=config.agent.tool_timeout,
+        topology_timeout=config.agent.topology_timeout,
+        title_timeout=config.agent.title_timeout,
+        output_reserve_tokens=config.agent.output_reserve_tokens,
+        progress_interval=config.agent.progress_interval,
     )
-    agents = providers.Singleton(agent_backends, agent, config.agents, config.gns3_url, clock, ids)
-    reload_skills = providers.Singleton(SkillsReloader, skills, agent, config.skills_dir)
+    agent = providers.Singleton(
+        BuiltinAgent,
+        gateways.tools,
+        gateways.topology,
+        clock=clock,
+        ids=ids,
+        token_counter=gateways.token_counter,
+        settings=agent_settings,
+    )
+    agents = providers.Singleton(agent_backends, agent, config.agents, config.gns3.url, clock, ids)
+    reload_skills = providers.Singleton(SkillsReloader, gateways.skills, agent, config.skills_dir)
     chat_settings = providers.Singleton(
         ChatSettings,
-        max_message_chars=config.max_message_chars,
-        finished_turn_retention=config.finished_turn_retention,
+        max_message_chars=config.chat.max_message_chars,
+        max_page=config.chat.max_page,
+        finished_turn_retention=config.chat.finished_turn_retention,
+        history_chars_per_token=config.chat.history_chars_per_token,
+        history_page=config.chat.history_page,
+        history_cache_sessions=config.chat.history_cache_sessions,
     )
-    metrics = providers.Singleton(PrometheusTurnMetrics)
-    turn_logger = providers.Singleton(StructlogTurnObserver)
-    runner_settings = providers.Singleton(RunnerSettings, approval_timeout=config.approval_timeout)
+    runner_settings = providers.Singleton(
+        RunnerSettings,
+        approval_timeout=config.chat.approval_timeout,
+        draft_interval=config.chat.draft_interval,
+        draft_chars=config.chat.draft_chars,
+        save_timeout=config.chat.save_timeout,
+    )
     runner = providers.Singleton(
         TurnRunner,
-        store,
-        turn_log,
-        models=models,
+        gateways.store,
+        gateways.turn_log,
+        models=gateways.models,
         clock=clock,
         ids=ids,
         settings=runner_settings,
-        observers=providers.List(metrics, turn_logger),
+        observers=observers,
     )
     chat = providers.Singleton(
         ChatService,
-        store,
+        gateways.store,
         agents,
-        models=models,
+        models=gateways.models,
         clock=clock,
         ids=ids,
         settings=chat_settings,
@@ -275,51 +399,62 @@ class Container(containers.DeclarativeContainer):
     )
 
 
+class Web(containers.DeclarativeContainer):
+    """What the HTTP adapter is given (see the module docstring)."""
+
+    config = providers.Configuration()
+    gateways = providers.DependenciesContainer()
+    core = providers.DependenciesContainer()
+
+    settings = providers.Singleton(
+        WebSettings,
+        heartbeat_interval=providers.Callable(heartbeat, config.web.heartbeat_interval),
+        abort_on_disconnect=config.web.abort_on_disconnect,
+        auth_cache_ttl=config.web.auth_cache_ttl,
+        auth_cache_size=config.web.auth_cache_size,
+        readiness_timeout=config.web.readiness_timeout,
+        llm_test_timeout=config.web.llm_test_timeout,
+        cors_origins=config.web.cors_origins,
+    )
+    #: The one thing the web app is handed once the resources are open.
+    collaborators = providers.Singleton(
+        WebDependencies,
+        chat=core.chat,
+        authenticator=gateways.authenticator,
+        projects=gateways.projects,
+        llm_config=gateways.llm_config,
+        reload_skills=core.reload_skills,
+        readiness=gateways.readiness,
+        models=gateways.models,
+        directory=gateways.directory,
+        restore_points=gateways.store,
+        tools=gateways.tools,
+    )
+
+
+class Container(containers.DeclarativeContainer):
+    """The service: gateways, core and web, with the turn observers they share."""
+
+    config = providers.Configuration(strict=True)
+
+    metrics = providers.Singleton(PrometheusTurnMetrics)
+    turn_logger = providers.Singleton(StructlogTurnObserver)
+    service = providers.Singleton(ServiceHandle, grace=config.shutdown_grace)
+
+    gateways = providers.Container(Gateways, config=config)
+    core = providers.Container(
+        Core, config=config, gateways=gateways, observers=providers.List(metrics, turn_logger)
+    )
+    web = providers.Container(Web, config=config, gateways=gateways, core=core)
+
+
 def build_container(settings: Settings) -> Container:
     container = Container()
-    values = settings.model_dump()
-    values["secret_key"] = settings.secret_key  # keep it a SecretStr inside the container
-    values["database_url"] = settings.database_url  # likewise (it may hold a password)
-    values["redis_url"] = settings.redis_url
-    container.config.from_dict(values)
+    # model_dump keeps SecretStr values (the key, the URLs with their passwords) as they are
+    container.config.from_dict(settings.model_dump())
     return container
 
 
 async def resolve(value: T | Any) -> Any:
     """A provider's value: providers that depend on async resources return awaitables."""
     return await value if inspect.isawaitable(value) else value
-
-
-async def web_dependencies(container: Container) -> WebDependencies:
-    """Build what the web adapter needs (after ``init_resources``)."""
-    chat: ChatService = await resolve(container.chat())
-    store = await resolve(container.store())
-    gns3 = await resolve(container.gns3())
-
-    async def store_ready() -> None:
-        if isinstance(store, PostgresCheckpointStore):
-            await store.database.ping()
-            return
-        if not os.access(store.data_dir, os.W_OK):
-            raise StoreError(f"the data directory {store.data_dir} is not writable")
-
-    async def gns3_ready() -> None:
-        await gns3.version()
-
-    readiness = {"store": store_ready, "gns3": gns3_ready}
-    turn_log = await resolve(container.turn_log())
-    if isinstance(turn_log, RedisTurnLog):
-        readiness["turn_log"] = turn_log.ping
-
-    return WebDependencies(
-        chat=chat,
-        authenticator=await resolve(container.authenticator()),
-        projects=await resolve(container.projects()),
-        llm_config=await resolve(container.llm_config()),
-        reload_skills=await resolve(container.reload_skills()),
-        readiness=readiness,
-        models=await resolve(container.models()),
-        directory=await resolve(container.directory()),
-        restore_points=store,
-        tools=await resolve(container.tools()),
-    )

@@ -1,18 +1,69 @@
 """The service's settings: command-line flags, then ``COPILOT_*`` environment variables,
-then defaults (see docs/configuration.md)."""
+then defaults (see docs/configuration.md).
+
+The service's own settings are top-level (``host``, ``port``, ``data_dir``…); every
+tunable of a component is in that component's section: ``gns3``, ``console``,
+``agent``, ``chat``, ``web``, ``store``. A section's field is
+``COPILOT_<SECTION>__<FIELD>`` in the environment (``COPILOT_WEB__HEARTBEAT_INTERVAL``)
+and ``--<section>-<field>`` on the command line (``--web-heartbeat-interval``). The
+flat names of earlier versions (``COPILOT_HEARTBEAT_INTERVAL``…) still work: they are
+aliases, read after the sectioned names (:data:`FLAT_ALIASES`).
+
+Defaults are not repeated here: each comes from the component that owns it (the
+core's rules and settings, the adapters' constructors), so the service and a library
+user of the same component start from the same values.
+"""
 
 from __future__ import annotations
 
+import argparse
+import inspect
+import json
 import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, get_args, get_origin
 
-from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
+from adapters.gns3 import ConsoleRunner, Gns3ToolSettings
+from adapters.sqlite import SqliteCheckpointStore
 from adapters.subprocess_agent import AgentConfig
+from adapters.web import BASE_URL_PATTERN, WebSettings
+from copilot_core import AgentSettings, ChatSettings, RunnerSettings
+from copilot_core.rules import MAX_MESSAGE_CHARS
 
-__all__ = ["Settings", "default_data_dir"]
+__all__ = [
+    "FLAT_ALIASES",
+    "AgentSection",
+    "ChatSection",
+    "ConsoleSection",
+    "Gns3Section",
+    "Settings",
+    "StoreSection",
+    "WebSection",
+    "add_setting_flags",
+    "default_data_dir",
+    "settings_from_flags",
+]
+
+_AGENT = AgentSettings()
+_CHAT = ChatSettings()
+_RUNNER = RunnerSettings()
+_TOOLS = Gns3ToolSettings()
+_WEB = WebSettings()
+
+
+def _default(component: Callable[..., object], name: str) -> Any:
+    """The default a component's constructor gives ``name``."""
+    return inspect.signature(component).parameters[name].default
 
 
 def default_data_dir() -> Path:
@@ -21,19 +72,313 @@ def default_data_dir() -> Path:
     return Path(base) / "gns3-copilot"
 
 
-class Settings(BaseSettings):
-    """Every setting of ``gns3-copilot serve``; each is also ``COPILOT_<NAME>``."""
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model_config = SettingsConfigDict(env_prefix="COPILOT_", extra="forbid", frozen=True)
+
+class Gns3Section(_Section):
+    """The GNS3 server, and the bounds of the lab tools."""
+
+    url: str = Field(
+        default="http://127.0.0.1:3080",
+        pattern=BASE_URL_PATTERN,
+        description="Base URL of the GNS3 server (its v3 API): http(s)://host[:port], no "
+        "credentials.",
+    )
+    timeout: float = Field(default=10.0, gt=0, description="Seconds per GNS3 request.")
+    username: str | None = Field(
+        default=None,
+        description=(
+            "A GNS3 account (a superadmin, to see every project) the service uses to follow "
+            "projects being closed or deleted; unset: their copilot data is left alone."
+        ),
+    )
+    password: SecretStr | None = Field(default=None, description="Its password.")
+    deleted_projects: Literal["delete", "archive"] = Field(
+        default="delete",
+        description=(
+            "What happens to the conversations of a project deleted in GNS3: deleted, or "
+            "moved to data_dir/archive."
+        ),
+    )
+    start_timeout: float = Field(
+        default=_TOOLS.start_timeout, gt=0, description="Seconds a node may take to start."
+    )
+    poll_interval: float = Field(
+        default=_TOOLS.poll_interval, gt=0, description="Seconds between status polls."
+    )
+    action_settle: float = Field(
+        default=_TOOLS.action_settle,
+        gt=0,
+        description="Seconds a stop or suspend is given to show in the node's status.",
+    )
+    start_grace: float = Field(
+        default=_TOOLS.start_grace,
+        gt=0,
+        description="Seconds a started node may still read stopped before the start failed.",
+    )
+    max_command_timeout: float = Field(
+        default=_TOOLS.max_command_timeout,
+        gt=0,
+        description="The longest timeout a console command of a tool call may ask for.",
+    )
+    call_budget: float = Field(
+        default=_TOOLS.call_budget,
+        gt=0,
+        description="Seconds one console tool call may take (keep it under agent.tool_timeout).",
+    )
+    capture_default_seconds: float = Field(
+        default=_TOOLS.capture_default_seconds, gt=0, description="A capture's default length."
+    )
+    capture_max_seconds: float = Field(
+        default=_TOOLS.capture_max_seconds, gt=0, description="A capture's longest length."
+    )
+    capture_max_bytes: int = Field(
+        default=_TOOLS.capture_max_bytes, ge=1024, description="The largest capture read."
+    )
+    max_batch: int = Field(
+        default=_TOOLS.max_batch, ge=1, description="Devices one batch tool call may touch."
+    )
+    max_commands: int = Field(
+        default=_TOOLS.max_commands, ge=1, description="Commands one tool call may send."
+    )
+
+
+class ConsoleSection(_Section):
+    """The device consoles (telnet)."""
+
+    command_timeout: float = Field(
+        default=_default(ConsoleRunner, "command_timeout"),
+        gt=0,
+        description="Seconds one console command may take.",
+    )
+    connect_timeout: float = Field(
+        default=_default(ConsoleRunner, "connect_timeout"),
+        gt=0,
+        description="Seconds to open a console.",
+    )
+    max_output_chars: int = Field(
+        default=_default(ConsoleRunner, "max_output_chars"),
+        ge=100,
+        description="Output kept of one command (characters).",
+    )
+    drain_quiet: float = Field(
+        default=_default(ConsoleRunner, "drain_quiet"),
+        gt=0,
+        description="Seconds of silence that end a command's output.",
+    )
+    recovery_timeout: float = Field(
+        default=_default(ConsoleRunner, "recovery_timeout"),
+        gt=0,
+        description="Seconds to bring a console back to its prompt.",
+    )
+    wake_timeout: float = Field(
+        default=_default(ConsoleRunner, "wake_timeout"),
+        gt=0,
+        description="Seconds to wake a console that does not answer at once.",
+    )
+
+
+class AgentSection(_Section):
+    """The built-in agent's limits (external agents have theirs in ``agents``)."""
+
+    max_llm_calls: int = Field(
+        default=_AGENT.max_llm_calls, ge=1, description="The step budget: model calls per turn."
+    )
+    tool_timeout: float = Field(
+        default=_AGENT.tool_timeout, gt=0, description="Seconds one tool call may take."
+    )
+    topology_timeout: float = Field(
+        default=_AGENT.topology_timeout, gt=0, description="Seconds to read the lab's topology."
+    )
+    title_timeout: float = Field(
+        default=_AGENT.title_timeout, gt=0, description="Seconds to write a session's title."
+    )
+    output_reserve_tokens: int = Field(
+        default=_AGENT.output_reserve_tokens,
+        ge=0,
+        description="Tokens of the context kept free for the answer.",
+    )
+    progress_interval: float = Field(
+        default=_AGENT.progress_interval,
+        gt=0,
+        description="Seconds between progress events of one running tool.",
+    )
+
+
+class ChatSection(_Section):
+    """Chat limits and the turns' bounds."""
+
+    max_message_chars: int = Field(
+        default=_CHAT.max_message_chars,
+        ge=1,
+        le=MAX_MESSAGE_CHARS,
+        description="Longest accepted user message (the core's ceiling is the maximum).",
+    )
+    max_page: int = Field(
+        default=_CHAT.max_page, ge=1, description="Most sessions or messages one page holds."
+    )
+    finished_turn_retention: float = Field(
+        default=_CHAT.finished_turn_retention,
+        ge=0,
+        description="Seconds a finished turn can still be re-attached.",
+    )
+    approval_timeout: float = Field(
+        default=_RUNNER.approval_timeout,
+        gt=0,
+        description="Seconds a tool call waits for the user's approval before it counts "
+        "as rejected.",
+    )
+    draft_interval: float = Field(
+        default=_RUNNER.draft_interval,
+        gt=0,
+        description="Seconds between saves of an answer being streamed.",
+    )
+    draft_chars: int = Field(
+        default=_RUNNER.draft_chars,
+        ge=1,
+        description="…or characters streamed since the last save, whichever comes first.",
+    )
+    save_timeout: float = Field(
+        default=_RUNNER.save_timeout, gt=0, description="Seconds a turn's final save may take."
+    )
+    history_chars_per_token: int | None = Field(
+        default=_CHAT.history_chars_per_token,
+        ge=1,
+        description="A turn reads the newest history that fits this many characters per "
+        "token of the model's context; null reads it all.",
+    )
+    history_page: int = Field(
+        default=_CHAT.history_page, ge=1, description="Messages read per page of history."
+    )
+    history_cache_sessions: int = Field(
+        default=_CHAT.history_cache_sessions,
+        ge=0,
+        description="Sessions whose history window stays in memory (0: none).",
+    )
+
+
+class WebSection(_Section):
+    """The HTTP API."""
+
+    heartbeat_interval: float = Field(
+        default=_WEB.heartbeat_interval or 0,
+        ge=0,
+        description="Seconds of quiet before an SSE heartbeat; 0 disables.",
+    )
+    abort_on_disconnect: bool = Field(
+        default=_WEB.abort_on_disconnect,
+        description="Abort a turn when its streaming client disconnects.",
+    )
+    auth_cache_ttl: float = Field(
+        default=_WEB.auth_cache_ttl, ge=0, description="Seconds a validated token is remembered."
+    )
+    auth_cache_size: int = Field(
+        default=_WEB.auth_cache_size, ge=1, description="Tokens remembered at most."
+    )
+    readiness_timeout: float = Field(
+        default=_WEB.readiness_timeout, gt=0, description="Seconds each /readyz check may take."
+    )
+    llm_test_timeout: float = Field(
+        default=_WEB.llm_test_timeout,
+        gt=0,
+        description="Seconds POST /llm-config/test waits for the model.",
+    )
+    cors_origins: tuple[str, ...] = Field(
+        default=_WEB.cors_origins,
+        description='Browser origins allowed cross-site (JSON list, e.g. ["https://ui.lab"]).',
+    )
+
+
+class StoreSection(_Section):
+    """The per-project SQLite databases."""
+
+    max_open: int = Field(
+        default=_default(SqliteCheckpointStore, "max_open"),
+        ge=1,
+        description="Databases kept open at once (least recently used ones close).",
+    )
+    busy_timeout: float = Field(
+        default=_default(SqliteCheckpointStore, "busy_timeout"),
+        gt=0,
+        description="Seconds a write waits for another writer.",
+    )
+    synchronous: Literal["NORMAL", "FULL"] = Field(
+        default=_default(SqliteCheckpointStore, "synchronous"),
+        description="SQLite's synchronous mode: FULL survives a power loss at some speed.",
+    )
+
+
+#: The flat environment names of earlier versions, and the section field each now is.
+FLAT_ALIASES: Mapping[str, tuple[str, str]] = {
+    "COPILOT_GNS3_URL": ("gns3", "url"),
+    "COPILOT_GNS3_TIMEOUT": ("gns3", "timeout"),
+    "COPILOT_GNS3_USERNAME": ("gns3", "username"),
+    "COPILOT_GNS3_PASSWORD": ("gns3", "password"),
+    "COPILOT_DELETED_PROJECTS": ("gns3", "deleted_projects"),
+    "COPILOT_COMMAND_TIMEOUT": ("console", "command_timeout"),
+    "COPILOT_MAX_MESSAGE_CHARS": ("chat", "max_message_chars"),
+    "COPILOT_FINISHED_TURN_RETENTION": ("chat", "finished_turn_retention"),
+    "COPILOT_APPROVAL_TIMEOUT": ("chat", "approval_timeout"),
+    "COPILOT_HEARTBEAT_INTERVAL": ("web", "heartbeat_interval"),
+    "COPILOT_ABORT_ON_DISCONNECT": ("web", "abort_on_disconnect"),
+    "COPILOT_AUTH_CACHE_TTL": ("web", "auth_cache_ttl"),
+    "COPILOT_READINESS_TIMEOUT": ("web", "readiness_timeout"),
+    "COPILOT_CORS_ORIGINS": ("web", "cors_origins"),
+}
+
+
+class _FlatAliases(PydanticBaseSettingsSource):
+    """The :data:`FLAT_ALIASES` found in the environment, as section values (read after
+    the sectioned names, so ``COPILOT_WEB__HEARTBEAT_INTERVAL`` wins)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        super().__init__(settings_cls)
+        self._environ = environ
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # every value comes from __call__
+
+    def __call__(self) -> dict[str, Any]:
+        found: dict[str, dict[str, Any]] = {}
+        for name, (section, field) in FLAT_ALIASES.items():
+            raw = self._environ.get(name)
+            if raw is None:
+                continue
+            annotation = _section_model(section).model_fields[field].annotation
+            found.setdefault(section, {})[field] = _parsed(raw, annotation)
+        return found
+
+
+def _section_model(section: str) -> type[BaseModel]:
+    model = Settings.model_fields[section].annotation
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(f"{section!r} is not a section of the settings")
+    return model
+
+
+def _parsed(raw: str, annotation: Any) -> Any:
+    """An environment string for a field: JSON for lists, the text otherwise (pydantic
+    validates it, as it does the sectioned names)."""
+    if raw == "null":
+        return None
+    origin = get_origin(annotation) or annotation
+    return json.loads(raw) if origin in (tuple, list) else raw
+
+
+class Settings(BaseSettings):
+    """Every setting of ``gns3-copilot serve`` (see the module docstring)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="COPILOT_",
+        env_nested_delimiter="__",
+        env_parse_none_str="null",
+        extra="forbid",
+        frozen=True,
+    )
 
     host: str = Field(default="127.0.0.1", description="Interface to listen on.")
     port: int = Field(default=8080, ge=0, le=65535, description="TCP port (0: any free port).")
-    gns3_url: str = Field(
-        default="http://127.0.0.1:3080",
-        pattern=r"^https?://\S+$",
-        description="Base URL of the GNS3 server (its v3 API).",
-    )
-    gns3_timeout: float = Field(default=10.0, gt=0, description="Seconds per GNS3 request.")
     data_dir: Path = Field(
         default_factory=default_data_dir,
         description="Per-user data directory (LLM settings database, skills).",
@@ -42,32 +387,8 @@ class Settings(BaseSettings):
         default=None,
         description="Fernet key that encrypts stored API keys; generated into data_dir if unset.",
     )
-    heartbeat_interval: float = Field(
-        default=15.0, ge=0, description="Seconds of quiet before an SSE heartbeat; 0 disables."
-    )
-    abort_on_disconnect: bool = Field(
-        default=False, description="Abort a turn when its streaming client disconnects."
-    )
     shutdown_grace: float = Field(
         default=10.0, ge=0, description="Seconds running turns get to save on shutdown."
-    )
-    auth_cache_ttl: float = Field(
-        default=30.0, ge=0, description="Seconds a validated GNS3 token is remembered."
-    )
-    max_message_chars: int = Field(default=32_000, ge=1, le=32_000)
-    finished_turn_retention: float = Field(
-        default=60.0, ge=0, description="Seconds a finished turn can still be re-attached."
-    )
-    approval_timeout: float = Field(
-        default=600.0,
-        gt=0,
-        description="Seconds a tool call waits for the user's approval before it counts as "
-        "rejected.",
-    )
-    readiness_timeout: float = Field(default=3.0, gt=0)
-    cors_origins: tuple[str, ...] = Field(
-        default=(),
-        description='Browser origins allowed cross-site (JSON list, e.g. ["https://ui.lab"]).',
     )
     skills_dir: Path | None = Field(
         default=None,
@@ -76,27 +397,9 @@ class Settings(BaseSettings):
             "read besides the built-in one; reloaded by POST /v3/copilot/reload/skills."
         ),
     )
-    command_timeout: float = Field(
-        default=30.0, gt=0, description="Seconds one console command may take."
-    )
     agents: tuple[AgentConfig, ...] = Field(
         default=(),
         description="External agent programs (spec 002), as a JSON list of agent objects.",
-    )
-    gns3_username: str | None = Field(
-        default=None,
-        description=(
-            "A GNS3 account (a superadmin, to see every project) the service uses to follow "
-            "projects being closed or deleted; unset: their copilot data is left alone."
-        ),
-    )
-    gns3_password: SecretStr | None = Field(default=None, description="Its password.")
-    deleted_projects: Literal["delete", "archive"] = Field(
-        default="delete",
-        description=(
-            "What happens to the conversations of a project deleted in GNS3: deleted, or "
-            "moved to data_dir/archive."
-        ),
     )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["auto", "json", "console"] = Field(
@@ -108,7 +411,8 @@ class Settings(BaseSettings):
         description=(
             "PostgreSQL URL (postgresql://user:password@host:5432/dbname?sslmode=…): sessions "
             "and LLM settings live there, shared by every replica; unset: SQLite files in "
-            "data_dir. Needs secret_key."
+            "data_dir. Needs secret_key. Prefer the environment: other users cannot read it "
+            "in the process list."
         ),
     )
     database_schema: str = Field(
@@ -116,12 +420,12 @@ class Settings(BaseSettings):
         pattern=r"^[a-z_][a-z0-9_]{0,62}$",
         description="PostgreSQL schema of the copilot's tables (created when missing).",
     )
-
     redis_url: SecretStr | None = Field(
         default=None,
         description=(
             "Redis URL (redis://[:password@]host:6379/0, rediss:// for TLS): running turns "
-            "are followed, re-attached and aborted from any replica; unset: in memory."
+            "are followed, re-attached and aborted from any replica; unset: in memory. "
+            "Prefer the environment."
         ),
     )
     turn_lease: float = Field(
@@ -132,6 +436,13 @@ class Settings(BaseSettings):
             "is ended and its session freed (the running replica renews it every third)."
         ),
     )
+
+    gns3: Gns3Section = Field(default_factory=Gns3Section)
+    console: ConsoleSection = Field(default_factory=ConsoleSection)
+    agent: AgentSection = Field(default_factory=AgentSection)
+    chat: ChatSection = Field(default_factory=ChatSection)
+    web: WebSection = Field(default_factory=WebSection)
+    store: StoreSection = Field(default_factory=StoreSection)
 
     @field_validator("redis_url", mode="before")
     @classmethod
@@ -162,3 +473,112 @@ class Settings(BaseSettings):
                 "encrypt the stored API keys with the same Fernet key"
             )
         return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        environ = env_settings.env_vars if isinstance(env_settings, EnvSettingsSource) else {}
+        found = {name.upper(): value for name, value in environ.items() if value is not None}
+        aliases = _FlatAliases(settings_cls, found)
+        return (init_settings, env_settings, aliases, dotenv_settings, file_secret_settings)
+
+
+# ---------------------------------------------------------------------- flags
+_SECTIONS = ("gns3", "console", "agent", "chat", "web", "store")
+#: Settings that are not flags: a key or a password on a command line is visible to every
+#: user of the machine (the URLs that may hold one are flags, their help says to prefer
+#: the environment); agents are a JSON list, best kept in the environment.
+_NOT_FLAGS = frozenset({"secret_key", "agents", "gns3__password"})
+
+
+#: What a flag's ``null`` becomes until the settings are built (``None`` is "not given").
+_NULL = object()
+
+
+def _flag_type(annotation: Any) -> tuple[Callable[[str], Any] | None, Sequence[str] | None]:
+    """How argparse reads a value of this type: a converter, or choices. A setting that
+    may be null takes ``null``."""
+    args = [arg for arg in get_args(annotation) if arg is not type(None)] or [annotation]
+    kind = args[0]
+    nullable = type(None) in get_args(annotation)
+    if get_origin(kind) is Literal:
+        return None, [str(choice) for choice in get_args(kind)]
+    convert: Callable[[str], Any] | None = None
+    if kind in (int, float):
+        convert = kind
+    elif kind is Path:
+        convert = Path
+    elif get_origin(kind) in (tuple, list):
+        convert = json.loads
+    if nullable:
+        return _or_null(convert), None
+    return convert, None
+
+
+def _or_null(convert: Callable[[str], Any] | None) -> Callable[[str], Any]:
+    def read(text: str) -> Any:
+        if text == "null":
+            return _NULL
+        return text if convert is None else convert(text)
+
+    return read
+
+
+def _fields() -> list[tuple[str | None, str, FieldInfo]]:
+    top: list[tuple[str | None, str, FieldInfo]] = [
+        (None, name, info)
+        for name, info in Settings.model_fields.items()
+        if name not in _SECTIONS and name not in _NOT_FLAGS
+    ]
+    nested: list[tuple[str | None, str, FieldInfo]] = [
+        (section, name, info)
+        for section in _SECTIONS
+        for name, info in _section_model(section).model_fields.items()
+        if _dest(section, name) not in _NOT_FLAGS
+    ]
+    return top + nested
+
+
+def _dest(section: str | None, name: str) -> str:
+    return f"{section}__{name}" if section else name
+
+
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """A flag for every setting: ``--host``, ``--gns3-url``, ``--web-heartbeat-interval``…
+    (booleans take ``true`` or ``false``; lists a JSON list)."""
+    for section, name, info in _fields():
+        flag = "--" + (f"{section}_{name}" if section else name).replace("_", "-")
+        convert, choices = _flag_type(info.annotation)
+        help_text = (info.description or "").replace("%", "%%")
+        if info.annotation is bool:
+            choices = ["true", "false"]
+        options: dict[str, Any] = {"dest": _dest(section, name), "default": None}
+        if convert is not None:
+            options["type"] = convert
+        if choices:
+            options["choices"] = choices
+        else:
+            options["metavar"] = name.upper()
+        parser.add_argument(flag, help=help_text or None, **options)
+
+
+def settings_from_flags(args: argparse.Namespace) -> Settings:
+    """The settings, with the flags given (they win over the environment)."""
+    given: dict[str, Any] = {}
+    for section, name, _ in _fields():
+        value = getattr(args, _dest(section, name), None)
+        if value is None:
+            continue
+        if value is _NULL:
+            value = None
+        if section is None:
+            given[name] = value
+        else:
+            given.setdefault(section, {})[name] = value
+    return Settings(**given)

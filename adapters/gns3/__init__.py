@@ -1,6 +1,7 @@
 """The GNS3 adapter: REST client, console runner, tools, skills and capture analysis.
 
 * :class:`Gns3Client` — the GNS3 v3 REST API on httpx, with the caller's token per call.
+* :class:`Gns3ClientDirectory` — signing in and listing projects, for the web page.
 * :class:`Gns3ToolExecutor` — the core's ``ToolExecutor``: the copilot's lab tools.
 * :func:`gns3_tools` — the :class:`ToolRegistry` of :class:`Gns3Tool` s (argument model,
   handler, modes, whether it changes the lab), for any other consumer of the same tools.
@@ -22,6 +23,7 @@ from adapters.gns3._command_policy import (
     device_kind_of,
 )
 from adapters.gns3._console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
+from adapters.gns3._directory import Gns3ClientDirectory
 from adapters.gns3._lifecycle import Gns3ProjectWatcher, ProjectLifecycleHandler, ReconcileReport
 from adapters.gns3._skills import BUILTIN_SKILLS_DIR, Skill, SkillLibrary
 from adapters.gns3._tools import (
@@ -46,6 +48,7 @@ __all__ = [
     "ForbiddenCommandFilter",
     "Gns3Authenticator",
     "Gns3Client",
+    "Gns3ClientDirectory",
     "Gns3ProjectGate",
     "Gns3ProjectWatcher",
     "Gns3Tool",

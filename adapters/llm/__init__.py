@@ -7,7 +7,8 @@ the core's ports.
   building each user's model from their stored :class:`LLMSettings`.
 * :class:`LLMSettingsRepository`: per-user settings, the API key encrypted with
   Fernet, in any ``LLMSettingsStore`` (by default :class:`SqliteLLMSettingsStore`,
-  the service-wide SQLite database).
+  the service-wide SQLite database); :class:`LLMSettingsPublicView` shows them as JSON
+  values without the key (the web API's view).
 * :class:`TiktokenTokenCounter`: the core's ``TokenCounter`` with tiktoken.
 * :func:`to_langchain` / :func:`from_langchain`: exact message conversion.
 """
@@ -21,6 +22,7 @@ from adapters.llm._messages import (
 )
 from adapters.llm._model import LangchainLanguageModel
 from adapters.llm._provider import LLMSettingsSource, SettingsLanguageModelProvider
+from adapters.llm._public_view import LLMSettingsPublicView
 from adapters.llm._repository import (
     DATABASE_FILENAME,
     KEY_FILENAME,
@@ -53,6 +55,7 @@ __all__ = [
     "OPENAI_COMPATIBLE_PROVIDERS",
     "SHIPPED_ENCODINGS",
     "LLMSettings",
+    "LLMSettingsPublicView",
     "LLMSettingsRepository",
     "LLMSettingsSource",
     "LangchainLanguageModel",

@@ -1,4 +1,5 @@
-"""The Redis :class:`~copilot_core.ports.TurnLog`: any replica follows or aborts any turn.
+"""The Redis :class:`~copilot_core.ports.TurnLog`: any replica follows, aborts or decides
+on any turn.
 
 Keys (``P`` is the prefix, ``gns3-copilot`` by default):
 
@@ -16,6 +17,20 @@ Keys (``P`` is the prefix, ``gns3-copilot`` by default):
 * ``P:turn:{turn_id}:abort``: an abort asked of the turn (also published on the
   channel ``P:abort``, which every replica listens to, so it arrives at once; the key
   catches a message missed while reconnecting, at the next renewal).
+* ``P:turn:{turn_id}:approvals``: a hash, one field per approval the turn asked for:
+  ``W`` while it waits, ``D`` once a decision was sent to it from another replica,
+  ``R`` once the turn resolved it (``approval_resolved``).
+* ``P:turn:{turn_id}:waiting``: a hash, approval id → ``{seq}|{event}`` (the
+  ``approval_required`` record) until it is resolved: what ``find`` reports as pending.
+  The owner's event writer updates both hashes in the same script that appends
+  ``approval_required`` / ``approval_resolved`` to the stream, and the owner shows an
+  ``approval_required`` to its own clients only once it is written, so the state in
+  Redis is never behind what any client could have seen.
+* ``P:turn:{turn_id}:decisions``: a hash, approval id → the decision sent from another
+  replica (JSON), until the turn resolves that approval.
+* ``P:turn:{turn_id}:reply:{approval_id}``: a list: the owner's answer (``accepted`` or
+  ``already_decided``) to a decision sent from another replica, for that replica to wait
+  on (``BLPOP``); it expires after a few seconds.
 
 The replica running a turn keeps its events in memory too: its own clients follow it
 from there, as with the in-memory log, while a background writer appends them to the
@@ -24,6 +39,30 @@ BLOCK``). A turn whose lease expired while it was open (its replica died) is end
 whichever replica notices first: an ``error`` (code ``replica_lost``) then ``done``
 appended by one atomic script, after which the session accepts a new turn. When a turn
 closes, its keys expire after ``retention`` seconds.
+
+A decision sent on the replica that runs the turn goes straight to its
+:class:`~copilot_core.approvals.TurnControl`. From another replica, one script checks
+the approval's state and answers ``unknown`` (no open turn, or no such approval),
+``already_decided`` (``D`` or ``R``), or moves it from ``W`` to ``D``, keeps the
+decision and publishes it on ``P:decision`` (every replica listens; the owner also
+reads the ``decisions`` hash at every lease renewal and whenever its listener
+reconnects, so a missed message still arrives). The script runs once per approval with
+``W``, so only one decision can ever be sent; the owner hands it to the turn's
+``TurnControl`` and pushes what that answered to the ``reply`` list, which the sending
+replica waits for (``decision_wait`` seconds) and returns.
+
+The rare race, the owner resolving a lapsed approval (timeout, abort) while a decision
+from another replica is in flight, is settled by the owner's ``TurnControl``, the one
+place both pass through: whichever reaches it first wins, and the sender is told the
+truth. If the lapse came first (or a decision sent on the owner's replica itself),
+``TurnControl`` answers ``already_decided`` and so does the sending replica, although
+its script had found ``W`` (the ``approval_resolved`` being still on its way to Redis);
+if the remote decision came first, the turn uses it and the lapse is ignored. Only
+when the owner does not answer within ``decision_wait`` (its listener is reconnecting,
+or the replica hung) does the sending replica answer ``accepted`` on the strength of
+the recorded decision: the owner takes it at its next renewal, unless the approval
+lapses first (then its ``approval_resolved`` says ``timeout`` or ``aborted``), or the
+replica is dead (then the turn ends with ``replica_lost``).
 """
 
 from __future__ import annotations
@@ -72,6 +111,8 @@ _REPLICA_LOST_MESSAGE = (
 _HEARTBEAT = "heartbeat"
 _LIVENESS_CHECK = 1.0  # seconds between checks of a remote turn's lease, when quiet
 _XREAD_COUNT = 512
+_REPLY_TTL = 10.0  # seconds an owner's answer to a remote decision is kept
+_WAITING, _RESOLVED = "W", "R"  # states of an approval (module doc)
 
 # KEYS: lease, session pointer, turn hash
 # ARGV: turn id, lease ms, project, session, user, owner
@@ -86,18 +127,20 @@ redis.call('HSET', KEYS[3], 'project', ARGV[3], 'session', ARGV[4], 'user', ARGV
 return {1, previous}
 """
 
-# KEYS: lease, turn hash, events, session pointer
+# KEYS: lease, turn hash, events, session pointer, then the turn's approval keys
 # ARGV: turn id, retention ms
 _CLOSE = """
 redis.call('HSET', KEYS[2], 'closed', '1')
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
-redis.call('PEXPIRE', KEYS[3], ARGV[2])
+for i = 2, #KEYS do
+  if i ~= 4 then redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
+end
 if redis.call('GET', KEYS[4]) == ARGV[1] then redis.call('PEXPIRE', KEYS[4], ARGV[2]) end
 return 1
 """
 
-# KEYS: lease, turn hash, events, session pointer, previous turn hash
+# KEYS: lease, turn hash, events, session pointer, previous turn hash, then the turn's
+# approval keys
 # ARGV: turn id, previous turn id
 _DISCARD = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -112,10 +155,11 @@ if redis.call('GET', KEYS[4]) == ARGV[1] then
   end
 end
 redis.call('DEL', KEYS[2], KEYS[3])
+for i = 6, #KEYS do redis.call('DEL', KEYS[i]) end
 return 1
 """
 
-# KEYS: lease, turn hash, events, session pointer
+# KEYS: lease, turn hash, events, session pointer, then the turn's approval keys
 # ARGV: turn id, error record, done record, retention ms
 _REAP = """
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
@@ -126,18 +170,47 @@ local newest = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
 if #newest > 0 then last = tonumber(string.match(newest[1][1], '^(%d+)')) end
 redis.call('XADD', KEYS[3], (last + 2) .. '-0', 'e', '[' .. ARGV[2] .. ',' .. ARGV[3] .. ']')
 redis.call('HSET', KEYS[2], 'closed', '1')
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
+for i = 2, #KEYS do
+  if i ~= 4 then redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+end
 if redis.call('GET', KEYS[4]) == ARGV[1] then redis.call('PEXPIRE', KEYS[4], ARGV[4]) end
 return 1
 """
 
-# KEYS: turn hash, events; ARGV: entry id, entry
+# KEYS: turn hash, events, approvals, waiting, decisions
+# ARGV: entry id, entry, then for each approval_required of the entry (approval id, 'W',
+# '{seq}|{event}') and for each approval_resolved (approval id, 'R', '').
 # Nothing is written once the turn is closed (another replica ended it for dead).
 _APPEND = """
 if redis.call('HGET', KEYS[1], 'closed') ~= '0' then return 0 end
 redis.call('XADD', KEYS[2], ARGV[1], 'e', ARGV[2])
+for i = 3, #ARGV, 3 do
+  redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
+  if ARGV[i + 1] == 'W' then
+    redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 2])
+  else
+    redis.call('HDEL', KEYS[4], ARGV[i])
+    redis.call('HDEL', KEYS[5], ARGV[i])
+  end
+end
 return 1
+"""
+
+# KEYS: turn hash, lease, approvals, decisions
+# ARGV: turn id, approval id, decision, channel, message
+# A decision from a replica that does not run the turn: 'unknown', 'already_decided',
+# 'lost' (the turn's lease expired: its replica is gone) or 'sent' (recorded and
+# published: the owner answers on the reply list).
+_DECIDE = """
+if redis.call('HGET', KEYS[1], 'closed') ~= '0' then return 'unknown' end
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 'lost' end
+local state = redis.call('HGET', KEYS[3], ARGV[2])
+if not state then return 'unknown' end
+if state ~= 'W' then return 'already_decided' end
+redis.call('HSET', KEYS[3], ARGV[2], 'D')
+redis.call('HSET', KEYS[4], ARGV[2], ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 'sent'
 """
 
 # KEYS: lease; ARGV: turn id, lease ms
@@ -165,13 +238,30 @@ class _Local:
     previous: str
     events: list[TurnEvent] = field(default_factory=list)
     waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
-    pending: list[tuple[int, str]] = field(default_factory=list)
+    #: Events not yet in Redis: (seq, record, approval changes as flat triples).
+    pending: list[tuple[int, str, tuple[str, ...]]] = field(default_factory=list)
+    #: Approvals a decision from another replica was handed over for (once each).
+    delivered: set[str] = field(default_factory=set)
+    #: The events up to this one are in Redis (or were given up on).
+    written: int = 0
     writer: asyncio.Task[None] | None = None
     closed: bool = False
 
     @property
     def abort(self) -> AbortToken:
         return self.control.abort
+
+    def shown(self, stamped: TurnEvent) -> bool:
+        """Whether this replica's clients may see the event: an ``approval_required``
+        only once it is in Redis, so that a decision sent on another replica finds it."""
+        return (
+            self.closed
+            or stamped.seq <= self.written
+            or not isinstance(stamped.event, ApprovalRequiredEvent)
+        )
+
+    def unwritten_approval(self) -> bool:
+        return any(not self.shown(stamped) for stamped in self.events[self.written :])
 
     def wake(self, why: str | None) -> None:
         if not self.waiters:
@@ -185,8 +275,10 @@ class RedisTurnLog:
     """A :class:`~copilot_core.ports.TurnLog` shared by every replica through Redis.
 
     ``client`` is a ``redis.asyncio.Redis`` (``decode_responses=False``). Lifecycle (the
-    composition root's): :meth:`start` (listen for aborts, renew leases) before use,
-    :meth:`stop` at the end. See the module doc for the keys.
+    composition root's): :meth:`start` (listen for aborts and decisions, renew leases)
+    before use, :meth:`stop` at the end. ``decision_wait``: how long a decision sent from
+    this replica to another one's turn waits for that replica's answer (module doc). See
+    the module doc for the keys.
     """
 
     def __init__(
@@ -197,32 +289,37 @@ class RedisTurnLog:
         lease: float = 15.0,
         prefix: str = "gns3-copilot",
         replica: str | None = None,
+        decision_wait: float = 2.0,
     ) -> None:
-        if lease <= 0 or retention < 0:
-            raise ValueError("lease must be positive and retention not negative")
+        if lease <= 0 or retention < 0 or decision_wait <= 0:
+            raise ValueError("lease and decision_wait must be positive and retention not negative")
         self.client = client
         self.retention = retention
         self.lease = lease
+        self.decision_wait = decision_wait
         self.prefix = prefix
         self.replica = replica or uuid.uuid4().hex
         self._local: dict[str, _Local] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._forget: dict[str, asyncio.TimerHandle] = {}
+        self._replies: set[asyncio.Task[None]] = set()
         self._open_script = client.register_script(_OPEN)
         self._close_script = client.register_script(_CLOSE)
         self._discard_script = client.register_script(_DISCARD)
         self._reap_script = client.register_script(_REAP)
         self._renew_script = client.register_script(_RENEW)
         self._append_script = client.register_script(_APPEND)
+        self._decide_script = client.register_script(_DECIDE)
         self._listening = asyncio.Event()
 
     # ================================================================= lifecycle
     async def start(self) -> None:
-        """Listen for aborts from other replicas and renew this replica's leases."""
+        """Listen for aborts and decisions from other replicas and renew this replica's
+        leases."""
         if self._tasks:
             return
         self._tasks = [
-            asyncio.create_task(self._listen_for_aborts(), name="redis-turnlog-aborts"),
+            asyncio.create_task(self._listen(), name="redis-turnlog-listener"),
             asyncio.create_task(self._renew_leases(), name="redis-turnlog-leases"),
         ]
         with contextlib.suppress(TimeoutError):
@@ -245,8 +342,11 @@ class RedisTurnLog:
         for turn in self._local.values():
             if turn.writer is not None:
                 turn.writer.cancel()
+            self._given_up(turn)
         for handle in self._forget.values():
             handle.cancel()
+        for reply in list(self._replies):
+            reply.cancel()
 
     async def flush(self, turn_id: str) -> None:
         """Wait until every event appended so far to this replica's turn is in Redis."""
@@ -297,7 +397,13 @@ class RedisTurnLog:
             raise RuntimeError(f"turn {turn_id} is closed")
         stamped = TurnEvent(len(turn.events) + 1, turn.info.session_id, event)
         turn.events.append(stamped)
-        turn.pending.append((stamped.seq, _encode(event)))
+        record = _encode(event)
+        states: tuple[str, ...] = ()
+        if isinstance(event, ApprovalRequiredEvent):
+            states = (event.approval_id, _WAITING, f"{stamped.seq}|{record}")
+        elif isinstance(event, ApprovalResolvedEvent):
+            states = (event.approval_id, _RESOLVED, "")
+        turn.pending.append((stamped.seq, record, states))
         if turn.writer is None or turn.writer.done():
             turn.writer = asyncio.get_running_loop().create_task(
                 self._write(turn), name=f"redis-turnlog-writer-{turn_id}"
@@ -315,15 +421,24 @@ class RedisTurnLog:
         try:
             await self._call(
                 self._close_script(
-                    keys=[keys.lease, self._hash(turn_id), self._events(turn_id), keys.pointer],
+                    keys=[
+                        keys.lease,
+                        self._hash(turn_id),
+                        self._events(turn_id),
+                        keys.pointer,
+                        *self._approval_keys(turn_id),
+                    ],
                     args=[turn_id, _ms(self.retention)],
                 )
             )
         finally:
             turn.closed = True
             turn.wake(None)
+            # Forget it here a little before its keys expire in Redis (which serves it
+            # meanwhile), never after: once they have expired, no replica has it.
+            early = min(1.0, self.retention / 2)
             self._forget[turn_id] = asyncio.get_running_loop().call_later(
-                self.retention, self._drop, turn_id
+                self.retention - early, self._drop, turn_id
             )
 
     async def discard(self, turn_id: str) -> None:
@@ -344,6 +459,7 @@ class RedisTurnLog:
                     self._events(turn_id),
                     keys.pointer,
                     self._hash(turn.previous) if turn.previous else self._hash("-"),
+                    *self._approval_keys(turn_id),
                 ],
                 args=[turn_id, turn.previous],
             )
@@ -356,14 +472,23 @@ class RedisTurnLog:
             return None
         local = self._local.get(turn_id)
         if local is not None:
-            return TurnState(local.info, len(local.events), local.closed, pending_approvals(local))
-        state = await self._remote_state(turn_id)
-        if state is None:
+            if local.unwritten_approval():  # shown only once another replica can decide
+                await self._flushed(local)
+            return TurnState(local.info, len(local.events), local.closed, _pending_approvals(local))
+        # One snapshot: the approvals still waiting are those of the events counted.
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hgetall(self._hash(turn_id))
+        pipe.hgetall(self._waiting(turn_id))
+        pipe.xrevrange(self._events(turn_id), count=1)
+        fields, waiting, newest = await self._call(pipe.execute())
+        if not fields:
             return None
-        info, closed = state
+        info, closed = _turn_fields(turn_id, fields)
         if not closed and await self._reap(turn_id, project_id, session_id):
             closed = True
-        return TurnState(info, await self._last_seq(turn_id), closed)
+        last_seq = int(_text(newest[0][0]).split("-", 1)[0]) if newest else 0
+        pending = () if closed else _waiting_events(info.session_id, waiting)
+        return TurnState(info, last_seq, closed, pending)
 
     async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
         keys = self._session_keys(project_id, session_id)
@@ -387,12 +512,41 @@ class RedisTurnLog:
     ) -> DecisionOutcome:
         keys = self._session_keys(project_id, session_id)
         turn_id = _text(await self._call(self.client.get(keys.pointer)))
-        local = self._local.get(turn_id) if turn_id else None
-        if local is None or local.closed:
-            # Decisions reach turns this replica runs; another replica's turn cannot be
-            # decided from here yet (see docs/deployment.md).
+        if not turn_id:
             return DecisionOutcome.UNKNOWN
-        return local.control.decide(approval_id, decision)
+        local = self._local.get(turn_id)
+        if local is not None:
+            if local.closed:
+                return DecisionOutcome.UNKNOWN
+            return local.control.decide(approval_id, decision)
+        message = json.dumps(
+            {"turn": turn_id, "approval": approval_id, "decision": _decision_record(decision)}
+        )
+        sent = _text(
+            await self._call(
+                self._decide_script(
+                    keys=[
+                        self._hash(turn_id),
+                        keys.lease,
+                        self._approvals(turn_id),
+                        self._decisions(turn_id),
+                    ],
+                    args=[
+                        turn_id,
+                        approval_id,
+                        json.dumps(_decision_record(decision)),
+                        self._decision_channel,
+                        message,
+                    ],
+                )
+            )
+        )
+        if sent == "lost":
+            await self._reap(turn_id, project_id, session_id)
+            return DecisionOutcome.UNKNOWN
+        if sent != "sent":
+            return DecisionOutcome(sent)
+        return await self._owner_reply(turn_id, approval_id)
 
     async def subscribe(
         self, turn_id: str, *, after: int = 0, heartbeat: float | None = None
@@ -413,10 +567,10 @@ class RedisTurnLog:
         loop = asyncio.get_running_loop()
         events = turn.events
         while True:
-            while index < len(events):
+            while index < len(events) and turn.shown(events[index]):
                 yield events[index]
                 index += 1
-            if turn.closed:
+            if turn.closed and index >= len(events):
                 return
             waiter: asyncio.Future[str | None] = loop.create_future()
             turn.waiters.append(waiter)
@@ -428,7 +582,8 @@ class RedisTurnLog:
                     timer.cancel()
                 if waiter in turn.waiters:
                     turn.waiters.remove(waiter)
-            if woke_for == _HEARTBEAT and index >= len(events) and not turn.closed:
+            ready = index < len(events) and turn.shown(events[index])
+            if woke_for == _HEARTBEAT and not ready and not turn.closed:
                 yield TurnEvent(0, turn.info.session_id, HeartbeatEvent())
 
     async def _write(self, turn: _Local) -> None:
@@ -443,12 +598,17 @@ class RedisTurnLog:
         loop = asyncio.get_running_loop()
         while turn.pending:
             batch = list(turn.pending)
-            entry = "[" + ",".join(data for _, data in batch) + "]"
+            entry = "[" + ",".join(data for _, data, _ in batch) + "]"
+            states = [part for _, _, changes in batch for part in changes]
             turn_id = turn.info.turn_id
             try:
                 written = await self._append_script(
-                    keys=[self._hash(turn_id), self._events(turn_id)],
-                    args=[f"{batch[-1][0]}-0", entry],
+                    keys=[
+                        self._hash(turn_id),
+                        self._events(turn_id),
+                        *self._approval_keys(turn_id),
+                    ],
+                    args=[f"{batch[-1][0]}-0", entry, *states],
                 )
             except ResponseError as exc:
                 written = 0  # an id that does not grow: as below
@@ -458,7 +618,7 @@ class RedisTurnLog:
                 failing_since = failing_since or loop.time()
                 if loop.time() - failing_since > self.lease:
                     log.error("turn %s: dropped %s events Redis refused", turn_id, len(batch))
-                    turn.pending.clear()
+                    self._given_up(turn)
                     break
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
@@ -468,11 +628,20 @@ class RedisTurnLog:
                 # expired): nothing more of it can be written.
                 log.warning("turn %s was ended by another replica", turn_id)
                 turn.abort.abort("another copilot replica ended this turn")
-                turn.pending.clear()
+                self._given_up(turn)
                 break
             del turn.pending[: len(batch)]
+            turn.written = max(turn.written, batch[-1][0])
+            turn.wake(None)
             delay = 0.05
             failing_since = None
+
+    @staticmethod
+    def _given_up(turn: _Local) -> None:
+        """Nothing pending will be written: stop holding anything back for it."""
+        turn.pending.clear()
+        turn.written = len(turn.events)
+        turn.wake(None)
 
     async def _flushed(self, turn: _Local) -> None:
         while turn.pending or (turn.writer is not None and not turn.writer.done()):
@@ -488,7 +657,7 @@ class RedisTurnLog:
 
     async def _renew_leases(self) -> None:
         """Renew the leases of this replica's open turns every third of a lease, and
-        deliver aborts asked while this replica was not listening."""
+        deliver the aborts and decisions sent while this replica was not listening."""
         while True:
             await asyncio.sleep(self.lease / 3)
             turns = [turn for turn in self._local.values() if not turn.closed]
@@ -501,41 +670,67 @@ class RedisTurnLog:
                     keys=[keys.lease], args=[turn.info.turn_id, _ms(self.lease)], client=pipe
                 )
                 pipe.get(self._abort_key(turn.info.turn_id))
+                pipe.hgetall(self._decisions(turn.info.turn_id))
             try:
                 results = await pipe.execute()
             except (RedisError, OSError) as exc:
                 log.warning("renewing turn leases failed: %s", exc)
                 continue
             for n, turn in enumerate(turns):
-                renewed, asked = results[2 * n], results[2 * n + 1]
-                if asked is not None:
-                    turn.abort.abort(_text(asked) or "aborted by user")
+                renewed, asked, decisions = results[3 * n : 3 * n + 3]
+                self._deliver_missed(turn, asked, decisions)
                 if not renewed and not turn.closed:
                     log.warning("turn %s lost its session's lease", turn.info.turn_id)
                     turn.abort.abort("this copilot replica lost its claim on the session")
 
-    async def _listen_for_aborts(self) -> None:
+    async def _catch_up(self) -> None:
+        """Deliver the aborts and decisions sent to this replica's open turns while its
+        listener was away (right after it subscribes again)."""
+        turns = [turn for turn in self._local.values() if not turn.closed]
+        if not turns:
+            return
+        pipe = self.client.pipeline(transaction=False)
+        for turn in turns:
+            pipe.get(self._abort_key(turn.info.turn_id))
+            pipe.hgetall(self._decisions(turn.info.turn_id))
+        results = await pipe.execute()
+        for n, turn in enumerate(turns):
+            self._deliver_missed(turn, results[2 * n], results[2 * n + 1])
+
+    def _deliver_missed(self, turn: _Local, asked: Any, decisions: dict[Any, Any]) -> None:
+        if asked is not None and not turn.closed:
+            turn.abort.abort(_text(asked) or "aborted by user")
+        for approval_id, raw in (decisions or {}).items():
+            with contextlib.suppress(ValueError, TypeError, KeyError):
+                self._deliver_decision(turn, _text(approval_id), _decision_from(json.loads(raw)))
+
+    async def _listen(self) -> None:
+        """Follow the abort and decision channels; reconnect (and catch up) when cut."""
         delay = 0.1
+        channels = {self._channel: self._on_abort, self._decision_channel: self._on_decision}
         while True:
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(self._channel)
+                await pubsub.subscribe(*channels)
                 self._listening.set()
                 delay = 0.1
+                await self._catch_up()
                 while True:
                     message = await pubsub.get_message(timeout=5.0)
                     if message is None or message.get("type") != "message":
                         continue
-                    self._deliver_abort(message.get("data"))
+                    handler = channels.get(_text(message.get("channel")))
+                    if handler is not None:
+                        handler(message.get("data"))
             except (RedisError, OSError) as exc:
-                log.warning("listening for aborts failed (%s); retrying", exc)
+                log.warning("listening for aborts and decisions failed (%s); retrying", exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.reset()
 
-    def _deliver_abort(self, data: Any) -> None:
+    def _on_abort(self, data: Any) -> None:
         try:
             request = json.loads(data)
             turn = self._local.get(str(request["turn"]))
@@ -543,6 +738,72 @@ class RedisTurnLog:
             return
         if turn is not None and not turn.closed:
             turn.abort.abort(str(request.get("reason") or "aborted by user"))
+
+    def _on_decision(self, data: Any) -> None:
+        try:
+            message = json.loads(data)
+            turn = self._local.get(str(message["turn"]))
+            approval_id = str(message["approval"])
+            decision = _decision_from(message["decision"])
+        except (ValueError, TypeError, KeyError):
+            return
+        if turn is not None:  # another replica's turn otherwise
+            self._deliver_decision(turn, approval_id, decision)
+
+    def _deliver_decision(self, turn: _Local, approval_id: str, decision: ApprovalDecision) -> None:
+        """Hand a decision sent from another replica to the turn, once, and answer the
+        sender with what the turn's ``TurnControl`` said."""
+        if approval_id in turn.delivered:
+            return  # the same decision, met again (message and catch-up)
+        turn.delivered.add(approval_id)
+        outcome = turn.control.decide(approval_id, decision)
+        if outcome is not DecisionOutcome.ACCEPTED:
+            log.info(
+                "turn %s: a decision on %s from another replica came too late (%s)",
+                turn.info.turn_id,
+                approval_id,
+                outcome.value,
+            )
+        reply = asyncio.get_running_loop().create_task(
+            self._answer(turn.info.turn_id, approval_id, outcome),
+            name=f"redis-turnlog-reply-{approval_id}",
+        )
+        self._replies.add(reply)
+        reply.add_done_callback(self._replies.discard)
+
+    async def _answer(self, turn_id: str, approval_id: str, outcome: DecisionOutcome) -> None:
+        key = self._reply(turn_id, approval_id)
+        pipe = self.client.pipeline(transaction=True)
+        pipe.rpush(key, outcome.value)
+        pipe.pexpire(key, _ms(_REPLY_TTL))
+        try:
+            await pipe.execute()
+        except (RedisError, OSError) as exc:
+            log.warning("turn %s: answering a decision on %s failed: %s", turn_id, approval_id, exc)
+
+    async def _owner_reply(self, turn_id: str, approval_id: str) -> DecisionOutcome:
+        """What the turn's replica answered to a decision sent from here; ``accepted``
+        when it does not answer in time: the decision is recorded (module doc)."""
+        try:
+            answer = await self.client.blpop(
+                [self._reply(turn_id, approval_id)], timeout=self.decision_wait
+            )
+        except (RedisError, OSError) as exc:
+            log.warning("turn %s: waiting for its replica's answer failed: %s", turn_id, exc)
+            return DecisionOutcome.ACCEPTED
+        if answer is None:
+            log.warning(
+                "turn %s: its replica did not confirm the decision on %s within %s s; "
+                "it is recorded and will be taken at the next lease renewal",
+                turn_id,
+                approval_id,
+                self.decision_wait,
+            )
+            return DecisionOutcome.ACCEPTED
+        try:
+            return DecisionOutcome(_text(answer[1]))
+        except ValueError:
+            return DecisionOutcome.ACCEPTED
 
     # =========================================================== remote turns
     async def _follow_remote(
@@ -602,9 +863,7 @@ class RedisTurnLog:
         fields = await self._call(self.client.hgetall(self._hash(turn_id)))
         if not fields:
             return None
-        data = {_text(k): _text(v) for k, v in fields.items()}
-        info = TurnInfo(turn_id, data["project"], data["session"], data["user"])
-        return info, data.get("closed") == "1"
+        return _turn_fields(turn_id, fields)
 
     async def _last_seq(self, turn_id: str) -> int:
         newest = await self._call(self.client.xrevrange(self._events(turn_id), count=1))
@@ -617,7 +876,13 @@ class RedisTurnLog:
         keys = self._session_keys(project_id, session_id)
         reaped = await self._call(
             self._reap_script(
-                keys=[keys.lease, self._hash(turn_id), self._events(turn_id), keys.pointer],
+                keys=[
+                    keys.lease,
+                    self._hash(turn_id),
+                    self._events(turn_id),
+                    keys.pointer,
+                    *self._approval_keys(turn_id),
+                ],
                 args=[
                     turn_id,
                     _encode(ErrorEvent(_REPLICA_LOST_MESSAGE, REPLICA_LOST)),
@@ -650,9 +915,29 @@ class RedisTurnLog:
     def _abort_key(self, turn_id: str) -> str:
         return f"{self.prefix}:turn:{turn_id}:abort"
 
+    def _approvals(self, turn_id: str) -> str:
+        return f"{self.prefix}:turn:{turn_id}:approvals"
+
+    def _waiting(self, turn_id: str) -> str:
+        return f"{self.prefix}:turn:{turn_id}:waiting"
+
+    def _decisions(self, turn_id: str) -> str:
+        return f"{self.prefix}:turn:{turn_id}:decisions"
+
+    def _approval_keys(self, turn_id: str) -> list[str]:
+        """The keys of a turn's approvals, in the order the scripts take them."""
+        return [self._approvals(turn_id), self._waiting(turn_id), self._decisions(turn_id)]
+
+    def _reply(self, turn_id: str, approval_id: str) -> str:
+        return f"{self.prefix}:turn:{turn_id}:reply:{approval_id}"
+
     @property
     def _channel(self) -> str:
         return f"{self.prefix}:abort"
+
+    @property
+    def _decision_channel(self) -> str:
+        return f"{self.prefix}:decision"
 
     async def _call(self, awaitable: Awaitable[T]) -> T:
         try:
@@ -685,8 +970,18 @@ def _decode(values: dict[Any, Any]) -> list[WireEvent]:
     return [event_from_record(record) for record in json.loads(_text(raw))]
 
 
-def pending_approvals(turn: _Local) -> tuple[TurnEvent, ...]:
-    """The turn's ``approval_required`` events not followed by their resolution."""
+def _turn_fields(turn_id: str, fields: dict[Any, Any]) -> tuple[TurnInfo, bool]:
+    """A turn's hash: who and where it runs, and whether it closed."""
+    data = {_text(k): _text(v) for k, v in fields.items()}
+    return TurnInfo(turn_id, data["project"], data["session"], data["user"]), (
+        data.get("closed") == "1"
+    )
+
+
+def _pending_approvals(turn: _Local) -> tuple[TurnEvent, ...]:
+    """A local turn's ``approval_required`` events not followed by their resolution."""
+    if turn.closed:
+        return ()
     waiting: dict[str, TurnEvent] = {}
     for stamped in turn.events:
         event = stamped.event
@@ -695,6 +990,35 @@ def pending_approvals(turn: _Local) -> tuple[TurnEvent, ...]:
         elif isinstance(event, ApprovalResolvedEvent):
             waiting.pop(event.approval_id, None)
     return tuple(waiting.values())
+
+
+def _waiting_events(session_id: str, waiting: dict[Any, Any]) -> tuple[TurnEvent, ...]:
+    """A remote turn's ``approval_required`` events not yet resolved (its ``waiting``
+    hash), oldest first."""
+    found: list[TurnEvent] = []
+    for raw in waiting.values():
+        seq, _, record = _text(raw).partition("|")
+        found.append(TurnEvent(int(seq), session_id, event_from_record(json.loads(record))))
+    return tuple(sorted(found, key=lambda stamped: stamped.seq))
+
+
+def _decision_record(decision: ApprovalDecision) -> dict[str, Any]:
+    return {
+        "approve": decision.approve,
+        "user_id": decision.user_id,
+        "comment": decision.comment,
+        "reason": decision.reason,
+    }
+
+
+def _decision_from(record: dict[str, Any]) -> ApprovalDecision:
+    user_id = record.get("user_id")
+    return ApprovalDecision(
+        approve=record["approve"] is True,
+        user_id=str(user_id) if user_id is not None else None,
+        comment=str(record.get("comment") or ""),
+        reason=str(record.get("reason") or "decided"),
+    )
 
 
 def _settle(waiter: asyncio.Future[str | None], why: str | None) -> None:

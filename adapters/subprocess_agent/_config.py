@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from copilot_core.ports import AgentCapabilities, AgentInfo
+from copilot_core.rules import AGENT_ID_PATTERN
 
 __all__ = [
     "DEFAULT_ARGUMENTS",
@@ -68,7 +69,7 @@ class AgentConfig(_Frozen):
     argument, in one pass, so a query containing ``{history}`` stays as it is.
     """
 
-    id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")]
+    id: Annotated[str, Field(pattern=AGENT_ID_PATTERN)]
     name: Annotated[str, Field(min_length=1, max_length=100)]
     description: str = ""
     command: Annotated[list[str], Field(min_length=1)]

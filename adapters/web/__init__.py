@@ -20,12 +20,13 @@ from adapters.web._directory import LoginRequest, RenderRequest
 from adapters.web._errors import status_for
 from adapters.web._markdown import MarkdownRenderer
 from adapters.web._observers import PrometheusTurnMetrics, StructlogTurnObserver
-from adapters.web._schemas import ChatRequest, LLMConfigBody, RenameRequest
+from adapters.web._schemas import BASE_URL_PATTERN, ChatRequest, LLMConfigBody, RenameRequest
 from adapters.web._state import install_dependencies
 from adapters.web._wire import copilot_event
 
 __all__ = [
     "API_PREFIX",
+    "BASE_URL_PATTERN",
     "CachingAuthenticator",
     "Caller",
     "ChatRequest",

@@ -4,25 +4,43 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
-from litestar import Litestar, Router
+from litestar import Litestar, Request, Router
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import (
+    JsonRenderPlugin,
+    OpenAPIRenderPlugin,
+    RedocRenderPlugin,
+    SwaggerRenderPlugin,
+    YamlRenderPlugin,
+)
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.plugins.pydantic import PydanticPlugin
 from litestar.types import ASGIApp
 
 from adapters.web._account import AccountController
+from adapters.web._body import MAX_BODY_BYTES
 from adapters.web._chat import ChatController
 from adapters.web._contracts import WebDependencies, WebSettings
-from adapters.web._directory import DirectoryController, LoginController
+from adapters.web._directory import (
+    DirectoryController,
+    LoginController,
+    LoginRequest,
+    RenderRequest,
+)
 from adapters.web._errors import exception_handlers
 from adapters.web._health import healthz, readyz
 from adapters.web._logging import request_context_middleware
+from adapters.web._methods import complete_allow_middleware
 from adapters.web._observers import PrometheusTurnMetrics, metrics_route
+from adapters.web._openapi import ExactDocument, Limits, RefinedRenderPlugin
 from adapters.web._page import page_routes
 from adapters.web._restore_points import RestorePointController
-from adapters.web._state import authenticated, dependencies, init_state
+from adapters.web._schemas import ChatRequest, DecisionRequest, LLMConfigBody, RenameRequest
+from adapters.web._state import authenticated, dependencies, init_state, installed
 
 __all__ = ["API_PREFIX", "create_web_app"]
 
@@ -70,7 +88,7 @@ def create_web_app(
         ],
         dependencies=dependencies(),
         exception_handlers=exception_handlers,
-        middleware=[request_context_middleware, *middleware],
+        middleware=[request_context_middleware, complete_allow_middleware, *middleware],
         lifespan=list(lifespan),
         state=_state(settings, deps),
         openapi_config=OpenAPIConfig(
@@ -91,11 +109,49 @@ def create_web_app(
             ),
             use_handler_docstrings=True,
             path="/schema",
+            render_plugins=_render_plugins(),
         ),
         cors_config=_cors(settings),
+        request_max_body_size=MAX_BODY_BYTES,
+        # Bodies are validated strictly: no string is taken for a bool or a number.
+        plugins=[PydanticPlugin(validate_strict=True)],
         debug=settings.debug,
         logging_config=None,  # the composition root configures logging
     )
+
+
+def _limits(request: Request[Any, Any, Any]) -> Limits | None:
+    deps = installed(request.app.state)
+    if deps is None:
+        return None
+    return Limits(
+        message_chars=deps.chat.settings.max_message_chars, page=deps.chat.settings.max_page
+    )
+
+
+def _render_plugins() -> list[OpenAPIRenderPlugin]:
+    """``/schema/openapi.json`` (and ``.yaml``), ``/schema/swagger`` and ``/schema/redoc``
+    (also ``/schema``), all from the document made exact (see ``_openapi``)."""
+    exact = ExactDocument(
+        api_prefix=API_PREFIX,
+        bodies=(
+            ChatRequest,
+            RenameRequest,
+            DecisionRequest,
+            LLMConfigBody,
+            LoginRequest,
+            RenderRequest,
+        ),
+        event_streams=("streamChat",),
+        turn_operations=("streamChat", "resumeChatStream"),
+        limits=_limits,
+    )
+    return [
+        RefinedRenderPlugin(JsonRenderPlugin(path="/openapi.json"), exact),
+        RefinedRenderPlugin(YamlRenderPlugin(path="/openapi.yaml"), exact),
+        RefinedRenderPlugin(RedocRenderPlugin(path=["/redoc", "/"]), exact),
+        RefinedRenderPlugin(SwaggerRenderPlugin(path="/swagger"), exact),
+    ]
 
 
 def _cors(settings: WebSettings) -> CORSConfig | None:

@@ -9,6 +9,7 @@ to the turn's tools.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -17,7 +18,12 @@ from dataclasses import dataclass, field
 from copilot_core.errors import AuthenticationError
 from copilot_core.ports import Authenticator, Principal
 
-__all__ = ["CachingAuthenticator", "Caller", "bearer_token"]
+__all__ = ["MAX_TOKEN_CHARS", "CachingAuthenticator", "Caller", "bearer_token"]
+
+#: The longest bearer token accepted (a GNS3 JWT is a few hundred characters).
+MAX_TOKEN_CHARS = 8192
+
+_TOKEN = re.compile(r"[\x21-\x7e]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +50,17 @@ def bearer_token(authorization: str | None) -> str:
         raise AuthenticationError(
             "Malformed Authorization header: expected 'Authorization: Bearer <token>'."
         )
-    if len(token) > 8192 or any(ch.isspace() for ch in token):
-        raise AuthenticationError("Malformed bearer token.")
+    if len(token) > MAX_TOKEN_CHARS:
+        raise AuthenticationError(
+            f"Malformed bearer token: longer than {MAX_TOKEN_CHARS} characters."
+        )
+    if not _TOKEN.fullmatch(token):
+        # A GNS3 token is a JWT (base64url and dots); anything outside printable ASCII
+        # could not even be sent on to GNS3 in a header.
+        raise AuthenticationError(
+            "Malformed bearer token: a GNS3 token is printable ASCII (letters, digits, "
+            "punctuation) without spaces."
+        )
     return token
 
 

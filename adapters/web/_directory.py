@@ -9,21 +9,25 @@ token is logged; a failure says only that the credentials were refused.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
 from litestar import Controller, get, post
-from litestar.di import NamedDependency
-from litestar.exceptions import HTTPException
 from litestar.params import JSONBody
-from litestar.status_codes import HTTP_200_OK, HTTP_501_NOT_IMPLEMENTED
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from litestar.status_codes import HTTP_200_OK
+from pydantic import Field, SecretStr
 
 from adapters.web._auth import Caller
-from adapters.web._contracts import Gns3Directory, WebDependencies
+from adapters.web._body import json_body
+from adapters.web._contracts import Gns3Directory
 from adapters.web._markdown import MAX_MARKDOWN_CHARS, MarkdownRenderer
 from adapters.web._openapi import errors
+from adapters.web._responses import LoginReply, ProjectBody, RenderedMarkdown, UserBody
+from adapters.web._schemas import StrictBody
+from adapters.web._state import Injected
 from copilot_core.errors import AuthenticationError
+from copilot_core.ports import Authenticator
 
 __all__ = ["DirectoryController", "LoginController", "LoginRequest", "RenderRequest"]
 
@@ -32,37 +36,42 @@ log = structlog.get_logger("adapters.web")
 _RENDERER = MarkdownRenderer()
 
 
-class LoginRequest(BaseModel):
+class LoginRequest(StrictBody):
     """GNS3 credentials (the password is never logged nor stored)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     username: str = Field(min_length=1, max_length=255)
     password: SecretStr = Field(min_length=1, max_length=1024)
 
 
-class RenderRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RenderRequest(StrictBody):
     markdown: str = Field(max_length=MAX_MARKDOWN_CHARS, description="CommonMark text.")
 
 
-def _directory(deps: WebDependencies) -> Gns3Directory:
-    if deps.directory is None:
-        raise HTTPException(
-            status_code=HTTP_501_NOT_IMPLEMENTED,
-            detail="Signing in through the copilot is not available in this deployment.",
+def _projects(listed: Sequence[Mapping[str, Any]]) -> list[ProjectBody]:
+    found = [
+        ProjectBody(
+            id=str(project.get("project_id", "")),
+            name=str(project.get("name", "")),
+            status=str(project.get("status", "unknown")),
         )
-    return deps.directory
+        for project in listed
+    ]
+    return sorted(found, key=lambda project: (project.name.lower(), project.id))
 
 
-def _user(caller: Caller) -> dict[str, Any]:
-    principal = caller.principal
-    return {
-        "user_id": principal.user_id,
-        "username": principal.username,
-        "is_superadmin": principal.is_superadmin,
-    }
+async def _signed_in(
+    directory: Gns3Directory, authenticator: Authenticator, data: LoginRequest
+) -> LoginReply:
+    try:
+        token = await directory.login(data.username, data.password.get_secret_value())
+        principal = await authenticator.authenticate(token)
+    except AuthenticationError:
+        log.info("login_refused")
+        raise AuthenticationError("GNS3 refused this username or password.") from None
+    log.info("login", user_id=principal.user_id)
+    return LoginReply(
+        access_token=token, token_type="bearer", user=UserBody.from_principal(principal)
+    )
 
 
 class LoginController(Controller):
@@ -72,69 +81,45 @@ class LoginController(Controller):
     @post(
         "/login",
         operation_id="login",
+        guards=[json_body],
         status_code=HTTP_200_OK,
         security=[],
-        responses=errors(400, 401, 501, 502),
+        responses=errors(401, 501, 502),
     )
     async def login(
-        self, data: JSONBody[LoginRequest], deps: NamedDependency[WebDependencies]
-    ) -> dict[str, Any]:
+        self,
+        data: JSONBody[LoginRequest],
+        directory: Injected[Gns3Directory],
+        authenticator: Injected[Authenticator],
+    ) -> LoginReply:
         """Sign in with GNS3 credentials: ``{access_token, user}`` (a GNS3 token).
 
         401 when GNS3 refuses the credentials. The token is the one GNS3 issued; send
         it as ``Authorization: Bearer`` to every other route.
         """
-        directory = _directory(deps)
-        try:
-            token = await directory.login(data.username, data.password.get_secret_value())
-            principal = await deps.authenticator.authenticate(token)
-        except AuthenticationError:
-            log.info("login_refused")
-            raise AuthenticationError("GNS3 refused this username or password.") from None
-        log.info("login", user_id=principal.user_id)
-        return {
-            "access_token": token,
-            "token_type": "bearer",
-            "user": _user(Caller(principal, token)),
-        }
+        return await _signed_in(directory, authenticator, data)
 
 
 class DirectoryController(Controller):
     path = "/"
     tags = ["ui"]  # noqa: RUF012 - Litestar's declared attribute
 
-    @get("/me", operation_id="whoAmI", responses=errors(401))
-    async def me(self, caller: NamedDependency[Caller]) -> dict[str, Any]:
+    @get("/me", operation_id="whoAmI")
+    async def me(self, caller: Injected[Caller]) -> UserBody:
         """The signed-in user (checks that a stored token is still accepted)."""
-        return _user(caller)
+        return UserBody.from_principal(caller.principal)
 
-    @get("/projects", operation_id="listProjects", responses=errors(401, 501, 502))
+    @get("/projects", operation_id="listProjects", responses=errors(501))
     async def projects(
-        self, caller: NamedDependency[Caller], deps: NamedDependency[WebDependencies]
-    ) -> list[dict[str, Any]]:
+        self, caller: Injected[Caller], directory: Injected[Gns3Directory]
+    ) -> list[ProjectBody]:
         """The caller's GNS3 projects, by name: ``[{id, name, status}]``."""
-        listed = await _directory(deps).projects(caller.token)
-        found = [
-            {
-                "id": str(project.get("project_id", "")),
-                "name": str(project.get("name", "")),
-                "status": str(project.get("status", "unknown")),
-            }
-            for project in listed
-        ]
-        return sorted(found, key=lambda project: (project["name"].lower(), project["id"]))
+        return _projects(await directory.projects(caller.token))
 
-    @post(
-        "/render",
-        operation_id="renderMarkdown",
-        status_code=HTTP_200_OK,
-        responses=errors(400, 401),
-    )
-    async def render(
-        self, data: JSONBody[RenderRequest], caller: NamedDependency[Caller]
-    ) -> dict[str, str]:
+    @post("/render", operation_id="renderMarkdown", guards=[json_body], status_code=HTTP_200_OK)
+    async def render(self, data: JSONBody[RenderRequest]) -> RenderedMarkdown:
         """Markdown to sanitised HTML (markdown-it-py, then nh3 with an allow-list):
         raw HTML, scripts, event handlers and ``javascript:`` links never survive."""
         if len(data.markdown) < 20_000:
-            return {"html": _RENDERER.render(data.markdown)}
-        return {"html": await asyncio.to_thread(_RENDERER.render, data.markdown)}
+            return RenderedMarkdown(html=_RENDERER.render(data.markdown))
+        return RenderedMarkdown(html=await asyncio.to_thread(_RENDERER.render, data.markdown))

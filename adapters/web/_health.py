@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Mapping
 
 from litestar import Response, get
-from litestar.datastructures import State
-from litestar.di import NamedDependency
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
 from adapters.web._contracts import ReadinessCheck, WebSettings
-from adapters.web._state import installed
+from adapters.web._responses import Health, Readiness
+from adapters.web._state import Injected
 from copilot_core.errors import CopilotError
 
 __all__ = ["healthz", "readyz"]
 
 
 @get("/healthz", operation_id="healthz", tags=["probes"], sync_to_thread=False)
-def healthz() -> dict[str, str]:
+def healthz() -> Health:
     """The process is up (no dependency is checked)."""
-    return {"status": "ok"}
+    return Health()
 
 
 async def _probe(check: ReadinessCheck, limit: float) -> str:
@@ -31,28 +31,41 @@ async def _probe(check: ReadinessCheck, limit: float) -> str:
         return f"failed: no answer within {limit:g} s"
     except CopilotError as exc:
         return f"failed: {exc.message}"
-    except Exception as exc:
+    except Exception as exc:  # a probe reports any failure; it never raises
         return f"failed: {type(exc).__name__}"
     return "ok"
 
 
-@get("/readyz", operation_id="readyz", tags=["probes"])
-async def readyz(
-    state: State, web_settings: NamedDependency[WebSettings]
-) -> Response[dict[str, Any]]:
-    """Every readiness check passes (the store is open, GNS3 answers…): 200, else 503."""
-    deps = installed(state)
-    if deps is None:
-        return Response(
-            {"status": "starting", "checks": {}}, status_code=HTTP_503_SERVICE_UNAVAILABLE
-        )
-    names = list(deps.readiness)
-    results = await asyncio.gather(
-        *(_probe(deps.readiness[name], web_settings.readiness_timeout) for name in names)
-    )
-    checks = dict(zip(names, results, strict=True))
+async def _readiness(checks: Mapping[str, ReadinessCheck], limit: float) -> Readiness:
+    names = list(checks)
+    results = await asyncio.gather(*(_probe(checks[name], limit) for name in names))
     ready = all(result == "ok" for result in results)
-    return Response(
-        {"status": "ready" if ready else "not_ready", "checks": checks},
-        status_code=HTTP_200_OK if ready else HTTP_503_SERVICE_UNAVAILABLE,
+    return Readiness(
+        status="ready" if ready else "not_ready", checks=dict(zip(names, results, strict=True))
     )
+
+
+@get(
+    "/readyz",
+    operation_id="readyz",
+    tags=["probes"],
+    responses={
+        503: ResponseSpec(
+            Readiness,
+            description="A check failed (each says why), or the service is starting.",
+            generate_examples=False,
+        )
+    },
+)
+async def readyz(
+    readiness: Injected[Mapping[str, ReadinessCheck] | None],
+    web_settings: Injected[WebSettings],
+) -> Response[Readiness]:
+    """Every readiness check passes (the store is open, GNS3 answers…): 200, else 503."""
+    report = (
+        Readiness(status="starting", checks={})
+        if readiness is None
+        else await _readiness(readiness, web_settings.readiness_timeout)
+    )
+    ready = report.status == "ready"
+    return Response(report, status_code=HTTP_200_OK if ready else HTTP_503_SERVICE_UNAVAILABLE)

@@ -1,84 +1,232 @@
-"""Request bodies, validated before anything happens (unknown fields are refused)."""
+"""Request bodies, validated before anything happens.
+
+Every body model is a :class:`StrictBody`: unknown fields are refused and values must
+have their JSON type (a string is never taken for a bool or a number, a float never
+for an integer). The app validates bodies in pydantic's strict mode, which for enum
+fields would want an enum instance: :data:`Mode` takes the JSON string instead.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from enum import Enum
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    model_validator,
+)
 
+from adapters.web._ids import SessionIdField
 from copilot_core.ports import ApprovalPolicy
-from copilot_core.rules import MAX_COMMENT_CHARS
+from copilot_core.rules import (
+    AGENT_ID_PATTERN,
+    MAX_COMMENT_CHARS,
+    MAX_MESSAGE_CHARS,
+    TEMPERATURE_MAX,
+    TEMPERATURE_MIN,
+    TITLE_MAX_CHARS,
+)
 from copilot_core.session import CopilotMode
 
-__all__ = ["ID_PATTERN", "ChatRequest", "DecisionRequest", "LLMConfigBody", "RenameRequest"]
+__all__ = [
+    "BASE_URL_PATTERN",
+    "ID_PATTERN",
+    "MAX_SAFE_INTEGER",
+    "ChatRequest",
+    "DecisionRequest",
+    "LLMConfigBody",
+    "Mode",
+    "Policy",
+    "RenameRequest",
+    "StrictBody",
+]
 
-#: Ids in paths and bodies: letters, digits, ``_`` and ``-`` (UUIDs), at most 128.
+E = TypeVar("E", bound=Enum)
+
+
+def _from_value(kind: type[E]) -> BeforeValidator:
+    """An enum field of a strict model that takes the member's JSON value."""
+    names = ", ".join(str(member.value) for member in kind)
+
+    def parse(value: object) -> object:
+        if isinstance(value, kind):
+            return value
+        if isinstance(value, str):
+            try:
+                return kind(value)
+            except ValueError:
+                pass
+        raise ValueError(f"must be one of: {names}")
+
+    return BeforeValidator(parse)
+
+
+def _integral(value: object) -> object:
+    """JSON has one number type, and JSON Schema's ``integer`` is any number without a
+    fraction: ``5.0`` is the integer 5. ``5.5``, ``"5"`` and ``true`` are not."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+#: An approval policy, sent as its name (``changes``, ``always``, ``never``).
+Policy = Annotated[ApprovalPolicy, _from_value(ApprovalPolicy)]
+
+#: A copilot mode, sent as its name (``teaching_assistant``, ``lab_automation_assistant``).
+Mode = Annotated[CopilotMode, _from_value(CopilotMode)]
+
+
+class StrictBody(BaseModel):
+    """A request body: unknown fields refused, values of their exact JSON type."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integers_as_json_schema_reads_them(cls, data: Any) -> Any:
+        """``5.0`` for an integer field is the integer 5, as JSON Schema reads ``integer``."""
+        if not isinstance(data, dict):
+            return data
+        return {
+            key: _integral(value) if key in cls._integer_fields() else value
+            for key, value in data.items()
+        }
+
+    @classmethod
+    def _integer_fields(cls) -> frozenset[str]:
+        return frozenset(
+            name
+            for name, info in cls.model_fields.items()
+            if int in (info.annotation, *get_args(info.annotation))
+        )
+
+
+#: Agent ids (``copilot``, configured names): letters, digits, ``_`` and ``-``, at most 128.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
 
-#: The schema's bound on ``message``; the chat service may enforce a lower one.
-MAX_MESSAGE_CHARS = 32_000
+
+def _whitespace_class() -> str:
+    """Python's whitespace (what ``str.strip`` removes, as the core does), as an explicit
+    character class: regex dialects disagree on ``\\s`` (``\\x1c``-``\\x1f`` are
+    whitespace to Python only), and the pattern must mean one thing everywhere."""
+    # No code point above U+3000 is whitespace (and scanning them all costs 0.1 s).
+    return "".join(f"\\u{code:04x}" for code in range(0x3001) if chr(code).isspace())
 
 
-class ChatRequest(BaseModel):
+#: Text that is not only whitespace (a JSON Schema ``pattern`` matches anywhere in it).
+NOT_BLANK = f"[^{_whitespace_class()}]"
+
+
+def _not_blank(value: str) -> str:
+    if re.search(NOT_BLANK, value) is None:
+        raise ValueError("must not be blank")
+    return value
+
+
+#: A string with something in it besides whitespace.
+NonBlank = Annotated[
+    str, AfterValidator(_not_blank), Field(json_schema_extra={"pattern": NOT_BLANK})
+]
+
+_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+_HOST_NAME = rf"{_LABEL}(?:\.{_LABEL})*\.?"
+_H16 = "[0-9A-Fa-f]{1,4}"
+_IPV6 = "|".join(
+    (
+        rf"(?:{_H16}:){{7}}{_H16}",
+        rf"(?:{_H16}:){{1,7}}:",
+        *(rf"(?:{_H16}:){{1,{n}}}(?::{_H16}){{1,{7 - n}}}" for n in range(6, 0, -1)),
+        rf":(?:(?::{_H16}){{1,7}}|:)",
+    )
+)
+_PORT = r"(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
+
+#: A base URL: http(s), a host (a name, an IPv4 address, or an IPv6 address in
+#: brackets), an optional port and path; no user or password (they would be stored in
+#: clear).
+BASE_URL_PATTERN = rf"^https?://(?:{_HOST_NAME}|\[(?:{_IPV6})\])(?::{_PORT})?(?:[/?#]\S*)?$"
+
+#: The largest integer a query parameter takes: the largest every JSON reader holds
+#: exactly (2^53 - 1; offsets and cursors are stored as 64-bit integers, which an
+#: offset or cursor beyond 2^63 - 1 overflowed).
+MAX_SAFE_INTEGER = 2**53 - 1
+
+#: The web API's own bounds on a model's settings (the core only asks for > 0): no model
+#: answers a million tokens at once or reads ten million.
+MAX_TOKENS = 1_000_000
+CONTEXT_LIMIT_RANGE = (1024, 10_000_000)
+
+
+class ChatRequest(StrictBody):
     """One user message. Without ``session_id`` a new session is created."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS, description="The user's text.")
-    session_id: str | None = Field(
-        default=None, pattern=ID_PATTERN, description="Continue this session."
+    message: NonBlank = Field(
+        min_length=1,
+        max_length=MAX_MESSAGE_CHARS,
+        description="The user's text (this deployment may set a lower bound; see the document).",
+    )
+    session_id: SessionIdField | None = Field(
+        default=None, description="Continue this session (its UUID)."
     )
     stream: bool = Field(default=True, description="SSE when true, one JSON reply when false.")
     temperature: float | None = Field(
-        default=None, ge=0.0, le=2.0, description="Overrides the user's temperature this turn."
+        default=None,
+        ge=TEMPERATURE_MIN,
+        le=TEMPERATURE_MAX,
+        description="Overrides the user's temperature this turn.",
     )
-    max_tokens: int | None = Field(default=None, gt=0, le=1_000_000)
+    max_tokens: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
     mode: Literal["text"] = Field(default="text", description="Interaction mode; only 'text'.")
-    agent_id: str | None = Field(default=None, pattern=ID_PATTERN)
-    copilot_mode: CopilotMode | None = Field(
+    agent_id: str | None = Field(default=None, pattern=AGENT_ID_PATTERN)
+    copilot_mode: Mode | None = Field(
         default=None, description="teaching_assistant or lab_automation_assistant."
     )
 
-    @field_validator("message")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("message must not be blank")
-        return value
+
+class RenameRequest(StrictBody):
+    title: NonBlank = Field(min_length=1, max_length=TITLE_MAX_CHARS)
 
 
-class DecisionRequest(BaseModel):
+class DecisionRequest(StrictBody):
     """A decision on a tool call waiting for approval."""
 
-    model_config = ConfigDict(extra="forbid")
-
     decision: Literal["approve", "reject"]
-    comment: str = Field(default="", max_length=MAX_COMMENT_CHARS)
+    comment: str = Field(
+        default="", max_length=MAX_COMMENT_CHARS, description="Told to the model on a rejection."
+    )
 
 
-class RenameRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    title: str = Field(min_length=1, max_length=255)
-
-
-class LLMConfigBody(BaseModel):
+class LLMConfigBody(StrictBody):
     """The caller's LLM settings. ``api_key`` is write-only: it is never returned."""
 
-    model_config = ConfigDict(extra="forbid")
-
     provider: str = Field(
-        min_length=1, max_length=64, description="openai, deepseek, ollama, vllm, lmstudio…"
+        min_length=1,
+        max_length=64,
+        description="openai, openai_compatible (needs base_url), deepseek, ollama, vllm, "
+        "lmstudio, lemonade; another name is a 422 that lists them.",
     )
-    model: str = Field(min_length=1, max_length=255)
-    base_url: str | None = Field(default=None, max_length=2048, pattern=r"^https?://\S+$")
+    model: str = Field(min_length=1, max_length=200)
+    base_url: str | None = Field(
+        default=None,
+        max_length=2000,
+        pattern=BASE_URL_PATTERN,
+        description="An OpenAI-compatible server: http(s)://host[:port][/path], no credentials.",
+    )
     api_key: SecretStr | None = Field(default=None, description="Stored encrypted; write-only.")
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(default=None, gt=0, le=1_000_000)
-    context_limit: int | None = Field(default=None, ge=1024, le=10_000_000)
-    title_model: str | None = Field(default=None, min_length=1, max_length=255)
-    copilot_mode: CopilotMode | None = None
-    approval: ApprovalPolicy | None = Field(
+    temperature: float | None = Field(default=None, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX)
+    max_tokens: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
+    context_limit: int | None = Field(
+        default=None, ge=CONTEXT_LIMIT_RANGE[0], le=CONTEXT_LIMIT_RANGE[1]
+    )
+    title_model: str | None = Field(default=None, min_length=1, max_length=200)
+    copilot_mode: Mode | None = None
+    approval: Policy | None = Field(
         default=None,
         description="Which tool calls wait for your approval: changes (default: every call "
         "that can change a device or the topology), always, or never.",

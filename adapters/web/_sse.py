@@ -8,6 +8,7 @@ connection sends the last id back as ``Last-Event-ID`` and gets what follows.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from typing import Literal
@@ -59,12 +60,15 @@ def encode_gaia(
     ]
 
 
+_DIGITS = re.compile(r"[0-9]{1,16}")
+
+
 def parse_last_event_id(value: str | None, turn: TurnHandle) -> int:
     """The sequence number to resume after: 0 for no id or another turn's id."""
     if value is None or not value.strip():
         return 0
     turn_id, sep, seq = value.strip().rpartition(":")
-    if not sep or not turn_id or not seq.isdigit():
+    if not sep or not turn_id or not _DIGITS.fullmatch(seq):
         raise InvalidRequestError(
             "Last-Event-ID must look like '<turn_id>:<seq>', as sent in the stream's 'id:' lines."
         )

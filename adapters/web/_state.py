@@ -1,32 +1,61 @@
-"""Where the routes find their collaborators: ``app.state``, through ``Provide`` functions.
+"""Where the routes find their collaborators: ``app.state``, through named dependencies.
 
-The composition root installs a :class:`WebDependencies` (at construction, or in
-the lifespan once async resources are open); handlers receive them as
-dependencies keyed by parameter name and never reach for a container.
+The composition root installs a :class:`WebDependencies` (at construction, or in the
+lifespan once async resources are open). Routes never see that bundle: each declares
+the collaborators it needs by name (``chat``, ``caller``, ``llm_config``…), and the
+``Provide`` functions here hand them out. A collaborator the deployment does not have
+(``directory``, ``models``, ``reload_skills``) is a 501 that says so; anything before
+start-up completed is a 503.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, Any, TypeAlias, TypeVar
 
 import structlog
 from litestar import Litestar, Request
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
-from litestar.di import Provide
-from litestar.exceptions import ServiceUnavailableException
+from litestar.di import Dependency, Provide
+from litestar.exceptions import HTTPException, ServiceUnavailableException
 from litestar.handlers import BaseRouteHandler
+from litestar.params import SkipValidationMarker
+from litestar.status_codes import HTTP_501_NOT_IMPLEMENTED
 
 from adapters.web._auth import CachingAuthenticator, Caller, bearer_token
-from adapters.web._contracts import WebDependencies, WebSettings
+from adapters.web._contracts import (
+    Gns3Directory,
+    LLMConfigRepository,
+    ReadinessCheck,
+    SkillsReloader,
+    WebDependencies,
+    WebSettings,
+)
+from copilot_core import ChatService
 from copilot_core.errors import AuthenticationError
+from copilot_core.ports import Authenticator, LanguageModelProvider, ProjectGate
 
-__all__ = ["authenticated", "dependencies", "install_dependencies"]
+__all__ = [
+    "CALLER",
+    "Injected",
+    "authenticated",
+    "dependencies",
+    "init_state",
+    "install_dependencies",
+    "installed",
+]
+
+T = TypeVar("T")
+
+#: A collaborator a route declares by name (``chat: Injected[ChatService]``). It is
+#: taken as provided: most are protocols, which a signature model cannot check.
+Injected: TypeAlias = Annotated[T, Dependency(kind="named"), SkipValidationMarker()]
 
 _DEPS = "copilot_dependencies"
 _AUTH = "copilot_authenticator"
 _SETTINGS = "copilot_web_settings"
-_CALLER = "copilot_caller"
+CALLER = "copilot_caller"
 
 
 def install_dependencies(app: Litestar, deps: WebDependencies) -> None:
@@ -43,6 +72,16 @@ def installed(state: State) -> WebDependencies | None:
     return deps if isinstance(deps, WebDependencies) else None
 
 
+def init_state(settings: WebSettings, deps: WebDependencies | None) -> dict[str, Any]:
+    state: dict[str, Any] = {_SETTINGS: settings}
+    if deps is not None:
+        state[_DEPS] = deps
+        state[_AUTH] = CachingAuthenticator(
+            deps.authenticator, ttl=settings.auth_cache_ttl, size=settings.auth_cache_size
+        )
+    return state
+
+
 def _deps(state: State) -> WebDependencies:
     deps = installed(state)
     if deps is None:
@@ -50,13 +89,10 @@ def _deps(state: State) -> WebDependencies:
     return deps
 
 
-def provide_deps(state: State) -> WebDependencies:
-    return _deps(state)
-
-
-def provide_web_settings(state: State) -> WebSettings:
-    settings: WebSettings = state[_SETTINGS]
-    return settings
+def _not_here(what: str) -> HTTPException:
+    return HTTPException(
+        status_code=HTTP_501_NOT_IMPLEMENTED, detail=f"{what} is not available in this deployment."
+    )
 
 
 async def authenticated(
@@ -69,29 +105,76 @@ async def authenticated(
     authenticator: CachingAuthenticator = connection.app.state[_AUTH]
     principal = await authenticator.authenticate(token)
     structlog.contextvars.bind_contextvars(user_id=principal.user_id)
-    connection.state[_CALLER] = Caller(principal, token)
+    connection.state[CALLER] = Caller(principal, token)
 
 
+# ------------------------------------------------------------------- providers
 def provide_caller(request: Request[Any, Any, State]) -> Caller:
-    caller = request.state.get(_CALLER)
+    caller = request.state.get(CALLER)
     if not isinstance(caller, Caller):  # a route outside the guarded router
         raise AuthenticationError("Missing credentials.")
     return caller
 
 
+def provide_web_settings(state: State) -> WebSettings:
+    settings: WebSettings = state[_SETTINGS]
+    return settings
+
+
+def provide_chat(state: State) -> ChatService:
+    return _deps(state).chat
+
+
+def provide_authenticator(state: State) -> Authenticator:
+    return _deps(state).authenticator
+
+
+def provide_projects(state: State) -> ProjectGate:
+    return _deps(state).projects
+
+
+def provide_llm_config(state: State) -> LLMConfigRepository:
+    return _deps(state).llm_config
+
+
+def provide_models(state: State) -> LanguageModelProvider:
+    models = _deps(state).models
+    if models is None:
+        raise _not_here("Testing LLM settings")
+    return models
+
+
+def provide_directory(state: State) -> Gns3Directory:
+    directory = _deps(state).directory
+    if directory is None:
+        raise _not_here("Signing in through the copilot")
+    return directory
+
+
+def provide_reload_skills(state: State) -> SkillsReloader:
+    reload_skills = _deps(state).reload_skills
+    if reload_skills is None:
+        raise _not_here("Reloading skills")
+    return reload_skills
+
+
+def provide_readiness(state: State) -> Mapping[str, ReadinessCheck] | None:
+    """The readiness checks, or ``None`` while the service is starting."""
+    deps = installed(state)
+    return None if deps is None else deps.readiness
+
+
 def dependencies() -> dict[str, Provide]:
+    """Every named collaborator a route may declare."""
     return {
-        "deps": Provide(provide_deps, sync_to_thread=False),
-        "web_settings": Provide(provide_web_settings, sync_to_thread=False),
         "caller": Provide(provide_caller, sync_to_thread=False),
+        "web_settings": Provide(provide_web_settings, sync_to_thread=False),
+        "chat": Provide(provide_chat, sync_to_thread=False),
+        "authenticator": Provide(provide_authenticator, sync_to_thread=False),
+        "projects": Provide(provide_projects, sync_to_thread=False),
+        "llm_config": Provide(provide_llm_config, sync_to_thread=False),
+        "models": Provide(provide_models, sync_to_thread=False),
+        "directory": Provide(provide_directory, sync_to_thread=False),
+        "reload_skills": Provide(provide_reload_skills, sync_to_thread=False),
+        "readiness": Provide(provide_readiness, sync_to_thread=False),
     }
-
-
-def init_state(settings: WebSettings, deps: WebDependencies | None) -> dict[str, Any]:
-    state: dict[str, Any] = {_SETTINGS: settings}
-    if deps is not None:
-        state[_DEPS] = deps
-        state[_AUTH] = CachingAuthenticator(
-            deps.authenticator, ttl=settings.auth_cache_ttl, size=settings.auth_cache_size
-        )
-    return state

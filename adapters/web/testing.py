@@ -1,20 +1,28 @@
 """In-memory collaborators of the web adapter, for tests and for trying the service.
 
 * :class:`StaticAuthenticator`: a fixed map of tokens to principals.
-* :class:`StaticProjectGate`: fixed sets of opened and closed projects.
+* :class:`StaticProjectGate`: fixed sets of opened and closed projects;
+  :class:`AllProjectsOpenGate`: every project exists and is open.
+* :class:`StaticGns3Directory`: fixed credentials and a fixed project list.
 * :class:`InMemoryLLMConfigRepository`: LLM settings in a dict (the key is kept
   only as a flag; nothing is encrypted because nothing is stored).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from copilot_core.errors import AuthenticationError, ProjectNotFoundError, ProjectNotOpenedError
 from copilot_core.ports import Principal
 
-__all__ = ["InMemoryLLMConfigRepository", "StaticAuthenticator", "StaticProjectGate"]
+__all__ = [
+    "AllProjectsOpenGate",
+    "InMemoryLLMConfigRepository",
+    "StaticAuthenticator",
+    "StaticGns3Directory",
+    "StaticProjectGate",
+]
 
 
 class StaticAuthenticator:
@@ -47,6 +55,37 @@ class StaticProjectGate:
         if project_id in self.closed:
             raise ProjectNotOpenedError(project_id)
         raise ProjectNotFoundError(project_id)
+
+
+class AllProjectsOpenGate:
+    """Every project exists and is open (for generated ids); records the ids it saw."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def require_open(self, project_id: str, credentials: str) -> None:
+        self.seen.append(project_id)
+
+
+class StaticGns3Directory:
+    """Signs in exactly the given ``{username: (password, token)}``; lists ``projects``."""
+
+    def __init__(
+        self,
+        accounts: Mapping[str, tuple[str, str]] | None = None,
+        projects: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        self.accounts = dict(accounts or {})
+        self.listed = [dict(project) for project in projects]
+
+    async def login(self, username: str, password: str) -> str:
+        account = self.accounts.get(username)
+        if account is None or account[0] != password:
+            raise AuthenticationError("GNS3 refused the credentials.")
+        return account[1]
+
+    async def projects(self, token: str) -> Sequence[Mapping[str, Any]]:
+        return list(self.listed)
 
 
 class InMemoryLLMConfigRepository:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,20 +15,19 @@ import httpx
 import pytest
 import uvicorn
 
-from adapters.web import WebDependencies, WebSettings, create_web_app
+from adapters.web import Gns3Directory, WebDependencies, WebSettings, create_web_app
 from adapters.web.testing import (
     InMemoryLLMConfigRepository,
     StaticAuthenticator,
     StaticProjectGate,
 )
 from copilot_core import BuiltinAgent, ChatService, ChatSettings, ModelSelection
-from copilot_core.ports import AgentBackend, Principal
+from copilot_core.ports import AgentBackend, Authenticator, CheckpointStore, Principal
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
     InMemoryCheckpointStore,
     ScriptedLanguageModel,
-    SequentialIds,
     StaticModelProvider,
     SteppingClock,
     text_reply,
@@ -35,12 +36,25 @@ from copilot_core.testing import (
 ALICE = "token-alice"
 BOB = "token-bob"
 ADMIN = "token-admin"
-OPEN = "project-open"
-CLOSED = "project-closed"
+#: GNS3 project ids are UUIDs: one project is opened, the other closed.
+OPEN = "0b1e2c3d-4f50-4a6b-8c7d-9e0f1a2b3c4d"
+CLOSED = "c105ed00-0000-4000-8000-00000000c105"
+#: A project GNS3 does not know, and a session nobody created.
+UNKNOWN = "00000000-dead-4000-8000-000000000404"
 
 
 def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+class SequentialUuids:
+    """Ids of the product's shape (UUIDs: sessions must be), numbered for reproducibility."""
+
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+
+    def new_id(self) -> str:
+        return str(uuid.UUID(int=next(self._counter)))
 
 
 @dataclass(frozen=True)
@@ -86,7 +100,7 @@ class Service:
 
     base_url: str
     chat: ChatService
-    store: InMemoryCheckpointStore
+    store: CheckpointStore
     model: ScriptedLanguageModel
     tools: FakeToolExecutor
     models: StaticModelProvider
@@ -120,10 +134,17 @@ async def run_service(
     readiness_timeout: float = 3.0,
     cors_origins: tuple[str, ...] = (),
     extra_agents: Mapping[str, AgentBackend] | None = None,
+    store: CheckpointStore | None = None,
+    authenticator: Authenticator | None = None,
+    directory: Gns3Directory | None = None,
+    with_models: bool = True,
+    with_skills: bool = True,
 ) -> AsyncIterator[Service]:
+    """The service around the core's fakes; ``store`` and ``authenticator`` replace the
+    in-memory store and the static token map (by a real SQLite store, say)."""
     clock = SteppingClock()
-    ids = SequentialIds()
-    store = InMemoryCheckpointStore()
+    ids = SequentialUuids()
+    store = store or InMemoryCheckpointStore()
     model = ScriptedLanguageModel(delay=delay)
     tools = FakeToolExecutor()
     agent = BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)
@@ -139,7 +160,7 @@ async def run_service(
         ids=ids,
         settings=ChatSettings(max_message_chars=1000, finished_turn_retention=retention),
     )
-    authenticator = StaticAuthenticator(
+    static_authenticator = StaticAuthenticator(
         {
             ALICE: Principal("u-alice", "alice"),
             BOB: Principal("u-bob", "bob"),
@@ -152,17 +173,18 @@ async def run_service(
 
     async def reload_skills() -> dict[str, Any]:
         reloads.append(1)
-        return {"skills": 3}
+        return {"skills": 3, "forbidden_commands": 12, "problems": [], "prompts": ["common"]}
 
     app = create_web_app(
         WebDependencies(
             chat=chat,
-            authenticator=authenticator,
+            authenticator=authenticator or static_authenticator,
             projects=gate,
             llm_config=llm_config,
-            reload_skills=reload_skills,
+            reload_skills=reload_skills if with_skills else None,
             readiness=readiness or {},
-            models=models,
+            models=models if with_models else None,
+            directory=directory,
             restore_points=store,
             tools=tools,
         ),
@@ -195,7 +217,7 @@ async def run_service(
             model,
             tools,
             models,
-            authenticator,
+            static_authenticator,
             gate,
             llm_config,
             reloads,

@@ -74,7 +74,7 @@ async def test_llm_config_without_a_key_keeps_none_set(service: Service) -> None
     assert "api_key" not in service.llm_config.settings["u-alice"]
 
 
-async def test_bad_llm_config_is_400_and_changes_nothing(service: Service) -> None:
+async def test_bad_llm_config_is_422_and_changes_nothing(service: Service) -> None:
     async with service.client() as client:
         for body in [
             {"model": "m"},
@@ -84,7 +84,7 @@ async def test_bad_llm_config_is_400_and_changes_nothing(service: Service) -> No
             {"provider": "openai", "model": "m", "colour": "blue"},
         ]:
             response = await client.put("/v3/copilot/llm-config", json=body)
-            assert response.status_code == 400, body
+            assert response.status_code == 422, body
             assert response.json()["detail"].startswith("Invalid request")
     assert service.llm_config.settings == {}
 
@@ -107,7 +107,13 @@ async def test_reload_skills_is_for_superadmins_only(service: Service) -> None:
     assert refused.status_code == 403
     assert "superadmin" in refused.json()["detail"]
     assert done.status_code == 200
-    assert done.json() == {"status": "ok", "skills": 3}
+    assert done.json() == {
+        "status": "ok",
+        "skills": 3,
+        "forbidden_commands": 12,
+        "problems": [],
+        "prompts": ["common"],
+    }
     assert service.reloads == [1]
 
 
@@ -146,3 +152,25 @@ async def test_llm_config_test_without_settings_is_400() -> None:
         response = await client.post("/v3/copilot/llm-config/test")
     assert response.status_code == 400
     assert "PUT /v3/copilot/llm-config" in response.json()["detail"]
+
+
+async def test_collaborators_a_deployment_lacks_are_501_that_say_so() -> None:
+    async with (
+        run_service(with_models=False, with_skills=False) as service,
+        service.client(token=ADMIN) as client,
+    ):
+        tested = await client.post("/v3/copilot/llm-config/test")
+        reloaded = await client.post("/v3/copilot/reload/skills")
+        projects = await client.get("/v3/copilot/projects")
+        login = await client.post(
+            "/v3/copilot/auth/login", json={"username": "admin", "password": "pw"}
+        )
+    assert tested.status_code == 501
+    assert tested.json()["detail"] == "Testing LLM settings is not available in this deployment."
+    assert reloaded.status_code == 501
+    assert reloaded.json()["detail"] == "Reloading skills is not available in this deployment."
+    for response in (projects, login):
+        assert response.status_code == 501
+        assert response.json()["detail"] == (
+            "Signing in through the copilot is not available in this deployment."
+        )

@@ -63,7 +63,7 @@ async def test_the_stream_pauses_until_the_owner_approves(service: Service) -> N
             other = await bob.post(decision_url, json={"decision": "approve"})
         assert other.status_code == 404
         bad = await client.post(decision_url, json={"decision": "maybe"})
-        assert bad.status_code == 400
+        assert bad.status_code == 422
         decided = await client.post(decision_url, json={"decision": "approve", "comment": "go"})
         assert decided.status_code == 200, decided.text
         assert decided.json() == {

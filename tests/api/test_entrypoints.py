@@ -37,9 +37,10 @@ from entrypoints.cli import CopilotServer
 from tests.api.conftest import raw_events
 
 ROOT = Path(__file__).resolve().parents[2]
+PROJECT = "5e1f0000-0000-4000-8000-000000000001"
 
 
-def test_settings_come_from_copilot_environment_variables(
+def test_settings_come_from_copilot_environment_variables_flat_names_included(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("COPILOT_HOST", "0.0.0.0")
@@ -51,15 +52,15 @@ def test_settings_come_from_copilot_environment_variables(
     monkeypatch.setenv("COPILOT_ABORT_ON_DISCONNECT", "true")
     monkeypatch.setenv("COPILOT_CORS_ORIGINS", '["https://ui.lab"]')
     settings = Settings()
-    assert settings.cors_origins == ("https://ui.lab",)
-    assert (settings.host, settings.port, settings.gns3_url) == (
+    assert settings.web.cors_origins == ("https://ui.lab",)
+    assert (settings.host, settings.port, settings.gns3.url) == (
         "0.0.0.0",
         9999,
         "http://10.0.0.5:3080",
     )
     assert settings.data_dir == tmp_path
-    assert settings.heartbeat_interval == 5
-    assert settings.abort_on_disconnect is True
+    assert settings.web.heartbeat_interval == 5
+    assert settings.web.abort_on_disconnect is True
     assert settings.secret_key is not None
     assert settings.secret_key.get_secret_value() == "fernet-key-value"
     assert "fernet-key-value" not in repr(settings)
@@ -74,12 +75,12 @@ def test_settings_defaults_and_validation(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("XDG_DATA_HOME", "/srv/data")
     settings = Settings()
     assert (settings.host, settings.port) == ("127.0.0.1", 8080)
-    assert settings.gns3_url == "http://127.0.0.1:3080"
+    assert settings.gns3.url == "http://127.0.0.1:3080"
     assert settings.data_dir == Path("/srv/data/gns3-copilot")
-    assert settings.heartbeat_interval == 15.0
-    assert settings.abort_on_disconnect is False
+    assert settings.web.heartbeat_interval == 15.0
+    assert settings.web.abort_on_disconnect is False
     monkeypatch.setenv("COPILOT_GNS3_URL", "not a url")
-    with pytest.raises(ValueError, match="gns3_url"):
+    with pytest.raises(ValueError, match=r"gns3\.url"):
         Settings()
 
 
@@ -125,16 +126,17 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     async def fake_store() -> AsyncIterator[InMemoryCheckpointStore]:
         yield store
 
-    container.store.override(providers.Resource(fake_store))
-    container.authenticator.override(
+    gateways = container.gateways
+    gateways.store.override(providers.Resource(fake_store))
+    gateways.authenticator.override(
         providers.Object(StaticAuthenticator({"tok-SECRET-xyz": Principal("u1", "user")}))
     )
-    container.projects.override(providers.Object(StaticProjectGate(opened={"p1"})))
-    container.tools.override(
+    gateways.projects.override(providers.Object(StaticProjectGate(opened={PROJECT})))
+    gateways.tools.override(
         providers.Object(FakeToolExecutor().add("show_ip", lambda args, ctx: "10.0.0.1/24"))
     )
-    container.topology.override(providers.Object(FakeTopologySource()))
-    container.models.override(
+    gateways.topology.override(providers.Object(FakeTopologySource()))
+    gateways.models.override(
         providers.Object(StaticModelProvider(ModelSelection(model, title_model=title)))
     )
     app = create_app(settings, container)
@@ -142,14 +144,14 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     lines.setFormatter(logging.getLogger().handlers[0].formatter)
     logging.getLogger().addHandler(lines)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
-    server = CopilotServer(config, app, grace=5)
+    server = CopilotServer(config, container.service().stop_turns)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     async for base_url in _serve(server):
         assert (tmp_path / "data").is_dir()
         async with httpx.AsyncClient(
             base_url=base_url, headers={"Authorization": "Bearer tok-SECRET-xyz"}, timeout=10
         ) as client:
-            url = "/v3/copilot/projects/p1/chat/stream"
+            url = f"/v3/copilot/projects/{PROJECT}/chat/stream"
             quick = await client.post(url, json={"message": "hi", "stream": False})
             assert quick.json()["content"] == "quick answer"
             metrics = await client.get("/metrics")
@@ -171,7 +173,7 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
                     if event.type == "done":
                         break
         assert [e.type for e in events][-2:] == ["abort", "done"]
-        page = await store.history("p1", session_id)
+        page = await store.history(PROJECT, session_id)
         assert [m.content for m in page.messages] == ["slow", "partial answer"[:16]]
         assert page.messages[-1].role.value == "assistant"
     logging.getLogger().removeHandler(lines)
@@ -184,7 +186,7 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     (tool,) = [r for r in records if r["event"] == "tool_called"]
     assert (tool["tool"], tool["status"], tool["user_id"]) == ("show_ip", "success", "u1")
     assert started[0]["user_id"] == "u1"
-    assert started[0]["project_id"] == "p1"
+    assert started[0]["project_id"] == PROJECT
     assert started[0]["session_id"] == session_id
     assert started[0]["request_id"]
     assert not any("tok-SECRET-xyz" in line for line in lines.lines)
@@ -301,7 +303,7 @@ def test_serve_refuses_invalid_settings_with_a_clear_message(
     assert "port" in capsys.readouterr().err
     monkeypatch.delenv("COPILOT_PORT")
     assert main(["serve", "--gns3-url", "gns3.local"]) == 2
-    assert "gns3_url" in capsys.readouterr().err
+    assert "gns3.url" in capsys.readouterr().err
 
 
 def test_version_is_printed(capsys: pytest.CaptureFixture[str]) -> None:

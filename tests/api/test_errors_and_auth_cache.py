@@ -14,7 +14,7 @@ from tests.api.conftest import OPEN, Service
 @pytest.mark.parametrize(
     ("error", "status"),
     [
-        (errors.InvalidRequestError("bad"), 400),
+        (errors.InvalidRequestError("bad"), 422),
         (errors.LLMNotConfiguredError(), 400),
         (errors.LLMContextLengthError("too long"), 400),
         (errors.AuthenticationError("who?"), 401),

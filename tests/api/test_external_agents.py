@@ -117,7 +117,8 @@ async def test_an_unknown_agent_or_protocol_is_refused(service: Service) -> None
         bad = await client.post(
             f"{service.chat_url()}/stream?protocol=morse", json={"message": "hi"}
         )
-        assert bad.status_code == 400
+        assert bad.status_code == 422
+        assert "protocol" in bad.json()["detail"]
     assert await service.store.list_sessions("project-open", "u-alice") == []
 
 

@@ -47,7 +47,7 @@ def _settings(postgres: PostgresForTests, schema: str, data_dir: Path) -> Settin
     return Settings(
         data_dir=data_dir,
         port=0,
-        gns3_url="http://127.0.0.1:9",
+        gns3={"url": "http://127.0.0.1:9"},
         database_url=postgres.url,
         database_schema=schema,
         secret_key=SECRET_KEY,
@@ -59,14 +59,14 @@ def _settings(postgres: PostgresForTests, schema: str, data_dir: Path) -> Settin
 async def _replica(settings: Settings) -> AsyncIterator[str]:
     """One replica of the service on uvicorn in process; yields its base URL."""
     container = build_container(settings)
-    container.authenticator.override(
+    container.gateways.authenticator.override(
         providers.Object(StaticAuthenticator({TOKEN: Principal("u-alice", "alice")}))
     )
-    container.projects.override(providers.Object(StaticProjectGate(opened={PROJECT})))
-    container.topology.override(providers.Object(FakeTopologySource()))
+    container.gateways.projects.override(providers.Object(StaticProjectGate(opened={PROJECT})))
+    container.gateways.topology.override(providers.Object(FakeTopologySource()))
     app = create_app(settings, container)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
-    server = CopilotServer(config, app, grace=2)
+    server = CopilotServer(config, container.service().stop_turns)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     task = asyncio.create_task(server.serve())
     for _ in range(1000):

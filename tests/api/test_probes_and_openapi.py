@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from copilot_core.errors import StoreError
-from tests.api.conftest import Service, run_service
+from tests.api.conftest import OPEN, Service, run_service
 
 ROUTES = {
     ("post", "/v3/copilot/projects/{project_id}/chat/stream"),
@@ -151,3 +152,104 @@ async def test_cors_is_off_by_default_and_allows_configured_origins(service: Ser
     assert "authorization" in allowed.headers["access-control-allow-headers"].lower()
     assert other.headers.get("access-control-allow-origin") != "https://evil"
     assert "x-session-id" in simple.headers["access-control-expose-headers"].lower()
+
+
+async def _document(service: Service) -> dict[str, Any]:
+    async with service.client(token=None) as client:
+        response = await client.get("/schema/openapi.json")
+    assert response.status_code == 200
+    document: dict[str, Any] = response.json()
+    return document
+
+
+async def test_request_bodies_are_described_as_validation_enforces_them(service: Service) -> None:
+    schemas = (await _document(service))["components"]["schemas"]
+    for name in (
+        "ChatRequest",
+        "RenameRequest",
+        "DecisionRequest",
+        "LLMConfigBody",
+        "LoginRequest",
+        "RenderRequest",
+    ):
+        assert schemas[name]["additionalProperties"] is False, name
+    chat = schemas["ChatRequest"]["properties"]
+    assert chat["message"]["maxLength"] == 1000  # this deployment's limit (ChatSettings)
+    assert chat["max_tokens"]["anyOf"][0]["exclusiveMinimum"] == 0
+    assert chat["session_id"]["anyOf"][0]["pattern"].startswith("^(?:[0-9A-Fa-f]{8}-")
+    for operations in (await _document(service))["paths"].values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter["name"] == "limit":  # this deployment's page size
+                    assert parameter["schema"]["maximum"] == service.chat.settings.max_page
+    config = schemas["LLMConfigBody"]["properties"]
+    assert config["max_tokens"]["anyOf"][0]["exclusiveMinimum"] == 0
+    assert config["base_url"]["anyOf"][0]["pattern"].startswith("^https?://")
+    assert config["temperature"]["anyOf"][0] == {"type": "number", "minimum": 0.0, "maximum": 2.0}
+    assert config["api_key"]["anyOf"][0]["writeOnly"] is True
+
+
+async def test_every_error_response_has_the_one_error_schema(service: Service) -> None:
+    document = await _document(service)
+    body_errors = {"400", "413", "415", "422"}
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            responses = operation["responses"]
+            for status, response in responses.items():
+                if int(status) < 400 or (path, status) == ("/readyz", "503"):
+                    continue
+                schema = response["content"]["application/json"]["schema"]
+                assert schema == {"$ref": "#/components/schemas/ErrorBody"}, (method, path, status)
+            if "requestBody" in operation:
+                assert body_errors <= set(responses), (method, path)
+            elif "400" in responses:  # only where a 400 can happen without a body
+                assert operation["operationId"] == "testLlmConfig", (method, path)
+            if operation.get("parameters"):
+                assert "422" in responses, (method, path)
+            if path.startswith("/v3/copilot"):
+                assert "503" in responses, (method, path)
+    readiness = document["paths"]["/readyz"]["get"]["responses"]["503"]
+    assert readiness["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Readiness"
+    }
+
+
+async def test_options_and_405_list_every_method_of_the_path(service: Service) -> None:
+    document = await _document(service)
+    async with service.client() as client:
+        for template, operations in document["paths"].items():
+            path = template.replace("{project_id}", OPEN).replace("{session_id}", OPEN)
+            documented = {method.upper() for method in operations} | {"OPTIONS"}
+            options = await client.options(path)
+            assert options.status_code == 204, path
+            assert set(options.headers["allow"].split(", ")) == documented, path
+            refused = await client.request("TRACE", path)
+            assert refused.status_code == 405, path
+            assert set(refused.headers["allow"].split(", ")) == documented, path
+            assert refused.json() == {"detail": "Method Not Allowed"}
+
+
+async def test_every_success_response_has_a_typed_schema(service: Service) -> None:
+    document = await _document(service)
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for status, response in operation["responses"].items():
+                if not status.startswith("2") or status == "204":
+                    continue
+                content = response["content"]
+                assert content, (method, path, status)
+                for media_type, body in content.items():
+                    schema = body["schema"]
+                    if media_type == "application/json":
+                        typed = schema.get("$ref") or schema.get("items", {}).get("$ref")
+                        assert typed, (method, path, status, schema)
+                    else:
+                        assert schema, (method, path, status, media_type)
+    stream = document["paths"]["/v3/copilot/projects/{project_id}/chat/stream"]["post"]
+    reply = stream["responses"]["200"]
+    assert set(reply["content"]) == {"application/json", "text/event-stream"}
+    assert reply["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/TurnReply"
+    }
+    assert set(reply["headers"]) == {"X-Session-Id", "X-Turn-Id"}
+    assert "getChatHistory" in reply["links"]

@@ -1,6 +1,7 @@
 """Two replicas of the service sharing PostgreSQL and Redis, over real HTTP: a turn
 started on A is re-attached, refused a second turn, and aborted on B; the history is
-valid after; ``/readyz`` checks Redis; a Redis that cannot be used stops the start-up.
+valid after; an approval asked by a turn on A is shown again and decided on B;
+``/readyz`` checks Redis; a Redis that cannot be used stops the start-up.
 
 Both replicas are the real app (container, PostgreSQL store, Redis turn log) on uvicorn
 in this process; GNS3 is faked (authenticator, project gate, topology) and the LLM is
@@ -24,7 +25,7 @@ from httpx_sse import EventSource, ServerSentEvent
 
 from entrypoints import Settings
 from tests.api.test_postgres_service import SECRET_KEY, _client, _replica
-from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
 from tests.real_postgres import PostgresForTests
 from tests.real_redis import RedisForTests
 
@@ -40,7 +41,7 @@ def _settings(
     return Settings(
         data_dir=data_dir,
         port=0,
-        gns3_url="http://127.0.0.1:9",
+        gns3={"url": "http://127.0.0.1:9"},
         database_url=postgres.url,
         database_schema=schema,
         secret_key=SECRET_KEY,
@@ -138,6 +139,91 @@ async def test_a_turn_started_on_one_replica_is_followed_refused_and_aborted_on_
             )
             assert again.status_code == 200, again.text
             assert again.json()["content"] == "Next answer."
+
+
+async def test_an_approval_asked_by_a_turn_on_one_replica_is_decided_on_the_other(
+    postgres: PostgresForTests, postgres_schema: str, redis_server: RedisForTests, tmp_path: Path
+) -> None:
+    create = ToolCallScript(
+        "create_gns3_node", {"nodes": [{"template_name": "VPCS", "name": "PC1"}]}
+    )
+    with ScriptedOpenAIServer(api_key=API_KEY, default=Reply(text="Adding PC1")) as llm:
+        llm.add(Reply(tool_calls=[create]), Reply(text="Understood: no PC1 for now."))
+        async with (
+            _replica(_settings(postgres, postgres_schema, redis_server, tmp_path / "a")) as a,
+            _replica(_settings(postgres, postgres_schema, redis_server, tmp_path / "b")) as b,
+            _client(a) as on_a,
+            _client(b) as on_b,
+        ):
+            put = await on_a.put(
+                "/v3/copilot/llm-config",
+                json={"provider": "openai", "model": "gpt-test", "base_url": llm.base_url,
+                      "api_key": API_KEY},
+            )  # fmt: skip
+            assert put.status_code == 200, put.text
+            chat = f"/v3/copilot/projects/{PROJECT}/chat"
+            seen_on_a: list[Any] = []
+            async with on_a.stream("POST", chat + "/stream", json={"message": "Add PC1"}) as first:
+                session_id = first.headers["x-session-id"]
+                events = _events(first)
+                async for sse in events:
+                    seen_on_a.append(sse)
+                    if json.loads(sse.data)["type"] == "approval_required":
+                        break
+                asked = json.loads(seen_on_a[-1].data)
+                decide = f"{chat}/sessions/{session_id}/approvals/{asked['approval_id']}"
+                # A client that lost A re-attaches on B after the request: shown again.
+                async with on_b.stream(
+                    "GET",
+                    f"{chat}/sessions/{session_id}/stream",
+                    headers={"Last-Event-ID": seen_on_a[-1].id},
+                ) as resumed:
+                    assert resumed.status_code == 200
+                    on_b_events = _events(resumed)
+                    again = await anext(on_b_events)
+                    assert again.id == seen_on_a[-1].id
+                    assert json.loads(again.data)["approval_id"] == asked["approval_id"]
+                    decided = await on_b.post(
+                        decide, json={"decision": "reject", "comment": "not on this lab"}
+                    )
+                    assert decided.status_code == 200, decided.text
+                    assert decided.json()["decision"] == "reject"
+                    for client in (on_b, on_a):  # a second decision, from either replica
+                        twice = await client.post(decide, json={"decision": "approve"})
+                        assert twice.status_code == 409, twice.text
+                    seen_on_b = [again]
+                    async for sse in on_b_events:
+                        seen_on_b.append(sse)
+                        if json.loads(sse.data)["type"] == "done":
+                            break
+                async for sse in events:  # the turn on A goes on with B's decision
+                    seen_on_a.append(sse)
+                    if json.loads(sse.data)["type"] == "done":
+                        break
+            history = await on_b.get(f"{chat}/sessions/{session_id}/history")
+
+    def data(items: list[Any], kind: str) -> dict[str, Any]:
+        return next(d for d in (json.loads(i.data) for i in items) if d["type"] == kind)
+
+    for seen in (seen_on_a, seen_on_b):
+        resolved = data(seen, "approval_resolved")
+        assert (resolved["decision"], resolved["by"], resolved["comment"]) == (
+            "reject",
+            "u-alice",
+            "not on this lab",
+        )
+        assert data(seen, "tool_end")["status"] == "rejected"
+    assert seen_on_a[-1].id == seen_on_b[-1].id
+    messages = history.json()["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[3]["content"] == "Understood: no PC1 for now."
+    assert data(seen_on_b, "done")["message_id"] == messages[3]["id"]
+    approval = messages[2]["metadata"]["approval"]
+    assert (approval["decision"], approval["by"], approval["comment"]) == (
+        "reject",
+        "u-alice",
+        "not on this lab",
+    )
 
 
 def _serve(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -8,10 +8,12 @@ from typing import Any
 
 from copilot_core.ports import RestorePoint
 from copilot_core.testing import text_reply
-from tests.api.conftest import BOB, OPEN, Service, raw_events
+from tests.api.conftest import BOB, OPEN, UNKNOWN, Service, raw_events
 from tests.api.test_approvals import until, with_a_changing_tool
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+P1 = "00000000-0000-4000-8000-0000000000a1"
+P2 = "00000000-0000-4000-8000-0000000000a2"
 
 
 async def _session(service: Service) -> str:
@@ -61,8 +63,8 @@ def _rollback_tool(service: Service) -> list[tuple[dict[str, Any], Any]]:
 
 async def test_the_owner_lists_restore_points_oldest_first(service: Service) -> None:
     session_id = await _session(service)
-    await service.store.save_restore_point(_point(session_id, "p1", 1))
-    await service.store.save_restore_point(_point(session_id, "p2", 2))
+    await service.store.save_restore_point(_point(session_id, P1, 1))
+    await service.store.save_restore_point(_point(session_id, P2, 2))
     url = service.chat_url() + f"/sessions/{session_id}/restore-points"
     async with service.client() as client:
         listed = await client.get(url)
@@ -79,7 +81,7 @@ async def test_the_owner_lists_restore_points_oldest_first(service: Service) -> 
             "topology": True,
             "gns3_snapshot": f"copilot-{point_id}",
         }
-        for n, point_id in ((1, "p1"), (2, "p2"))
+        for n, point_id in ((1, P1), (2, P2))
     ]
     assert full.json()[0]["state"]["devices"]["R9"]["note"] == "no such node"
 
@@ -89,10 +91,10 @@ async def test_the_owner_rolls_a_restore_point_back_as_an_approved_change(
 ) -> None:
     calls = _rollback_tool(service)
     session_id = await _session(service)
-    await service.store.save_restore_point(_point(session_id, "p1"))
-    url = service.chat_url() + f"/sessions/{session_id}/restore-points/p1/rollback"
+    await service.store.save_restore_point(_point(session_id, P1))
+    url = service.chat_url() + f"/sessions/{session_id}/restore-points/{P1}/rollback"
     async with service.client() as client:
-        rolled = await client.post(url, json={"use_snapshot": False})
+        rolled = await client.post(url, params={"use_snapshot": "false"})
         default = await client.post(url)
     assert rolled.status_code == 200, rolled.text
     assert rolled.json() == {
@@ -102,7 +104,7 @@ async def test_the_owner_rolls_a_restore_point_back_as_an_approved_change(
         "restore_point_id": "p-new",
     }
     (args, ctx), (default_args, _) = calls
-    assert args == {"action": "rollback", "restore_point_id": "p1", "use_snapshot": False}
+    assert args == {"action": "rollback", "restore_point_id": P1, "use_snapshot": False}
     assert default_args["use_snapshot"] is True
     # The click is the approval: the executor takes a restore point first, as for any
     # approved change; the call runs with the caller's GNS3 token, in their session.
@@ -114,20 +116,21 @@ async def test_the_owner_rolls_a_restore_point_back_as_an_approved_change(
 async def test_anyone_but_the_owner_gets_404_and_nothing_runs(service: Service) -> None:
     calls = _rollback_tool(service)
     session_id = await _session(service)
-    await service.store.save_restore_point(_point(session_id, "p1"))
+    await service.store.save_restore_point(_point(session_id, P1))
     base = service.chat_url() + f"/sessions/{session_id}/restore-points"
     async with service.client(BOB) as client:
         listed = await client.get(base)
-        rolled = await client.post(base + "/p1/rollback")
+        rolled = await client.post(base + f"/{P1}/rollback")
     assert (listed.status_code, rolled.status_code) == (404, 404)
     async with service.client() as client:
-        unknown = await client.post(base + "/nope/rollback")
-        ghost = await client.get(service.chat_url() + "/sessions/ghost/restore-points")
-        bad = await client.post(base + "/p1/rollback", json={"use_snapshot": "maybe"})
+        unknown = await client.post(base + f"/{P2}/rollback")
+        ghost = await client.get(service.chat_url() + f"/sessions/{UNKNOWN}/restore-points")
+        not_an_id = await client.post(base + "/nope/rollback")
+        bad = await client.post(base + f"/{P1}/rollback", params={"use_snapshot": "maybe"})
     assert unknown.status_code == 404
-    assert unknown.json()["detail"] == "There is no restore point 'nope' in this session."
+    assert unknown.json()["detail"] == f"There is no restore point {P2!r} in this session."
     assert ghost.status_code == 404
-    assert bad.status_code == 400
+    assert (not_an_id.status_code, bad.status_code) == (422, 422)
     assert calls == []
 
 
@@ -144,9 +147,9 @@ async def test_a_rollback_waits_for_no_turn_it_is_refused_while_one_runs(
     ):
         session_id = stream.headers["x-session-id"]
         await until("approval_required", [], raw_events(stream))
-        await service.store.save_restore_point(_point(session_id, "p1"))
+        await service.store.save_restore_point(_point(session_id, P1))
         busy = await client.post(
-            service.chat_url() + f"/sessions/{session_id}/restore-points/p1/rollback"
+            service.chat_url() + f"/sessions/{session_id}/restore-points/{P1}/rollback"
         )
         await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
     assert busy.status_code == 409
@@ -159,12 +162,12 @@ async def test_a_closed_projects_restore_points_are_read_but_not_rolled_back(
 ) -> None:
     _rollback_tool(service)
     session_id = await _session(service)
-    await service.store.save_restore_point(_point(session_id, "p1"))
+    await service.store.save_restore_point(_point(session_id, P1))
     service.gate.opened.discard(OPEN)
     service.gate.closed.add(OPEN)
     base = service.chat_url() + f"/sessions/{session_id}/restore-points"
     async with service.client() as client:
         listed = await client.get(base)
-        rolled = await client.post(base + "/p1/rollback")
+        rolled = await client.post(base + f"/{P1}/rollback")
     assert listed.status_code == 200 and len(listed.json()) == 1
     assert rolled.status_code == 409

@@ -7,6 +7,7 @@ import asyncio
 from copilot_core.testing import Hang, text_reply
 from tests.api.conftest import (
     OPEN,
+    UNKNOWN,
     RawEvent,
     Service,
     auth,
@@ -140,7 +141,7 @@ async def test_reattach_to_another_users_session_is_404(service: Service) -> Non
             service.chat_url() + f"/sessions/{session_id}/stream", headers=auth("token-bob")
         )
         missing = await bob.get(
-            service.chat_url() + "/sessions/nope/stream", headers=auth("token-bob")
+            service.chat_url() + f"/sessions/{UNKNOWN}/stream", headers=auth("token-bob")
         )
         await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
         await collect_until_done(first)
@@ -148,7 +149,7 @@ async def test_reattach_to_another_users_session_is_404(service: Service) -> Non
     assert missing.status_code == 404
 
 
-async def test_malformed_last_event_id_is_400(service: Service) -> None:
+async def test_malformed_last_event_id_is_422(service: Service) -> None:
     service.model.add([*text_reply("x")[:1], Hang()])
     async with (
         service.client() as client,
@@ -161,5 +162,5 @@ async def test_malformed_last_event_id_is_400(service: Service) -> None:
         )
         await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
         await collect_until_done(first)
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "Last-Event-ID" in response.json()["detail"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from copilot_core.testing import text_reply
-from tests.api.conftest import BOB, OPEN, Service
+from tests.api.conftest import BOB, OPEN, UNKNOWN, Service
 
 
 async def _new_session(service: Service, message: str = "hello") -> str:
@@ -100,7 +100,7 @@ async def test_rename_trims_and_validates_the_title(service: Service) -> None:
     assert renamed.status_code == 200
     assert renamed.json()["title"] == "OSPF lab"
     for response in (empty, blank, long):
-        assert response.status_code == 400
+        assert response.status_code == 422
         assert "title" in response.json()["detail"]
     stored = await service.store.get_session(OPEN, session_id)
     assert stored is not None
@@ -141,7 +141,7 @@ async def test_another_users_session_is_a_404_like_a_missing_one(
             method, service.chat_url() + f"/sessions/{session_id}{suffix}", json=body
         )
         missing = await bob.request(
-            method, service.chat_url() + f"/sessions/no-such-session{suffix}", json=body
+            method, service.chat_url() + f"/sessions/{UNKNOWN}{suffix}", json=body
         )
         bob_list = await bob.get(service.chat_url() + "/sessions")
     assert theirs.status_code == missing.status_code == 404
@@ -170,10 +170,10 @@ async def test_continuing_another_users_session_is_404_and_stores_nothing(
     ("params", "word"),
     [({"limit": 0}, "limit"), ({"limit": 5000}, "limit"), ({"offset": -1}, "offset")],
 )
-async def test_bad_list_parameters_are_400(
+async def test_bad_list_parameters_are_422(
     service: Service, params: dict[str, int], word: str
 ) -> None:
     async with service.client() as client:
         response = await client.get(service.chat_url() + "/sessions", params=params)
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert word in response.json()["detail"]

@@ -2,13 +2,13 @@
 
 Without names it runs ``turns`` (the turn pipeline against its bare baseline), then
 ``store``, ``postgres`` (the pipeline on PostgreSQL against SQLite; it needs the
-PostgreSQL server of the tests), ``web_sse``, ``llm``, ``subprocess_agent``, ``consoles``,
+PostgreSQL server of the tests), ``redis`` (approval decisions across replicas; it needs
+the Redis server of the tests), ``web_sse``, ``llm``, ``subprocess_agent``, ``consoles``,
 ``restore_points`` (it starts a gns3-server), ``first_turn`` and ``soak``, each in its own
 process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a smoke run;
-``bench_turns``, ``bench_store``, ``bench_postgres``, ``bench_restore_points`` and
-``bench_soak`` know it).
-They print figures and assert nothing
-about speed; the exit status is non-zero only when a benchmark crashed.
+``bench_turns``, ``bench_store``, ``bench_postgres``, ``bench_redis``,
+``bench_restore_points`` and ``bench_soak`` know it). They print figures and
+assert nothing about speed; the exit status is non-zero only when a benchmark crashed.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ BENCHMARKS = (
     "turns",
     "store",
     "postgres",
+    "redis",
     "web_sse",
     "llm",
     "subprocess_agent",
@@ -30,7 +31,7 @@ BENCHMARKS = (
     "first_turn",
     "soak",
 )
-_TAKES_QUICK = {"turns", "store", "postgres", "soak", "restore_points"}
+_TAKES_QUICK = {"turns", "store", "postgres", "redis", "soak", "restore_points"}
 
 
 def main(argv: list[str]) -> int:

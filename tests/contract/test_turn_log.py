@@ -348,6 +348,68 @@ async def test_a_decision_reaches_the_turn_that_waits_for_it_once(log: TurnLog) 
     assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.UNKNOWN
 
 
+def approval(approval_id: str) -> ApprovalRequiredEvent:
+    return ApprovalRequiredEvent(
+        approval_id, f"call-{approval_id}", "set_ip", {"device": "PC1"}, {"summary": "x"}
+    )
+
+
+async def test_a_decision_after_the_turn_resolved_the_approval_itself_is_already_decided(
+    log: TurnLog,
+) -> None:
+    info = turn("s1")
+    control = TurnControl()
+    await log.open(info, control)
+    waiting = control.expect("ap-1")
+    log.append(info.turn_id, approval("ap-1"))
+    lapsed = ApprovalDecision(False, reason="timeout")
+    assert control.decide("ap-1", lapsed) is DecisionOutcome.ACCEPTED  # the runner's lapse
+    log.append(
+        info.turn_id, ApprovalResolvedEvent("ap-1", "call-ap-1", "reject", None, "", "timeout")
+    )
+
+    late = await log.send_decision(PROJECT, "s1", "ap-1", ApprovalDecision(True, "alice"))
+
+    assert late is DecisionOutcome.ALREADY_DECIDED
+    assert waiting.result() == lapsed
+
+
+async def test_a_decision_for_a_session_without_an_open_turn_is_unknown(log: TurnLog) -> None:
+    yes = ApprovalDecision(True, user_id="alice")
+    assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.UNKNOWN
+    info = turn("s2")
+    control = TurnControl()
+    await log.open(info, control)
+    control.expect("ap-1")
+    log.append(info.turn_id, approval("ap-1"))
+
+    assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.UNKNOWN
+    assert await log.send_decision("project-2", "s2", "ap-1", yes) is DecisionOutcome.UNKNOWN
+
+
+async def test_find_lists_the_waiting_approvals_with_their_numbers_until_resolved(
+    log: TurnLog,
+) -> None:
+    info = turn("s1")
+    await log.open(info, TurnControl())
+    log.append(info.turn_id, ContentEvent("a"))
+    log.append(info.turn_id, approval("ap-1"))
+    log.append(info.turn_id, approval("ap-2"))
+    log.append(info.turn_id, ApprovalResolvedEvent("ap-1", "call-ap-1", "approve", "alice"))
+
+    waiting = await log.find(PROJECT, "s1")
+    log.append(info.turn_id, approval("ap-3"))
+    log.append(info.turn_id, DoneEvent(None))
+    await log.close(info.turn_id)
+    closed = await log.find(PROJECT, "s1")
+
+    assert waiting is not None and closed is not None
+    assert [(e.seq, e.session_id, e.event) for e in waiting.pending] == [
+        (3, "s1", approval("ap-2"))
+    ]
+    assert closed.pending == ()
+
+
 EVERY_KIND: list[WireEvent] = [
     ContentEvent("Bonjour ☃ \ud83d", from_answer=True),
     ToolCallEvent("call_1", "get_topology", '{"x": 1', complete=False),

@@ -192,7 +192,7 @@ def test_sessions_are_listed_pinned_first_renamed_and_deleted(
         assert renamed.json()["title"] == "OSPF notes"
         assert (
             api.patch(f"/projects/{project}/chat/sessions/{second}", json={"title": ""}).status_code
-            == 400
+            == 422
         )
         assert api.delete(f"/projects/{project}/chat/sessions/{second}").status_code == 204
         assert api.get(f"/projects/{project}/chat/sessions/{second}/history").status_code == 404
@@ -313,7 +313,7 @@ def test_an_approved_change_is_undone_from_the_page_and_the_undo_undone(
         assert (listed["id"], listed["tool_name"]) == (point_id, "create_gns3_node")
         assert listed["topology"] is True
 
-        rolled = api.post(f"{base}/{point_id}/rollback", json={"use_snapshot": False})
+        rolled = api.post(f"{base}/{point_id}/rollback", params={"use_snapshot": "false"})
         assert rolled.status_code == 200, rolled.text
         body = rolled.json()
         assert body["status"] == "success", body
@@ -323,7 +323,7 @@ def test_an_approved_change_is_undone_from_the_page_and_the_undo_undone(
 
         # The rollback had its own restore point: undoing it brings Undo1 back.
         again = api.post(
-            f"{base}/{body['restore_point_id']}/rollback", json={"use_snapshot": False}
+            f"{base}/{body['restore_point_id']}/rollback", params={"use_snapshot": "false"}
         )
         assert again.status_code == 200, again.text
         assert again.json()["status"] == "success", again.json()

@@ -20,7 +20,7 @@ def test_login_trades_gns3_credentials_for_a_token_and_never_logs_them(
         )
         assert refused.status_code == 401
         assert "wrong-pw-123" not in refused.text
-        assert anonymous.post("/auth/login", json={"username": "admin"}).status_code == 400
+        assert anonymous.post("/auth/login", json={"username": "admin"}).status_code == 422
         signed = anonymous.post("/auth/login", json={"username": "admin", "password": "admin"})
         assert signed.status_code == 200, signed.text
     body = signed.json()
@@ -48,7 +48,7 @@ def test_markdown_is_rendered_and_sanitised_on_the_server(service: Service, lab:
     assert "<h1>Lab</h1>" in html and "<strong>bold</strong>" in html and "<table>" in html
     assert "<script" not in html and "<img" not in html and 'href="javascript' not in html.lower()
     assert 'href="https://gns3.com"' in html and 'rel="noopener noreferrer"' in html
-    assert too_big.status_code == 400
+    assert too_big.status_code == 422
     with service.api() as anonymous:
         assert anonymous.post("/render", json={"markdown": "hi"}).status_code == 401
 

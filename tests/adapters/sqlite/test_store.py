@@ -516,6 +516,7 @@ def test_the_package_exports_exactly_its_public_api() -> None:
         "SCHEMA_VERSION",
         "ProjectPathResolver",
         "SqliteCheckpointStore",
+        "SqliteStoreReadiness",
         "Synchronous",
     }
     public = {name for name in vars(package) if not name.startswith("_")}

@@ -1,0 +1,372 @@
+"""Response bodies, typed, so that the OpenAPI document has a schema for every route.
+
+They are the web API's wire format, owned here (msgspec structs, which Litestar both
+describes and encodes): each is built from core objects by a ``from_...`` constructor,
+so the API changes only when this module does. Optional fields of a message are left
+out when unset, as in the OpenAI shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+from copilot_core import CopilotMode, Message, Session, TurnResult
+from copilot_core.ports import (
+    AgentBackend,
+    AgentCapabilities,
+    AgentInfo,
+    ApprovalPolicy,
+    HistoryPage,
+    Principal,
+)
+
+E = TypeVar("E", bound=Enum)
+
+__all__ = [
+    "AbortReply",
+    "AgentBody",
+    "AgentSummary",
+    "AgentsBody",
+    "CapabilitiesBody",
+    "CapabilitiesFlags",
+    "ChatMessage",
+    "DecisionReply",
+    "FunctionCall",
+    "Health",
+    "HistoryBody",
+    "LLMTestReply",
+    "LoginReply",
+    "ProjectBody",
+    "PublicLLMConfig",
+    "Readiness",
+    "RenderedMarkdown",
+    "SessionBody",
+    "SkillsReloaded",
+    "ToolCall",
+    "TurnReply",
+    "TurnStatsBody",
+    "UserBody",
+]
+
+
+class Health(msgspec.Struct, kw_only=True):
+    status: Literal["ok"] = "ok"
+
+
+class Readiness(msgspec.Struct, kw_only=True):
+    """``/readyz``: every check's outcome (``ok`` or ``failed: <why>``)."""
+
+    status: Literal["ready", "not_ready", "starting"]
+    checks: dict[str, str]
+
+
+class FunctionCall(msgspec.Struct, kw_only=True):
+    name: str
+    #: The arguments as the model wrote them (a JSON object, as text).
+    arguments: str
+
+
+class ToolCall(msgspec.Struct, kw_only=True):
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class ChatMessage(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One message in the OpenAI shape; optional fields are left out when unset."""
+
+    id: str
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    #: ``created_at`` (ISO 8601), and flags such as ``aborted`` or ``error``.
+    metadata: dict[str, Any]
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def from_message(cls, message: Message) -> ChatMessage:
+        return msgspec.convert(message.to_dict(), cls)
+
+
+class TurnStatsBody(msgspec.Struct, kw_only=True):
+    messages: int
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+
+
+class TurnReply(msgspec.Struct, kw_only=True):
+    """A turn's reply with ``"stream": false``, sent once the turn is saved."""
+
+    session_id: str
+    message_id: str | None
+    content: str
+    messages: list[ChatMessage]
+    stats: TurnStatsBody
+    aborted: bool
+    error: str | None
+
+    @classmethod
+    def from_result(cls, result: TurnResult) -> TurnReply:
+        stats = result.stats
+        return cls(
+            session_id=result.session_id,
+            message_id=result.message_id,
+            content=result.content,
+            messages=[ChatMessage.from_message(message) for message in result.messages],
+            stats=TurnStatsBody(
+                messages=stats.messages,
+                llm_calls=stats.llm_calls,
+                input_tokens=stats.input_tokens,
+                output_tokens=stats.output_tokens,
+                total_tokens=stats.total_tokens,
+            ),
+            aborted=result.aborted,
+            error=result.error,
+        )
+
+
+class SessionBody(msgspec.Struct, kw_only=True):
+    """A session (spec 000's session object); ``thread_id`` is the session id."""
+
+    id: int | None
+    thread_id: str
+    user_id: str
+    project_id: str
+    title: str
+    copilot_mode: CopilotMode
+    pinned: bool
+    message_count: int
+    llm_calls_count: int
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+    #: ISO 8601 timestamps.
+    last_message_at: str | None
+    created_at: str
+    updated_at: str
+    metadata: dict[str, Any]
+    stats: dict[str, Any]
+
+    @classmethod
+    def from_session(cls, session: Session) -> SessionBody:
+        return msgspec.convert(session.to_dict(), cls)
+
+
+class HistoryBody(msgspec.Struct, kw_only=True):
+    """A page of a session's history, oldest first, with the session's counters."""
+
+    thread_id: str
+    title: str
+    copilot_mode: CopilotMode
+    pinned: bool
+    messages: list[ChatMessage]
+    #: Send back as ``cursor`` for older messages; ``null`` when there are none.
+    next_cursor: int | None
+    created_at: str
+    updated_at: str
+    llm_calls: int
+    message_count: int
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+
+    @classmethod
+    def from_page(cls, session: Session, page: HistoryPage) -> HistoryBody:
+        return cls(
+            thread_id=session.thread_id,
+            title=session.title,
+            copilot_mode=session.copilot_mode,
+            pinned=session.pinned,
+            messages=[ChatMessage.from_message(message) for message in page.messages],
+            next_cursor=page.next_cursor,
+            created_at=session.created_at.isoformat(),
+            updated_at=session.updated_at.isoformat(),
+            llm_calls=session.llm_calls_count,
+            message_count=session.message_count,
+            input_tokens=session.input_tokens,
+            output_tokens=session.output_tokens,
+            total_tokens=session.total_tokens,
+        )
+
+
+class AbortReply(msgspec.Struct, kw_only=True):
+    status: Literal["ok"]
+    session_id: str
+    #: ``false`` when no turn was running.
+    aborted: bool
+
+
+class DecisionReply(msgspec.Struct, kw_only=True):
+    status: Literal["ok"]
+    approval_id: str
+    decision: Literal["approve", "reject"]
+
+
+class CapabilitiesFlags(msgspec.Struct, kw_only=True):
+    """Spec 002's capability flags of one agent."""
+
+    backend: str
+    rag: bool
+    streaming: bool
+    mcp: bool
+    file_tools: bool
+    shell_tools: bool
+
+    @classmethod
+    def from_capabilities(cls, capabilities: AgentCapabilities) -> CapabilitiesFlags:
+        return cls(
+            backend=capabilities.backend,
+            rag=capabilities.rag,
+            streaming=capabilities.streaming,
+            mcp=capabilities.mcp,
+            file_tools=capabilities.file_tools,
+            shell_tools=capabilities.shell_tools,
+        )
+
+
+class AgentSummary(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    description: str
+
+
+class CapabilitiesBody(CapabilitiesFlags, kw_only=True):
+    """The default agent's capabilities, and every agent a turn may use."""
+
+    agents: list[AgentSummary]
+
+    @classmethod
+    def of(cls, capabilities: AgentCapabilities, agents: list[AgentBody]) -> CapabilitiesBody:
+        flags = CapabilitiesFlags.from_capabilities(capabilities)
+        return cls(
+            **msgspec.structs.asdict(flags),
+            agents=[AgentSummary(id=a.id, name=a.name, description=a.description) for a in agents],
+        )
+
+
+class AgentBody(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    description: str
+    default: bool
+    uses_llm_settings: bool
+    capabilities: CapabilitiesFlags
+
+    @classmethod
+    def of(cls, info: AgentInfo, backend: AgentBackend, default: str) -> AgentBody:
+        capabilities = backend.capabilities()
+        return cls(
+            id=info.id,
+            name=info.name,
+            description=info.description,
+            default=info.id == default,
+            uses_llm_settings=capabilities.uses_llm_settings,
+            capabilities=CapabilitiesFlags.from_capabilities(capabilities),
+        )
+
+
+class AgentsBody(msgspec.Struct, kw_only=True):
+    default: str
+    agents: list[AgentBody]
+
+
+def _member(kind: type[E], value: object) -> E | None:
+    return None if value is None else kind(value)
+
+
+class PublicLLMConfig(msgspec.Struct, kw_only=True):
+    """The caller's LLM settings as shown to them: never the key, only whether one is set."""
+
+    provider: str
+    model: str
+    api_key_set: bool
+    base_url: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    context_limit: int | None = None
+    title_model: str | None = None
+    copilot_mode: CopilotMode | None = None
+    approval: ApprovalPolicy | None = None
+
+    @classmethod
+    def from_public(cls, view: Mapping[str, Any]) -> PublicLLMConfig:
+        """From a repository's public view (any key but these is dropped, the key first)."""
+        return cls(
+            provider=str(view["provider"]),
+            model=str(view["model"]),
+            api_key_set=bool(view.get("api_key_set", False)),
+            base_url=view.get("base_url"),
+            temperature=view.get("temperature"),
+            max_tokens=view.get("max_tokens"),
+            context_limit=view.get("context_limit"),
+            title_model=view.get("title_model"),
+            copilot_mode=_member(CopilotMode, view.get("copilot_mode")),
+            approval=_member(ApprovalPolicy, view.get("approval")),
+        )
+
+
+class LLMTestReply(msgspec.Struct, kw_only=True):
+    status: Literal["ok"]
+    latency_ms: float
+    #: The model's answer (at most 200 characters).
+    reply: str
+
+
+class SkillsReloaded(msgspec.Struct, kw_only=True):
+    status: Literal["ok"]
+    skills: int
+    forbidden_commands: int
+    #: Files that could not be read, and why.
+    problems: list[str]
+    #: The prompts in use: ``built-in`` or the overriding files' names.
+    prompts: list[str]
+
+    @classmethod
+    def from_summary(cls, summary: Mapping[str, Any]) -> SkillsReloaded:
+        return cls(
+            status="ok",
+            skills=int(summary.get("skills", 0)),
+            forbidden_commands=int(summary.get("forbidden_commands", 0)),
+            problems=[str(problem) for problem in summary.get("problems", ())],
+            prompts=[str(prompt) for prompt in summary.get("prompts", ("built-in",))],
+        )
+
+
+class UserBody(msgspec.Struct, kw_only=True):
+    user_id: str
+    username: str
+    is_superadmin: bool
+
+    @classmethod
+    def from_principal(cls, principal: Principal) -> UserBody:
+        return cls(
+            user_id=principal.user_id,
+            username=principal.username,
+            is_superadmin=principal.is_superadmin,
+        )
+
+
+class LoginReply(msgspec.Struct, kw_only=True):
+    #: A GNS3 token: send it as ``Authorization: Bearer`` to every other route.
+    access_token: str
+    token_type: Literal["bearer"]
+    user: UserBody
+
+
+class ProjectBody(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    #: GNS3's status: ``opened``, ``closed``…
+    status: str
+
+
+class RenderedMarkdown(msgspec.Struct, kw_only=True):
+    #: Sanitised HTML.
+    html: str

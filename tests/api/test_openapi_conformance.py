@@ -1,0 +1,173 @@
+"""The OpenAPI document describes the service exactly: Schemathesis, run against the live
+service on 127.0.0.1 with every check and every phase (examples, coverage, fuzzing,
+stateful), finds nothing.
+
+The service runs on a real uvicorn server (in a thread: Schemathesis's command runs in
+a subprocess and calls it over HTTP) around the core's fakes: a token map, every project
+open (generated project ids then reach the store), a scripted model that answers at
+once. The run is bounded (a fixed seed, a fixed number of examples per operation, one
+worker) and takes about ten seconds.
+
+Warnings make the run fail too, except ``missing_test_data``: Schemathesis reports it
+when the session ids it generates name no session (they cannot: sessions are created by
+the service), which says nothing about the service.
+
+The stateful phase follows the links the document declares (a turn's response links to
+every operation on its session, through ``X-Session-Id``) and the ``Location`` headers;
+its guessing of links by field names is off: it takes a session's ``id`` (the row
+number, an integer) for the ``session_id`` of the path (a UUID), then reports the 422
+that such a request gets as a valid request refused.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from adapters.web import PrometheusTurnMetrics, WebDependencies, WebSettings, create_web_app
+from adapters.web.testing import (
+    AllProjectsOpenGate,
+    InMemoryLLMConfigRepository,
+    StaticAuthenticator,
+    StaticGns3Directory,
+)
+from copilot_core import BuiltinAgent, ChatService, ChatSettings, ModelSelection
+from copilot_core.ports import Principal
+from copilot_core.testing import (
+    FakeToolExecutor,
+    FakeTopologySource,
+    InMemoryCheckpointStore,
+    ScriptedLanguageModel,
+    StaticModelProvider,
+    SteppingClock,
+    text_reply,
+)
+from tests.api.conftest import OPEN, SequentialUuids
+
+SEED = 20_251_130
+EXAMPLES = 15
+TOKEN = "token-schemathesis"
+
+CONFIG = """
+[phases.stateful.inference]
+algorithms = ["location-headers"]
+
+[warnings]
+fail-on = [
+  "missing_auth", "base_url_mismatch", "validation_mismatch", "missing_deserializer",
+  "unused_openapi_auth", "unsupported_regex", "method_not_allowed", "constants_extraction",
+  "unmatched_filter", "unresolvable_reference", "rate_limited", "dictionary_mismatch",
+  "timeout_units",
+]
+"""
+
+
+def _app() -> Any:
+    clock, ids = SteppingClock(), SequentialUuids()
+    tools, store = FakeToolExecutor(), InMemoryCheckpointStore()
+    agent = BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)
+    models = StaticModelProvider(
+        ModelSelection(
+            ScriptedLanguageModel(default=text_reply("Your lab has two routers.")),
+            title_model=ScriptedLanguageModel(default=text_reply("Lab")),
+        )
+    )
+    metrics = PrometheusTurnMetrics()
+    chat = ChatService(
+        store,
+        {"copilot": agent},
+        models=models,
+        clock=clock,
+        ids=ids,
+        settings=ChatSettings(max_message_chars=2000),
+        observers=[metrics],
+    )
+
+    async def reload_skills() -> dict[str, Any]:
+        return {"skills": 1}
+
+    return create_web_app(
+        WebDependencies(
+            chat=chat,
+            authenticator=StaticAuthenticator(
+                {TOKEN: Principal("u-admin", "admin", is_superadmin=True)}
+            ),
+            projects=AllProjectsOpenGate(),
+            llm_config=InMemoryLLMConfigRepository(),
+            reload_skills=reload_skills,
+            models=models,
+            directory=StaticGns3Directory(
+                {"admin": ("admin-password", TOKEN)},
+                [{"project_id": OPEN, "name": "Lab", "status": "opened"}],
+            ),
+            restore_points=store,
+            tools=tools,
+        ),
+        settings=WebSettings(heartbeat_interval=None, llm_test_timeout=1.0),
+        metrics=metrics,
+    )
+
+
+@pytest.fixture
+def live_service() -> Iterator[str]:
+    server = uvicorn.Server(
+        uvicorn.Config(_app(), host="127.0.0.1", port=0, log_config=None, lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, name="live-service", daemon=True)
+    thread.start()
+    for _ in range(500):
+        if server.started or not thread.is_alive():
+            break
+        threading.Event().wait(0.01)
+    assert server.started, "the service did not start"
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(15)
+        assert not thread.is_alive()
+
+
+def test_schemathesis_finds_no_failure_of_any_kind(live_service: str, tmp_path: Path) -> None:
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(CONFIG)
+    run = subprocess.run(
+        [
+            sys.executable, "-m", "schemathesis.cli", "--no-color", "--config-file", str(config),
+            "run", f"{live_service}/schema/openapi.json",
+            "--checks", "all",
+            "--phases", "examples,coverage,fuzzing,stateful",
+            "--seed", str(SEED),
+            "--max-examples", str(EXAMPLES),
+            "--workers", "1",
+            "--header", f"Authorization: Bearer {TOKEN}",
+            "--request-timeout", "10",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )  # fmt: skip
+    report = run.stdout + run.stderr
+    assert run.returncode == 0, report[-20_000:]
+    document = httpx.get(f"{live_service}/schema/openapi.json", timeout=10).json()
+    operations = sum(len(item) for item in document["paths"].values())
+    assert f"Selected: {operations}/{operations}" in report, report[-5_000:]
+    assert f"Tested: {operations}" in report, report[-5_000:]
+    for phase in ("Coverage", "Fuzzing", "Stateful"):
+        assert re.search(rf"✅ {phase}", report), report[-5_000:]
+    generated = re.search(r"(\d+) generated, (\d+) passed", report)
+    assert generated is not None, report[-5_000:]
+    assert int(generated.group(1)) == int(generated.group(2)) > 500
+    assert "failure" not in report.split("SUMMARY")[-1].lower(), report[-5_000:]
