@@ -304,6 +304,7 @@ class Gateways(containers.DeclarativeContainer):
     tool_settings = providers.Singleton(
         Gns3ToolSettings,
         start_timeout=config.gns3.start_timeout,
+        max_console_wait=config.gns3.max_console_wait,
         poll_interval=config.gns3.poll_interval,
         action_settle=config.gns3.action_settle,
         start_grace=config.gns3.start_grace,
