@@ -241,9 +241,10 @@ class CheckpointStore(Protocol):
 
         ``message_count`` grows by the number of messages appended, less the draft they
         replace, so it always equals the history's length; ``usage`` (the LLM calls that
-        produced the step) is added to the session's counters in the same transaction
-        (the caller also records it in the step's first message as ``metadata.usage``, so
-        that :meth:`truncate` can take it off again).
+        produced the step) is added to the session's counters in the same transaction and
+        recorded in the step's first message as ``metadata.usage``
+        (:func:`~copilot_core.stats.stamp_usage`), so that :meth:`truncate` can take it off
+        again.
         ``replaces`` is the id of a draft (a partial answer saved while it streamed) that
         these messages supersede: when it is the session's last message it is deleted in
         the same transaction; otherwise nothing is deleted.

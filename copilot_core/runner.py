@@ -80,7 +80,7 @@ from copilot_core.ports import (
 )
 from copilot_core.prompts import fallback_title
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import StatsCollector, Usage
+from copilot_core.stats import StatsCollector, Usage, stamp_usage
 from copilot_core.streams import Aborted, race_abort
 from copilot_core.tools import ToolContext
 from copilot_core.turns import TurnInfo, TurnRequest, TurnResult
@@ -456,14 +456,7 @@ class TurnRunner:
             )
         info = turn.info
         usage = turn.unsaved_usage
-        if usage:  # the step's first message carries what produced it
-            first = messages[0]
-            messages = [
-                first.model_copy(
-                    update={"metadata": {**first.metadata, "usage": usage.to_metadata()}}
-                ),
-                *messages[1:],
-            ]
+        messages = stamp_usage(messages, usage)  # as the store keeps them
         await self._store.append_messages(
             info.project_id,
             info.session_id,

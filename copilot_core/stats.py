@@ -8,11 +8,13 @@ the turn adds to the history (user, assistant and tool), so a session's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["StatsCollector", "TurnStats", "Usage"]
+from copilot_core.messages import Message
+
+__all__ = ["StatsCollector", "TurnStats", "Usage", "stamp_usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +105,15 @@ class StatsCollector:
 
     def snapshot(self) -> TurnStats:
         return TurnStats(self._messages, self._llm_calls, self._input, self._output)
+
+
+def stamp_usage(messages: Sequence[Message], usage: Usage | None) -> list[Message]:
+    """``messages`` with ``usage`` recorded in the first one's ``metadata.usage`` (how a
+    store keeps what produced a step, so that removing the step can take it off again)."""
+    if not usage or not messages:
+        return list(messages)
+    first = messages[0]
+    stamped = first.model_copy(
+        update={"metadata": {**first.metadata, "usage": usage.to_metadata()}}
+    )
+    return [stamped, *messages[1:]]

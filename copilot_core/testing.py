@@ -41,7 +41,7 @@ from copilot_core.ports import (
 )
 from copilot_core.search import excerpt
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage
+from copilot_core.stats import Usage, stamp_usage
 from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
 from copilot_core.turns import TurnInfo
 
@@ -325,7 +325,7 @@ class InMemoryCheckpointStore:
         replaces: str | None = None,
     ) -> None:
         log = self._log(project_id, thread_id)
-        new = list(messages)  # all or none, even if iterating ``messages`` fails
+        new = stamp_usage(list(messages), usage)  # all or none, even if iterating fails
         removed = 1 if replaces is not None and log and log[-1].id == replaces else 0
         if removed:
             log.pop()

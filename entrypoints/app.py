@@ -6,16 +6,18 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import cast
 
 import structlog
 from litestar import Litestar
+from litestar.types import ASGIApp
 
 from adapters.gns3 import Gns3ProjectWatcher
 from adapters.llm import warm_up
 from adapters.sqlite import SqliteCheckpointStore
-from adapters.web import WebDependencies, create_web_app, install_dependencies
+from adapters.web import API_PREFIX, WebDependencies, create_web_app, install_dependencies
 from copilot_core import ChatService, CopilotError
-from entrypoints.container import Container, build_container, resolve
+from entrypoints.container import Container, build_container, mcp_dependencies, resolve
 from entrypoints.lifecycle import ProjectLifecycle
 from entrypoints.observability import configure_logging
 from entrypoints.settings import Settings
@@ -108,8 +110,11 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             probe = asyncio.ensure_future(_warn_if_gns3_unreachable(container, gns3_url))
             store = await resolve(container.gateways.store())
             watching = _watch_gns3_projects(container, settings, deps.chat, store)
+            mcp = container.mcp_endpoint()
+            mcp.install(await mcp_dependencies(container))
             try:
-                yield
+                async with mcp.running():
+                    yield
             finally:
                 probe.cancel()
                 if watching is not None:
@@ -124,5 +129,9 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             log.info("service_stopped")
 
     return create_web_app(
-        settings=container.web.settings(), lifespan=[lifespan], metrics=container.metrics()
+        settings=container.web.settings(),
+        lifespan=[lifespan],
+        metrics=container.metrics(),
+        # The MCP endpoint is a plain ASGI app (it authenticates every request itself).
+        mounts={f"{API_PREFIX}/mcp": cast(ASGIApp, container.mcp_endpoint())},
     )

@@ -44,11 +44,23 @@ from adapters.llm import (
     SettingsLanguageModelProvider,
     TiktokenTokenCounter,
 )
+from adapters.mcp import (
+    CompositeToolExecutor,
+    McpEndpoint,
+    McpServerConfig,
+    McpServerDependencies,
+    McpServerSettings,
+    McpToolSource,
+    SkillDocument,
+    ToolCallRecord,
+    WithMcpTools,
+)
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
 from adapters.redis import RedisTurnLog, connect_redis
 from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
 from adapters.web import (
+    CachingAuthenticator,
     PrometheusTurnMetrics,
     StructlogTurnObserver,
     WebDependencies,
@@ -62,10 +74,12 @@ from copilot_core import (
     InMemoryTurnLog,
     RunnerSettings,
     SystemClock,
+    ToolGate,
     TurnRunner,
     UuidIdFactory,
 )
-from copilot_core.ports import AgentBackend, Clock, IdFactory, RestorePointStore
+from copilot_core.approvals import ApprovalPolicy
+from copilot_core.ports import AgentBackend, Clock, IdFactory, RestorePointStore, ToolExecutor
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 
@@ -76,6 +90,7 @@ __all__ = [
     "ServiceHandle",
     "Web",
     "build_container",
+    "mcp_dependencies",
     "resolve",
 ]
 
@@ -203,12 +218,43 @@ def readiness_checks(
     return checks
 
 
+async def open_mcp_sources(
+    configs: tuple[McpServerConfig | Mapping[str, Any], ...],
+) -> AsyncIterator[McpToolSource | None]:
+    """The configured MCP servers as tool sources (connecting in the background: the
+    service starts without waiting for them), or ``None`` when there are none."""
+    if not configs:
+        yield None
+        return
+    source = McpToolSource([McpServerConfig.model_validate(config) for config in configs])
+    await source.start()
+    try:
+        yield source
+    finally:
+        await source.aclose()
+
+
+def agent_tools(gns3: ToolExecutor, mcp: McpToolSource | None) -> ToolExecutor:
+    """What the built-in agent may call: the GNS3 tools, then the MCP servers' tools."""
+    return gns3 if mcp is None else CompositeToolExecutor(gns3, mcp)
+
+
+def mcp_server_list(
+    mcp: McpToolSource | None,
+) -> Callable[[], list[dict[str, Any]]] | None:
+    """``/capabilities``' list of MCP servers (their state now), or ``None``."""
+    if mcp is None:
+        return None
+    return lambda: [server.to_dict() for server in mcp.status()]
+
+
 def agent_backends(
     builtin: BuiltinAgent,
     configs: tuple[AgentConfig | Mapping[str, Any], ...],
     gns3_url: str,
     clock: Clock,
     ids: IdFactory,
+    mcp: McpToolSource | None = None,
 ) -> dict[str, AgentBackend]:
     """The built-in agent (always ``copilot``) and every configured external agent."""
     external = build_agent_backends(
@@ -217,7 +263,25 @@ def agent_backends(
         clock=clock,
         ids=ids,
     )
-    return {"copilot": builtin, **external}
+    copilot: AgentBackend = builtin if mcp is None else WithMcpTools(builtin, mcp)
+    return {"copilot": copilot, **external}
+
+
+def mcp_server_settings(approval_timeout: float, secret_key: SecretStr | None) -> McpServerSettings:
+    """The MCP endpoint's settings; the service's secret key (when set) seals the state
+    of approvals asked over several rounds, so that any replica can resume them."""
+    keys = (secret_key.get_secret_value().encode(),) if secret_key is not None else ()
+    return McpServerSettings(approval_timeout=approval_timeout, request_state_keys=keys)
+
+
+class McpToolMetrics:
+    """Counts MCP tool calls in the service's metrics, like the chat's tool calls."""
+
+    def __init__(self, metrics: PrometheusTurnMetrics) -> None:
+        self._metrics = metrics
+
+    def tool_called(self, record: ToolCallRecord) -> None:
+        self._metrics.record_tool_call(record.tool, record.status, record.seconds)
 
 
 def skill_dirs(skills_dir: Path | None) -> list[Path]:
@@ -325,6 +389,9 @@ class Gateways(containers.DeclarativeContainer):
         restore_points=store,
     )
     topology = providers.Singleton(Gns3TopologySource, gns3)
+    mcp_sources = providers.Resource(open_mcp_sources, configs=config.mcp_servers)
+    #: What the built-in agent calls: the GNS3 tools, then the MCP servers' tools.
+    agent_tools = providers.Callable(agent_tools, tools, mcp_sources)
     models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
     llm_config = providers.Singleton(LLMSettingsPublicView, llm_settings)
     token_counter = providers.Singleton(TiktokenTokenCounter)
@@ -353,14 +420,16 @@ class Core(containers.DeclarativeContainer):
     )
     agent = providers.Singleton(
         BuiltinAgent,
-        gateways.tools,
+        gateways.agent_tools,
         gateways.topology,
         clock=clock,
         ids=ids,
         token_counter=gateways.token_counter,
         settings=agent_settings,
     )
-    agents = providers.Singleton(agent_backends, agent, config.agents, config.gns3.url, clock, ids)
+    agents = providers.Singleton(
+        agent_backends, agent, config.agents, config.gns3.url, clock, ids, gateways.mcp_sources
+    )
     reload_skills = providers.Singleton(SkillsReloader, gateways.skills, agent, config.skills_dir)
     chat_settings = providers.Singleton(
         ChatSettings,
@@ -428,6 +497,7 @@ class Web(containers.DeclarativeContainer):
         readiness=gateways.readiness,
         models=gateways.models,
         directory=gateways.directory,
+        mcp_servers=providers.Callable(mcp_server_list, gateways.mcp_sources),
         restore_points=gateways.store,
         tools=gateways.tools,
     )
@@ -448,6 +518,14 @@ class Container(containers.DeclarativeContainer):
     )
     web = providers.Container(Web, config=config, gateways=gateways, core=core)
 
+    #: The GNS3 tools served over MCP, behind a gate of their own with the agent's limit.
+    mcp_tools = providers.Singleton(ToolGate, gateways.tools, timeout=config.agent.tool_timeout)
+    #: Built with the app (mounted at /v3/copilot/mcp); ``mcp_dependencies`` feeds it.
+    mcp_endpoint = providers.Singleton(
+        McpEndpoint,
+        providers.Callable(mcp_server_settings, config.chat.approval_timeout, config.secret_key),
+    )
+
 
 def build_container(settings: Settings) -> Container:
     container = Container()
@@ -459,3 +537,38 @@ def build_container(settings: Settings) -> Container:
 async def resolve(value: T | Any) -> Any:
     """A provider's value: providers that depend on async resources return awaitables."""
     return await value if inspect.isawaitable(value) else value
+
+
+async def mcp_dependencies(container: Container) -> McpServerDependencies:
+    """What the MCP endpoint needs (after ``init_resources``)."""
+    gateways = container.gateways
+    agent: BuiltinAgent = await resolve(container.core.agent())
+    skills: SkillLibrary = await resolve(gateways.skills())
+    llm_settings: LLMSettingsRepository = await resolve(gateways.llm_settings())
+    web_settings: WebSettings = container.web.settings()
+
+    async def approval(user_id: str) -> ApprovalPolicy:
+        settings = await llm_settings.get_public(user_id)
+        return ApprovalPolicy.CHANGES if settings is None else settings.approval
+
+    def skill_documents() -> list[SkillDocument]:
+        return [
+            SkillDocument(s.device_type, s.topic, s.title, s.summary, s.content)
+            for s in skills.list()
+        ]
+
+    return McpServerDependencies(
+        tools=await resolve(container.mcp_tools()),
+        authenticator=CachingAuthenticator(
+            await resolve(gateways.authenticator()),
+            ttl=web_settings.auth_cache_ttl,
+            size=web_settings.auth_cache_size,
+        ),
+        projects=await resolve(gateways.projects()),
+        directory=await resolve(gateways.directory()),
+        topology=await resolve(gateways.topology()),
+        approval=approval,
+        prompts=lambda: agent.prompts,
+        skills=skill_documents,
+        observers=(McpToolMetrics(container.metrics()),),
+    )

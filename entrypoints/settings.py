@@ -34,6 +34,7 @@ from pydantic_settings import (
 )
 
 from adapters.gns3 import ConsoleRunner, Gns3ToolSettings
+from adapters.mcp import McpServerConfig
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.subprocess_agent import AgentConfig
 from adapters.web import BASE_URL_PATTERN, WebSettings
@@ -406,6 +407,13 @@ class Settings(BaseSettings):
         default=(),
         description="External agent programs (spec 002), as a JSON list of agent objects.",
     )
+    mcp_servers: tuple[McpServerConfig, ...] = Field(
+        default=(),
+        description=(
+            "MCP servers whose tools the built-in agent may use (as <server>__<tool>), as a "
+            "JSON list of server objects (docs/mcp.md)."
+        ),
+    )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["auto", "json", "console"] = Field(
         default="auto",
@@ -459,6 +467,17 @@ class Settings(BaseSettings):
             raise ValueError("must be a redis://, rediss:// or unix:// URL")  # never echoed
         return value
 
+    @field_validator("mcp_servers")
+    @classmethod
+    def _one_name_per_mcp_server(
+        cls, value: tuple[McpServerConfig, ...]
+    ) -> tuple[McpServerConfig, ...]:
+        names = [server.name for server in value]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(f"two MCP servers are named {name!r}")
+        return value
+
     @field_validator("database_url", mode="before")
     @classmethod
     def _postgres_url(cls, value: Any) -> Any:
@@ -498,8 +517,9 @@ class Settings(BaseSettings):
 _SECTIONS = ("gns3", "console", "agent", "chat", "web", "store")
 #: Settings that are not flags: a key or a password on a command line is visible to every
 #: user of the machine (the URLs that may hold one are flags, their help says to prefer
-#: the environment); agents are a JSON list, best kept in the environment.
-_NOT_FLAGS = frozenset({"secret_key", "agents", "gns3__password"})
+#: the environment); agents and MCP servers are JSON lists (with secrets), best kept in
+#: the environment.
+_NOT_FLAGS = frozenset({"secret_key", "agents", "mcp_servers", "gns3__password"})
 
 
 #: What a flag's ``null`` becomes until the settings are built (``None`` is "not given").

@@ -23,7 +23,7 @@ from copilot_core.messages import Message
 from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch
 from copilot_core.search import excerpt
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage
+from copilot_core.stats import Usage, stamp_usage
 
 __all__ = ["PostgresCheckpointStore"]
 
@@ -313,7 +313,8 @@ class PostgresCheckpointStore:
         replaces: str | None = None,
     ) -> None:
         project_id = _project(project_id)
-        texts = [encode_message(message) for message in messages]  # fails before any write
+        # Serialised before any write; the step's usage is recorded in its first message.
+        texts = [encode_message(message) for message in stamp_usage(messages, usage)]
         usage = usage or Usage()
         thread = safe_text(thread_id)
         if replaces is None and texts:

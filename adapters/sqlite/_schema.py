@@ -14,10 +14,13 @@ Tables:
   as JSON), kept with its session and deleted with it.
 * ``copilot_schema_version``: one row per applied schema version.
 
-Versions: 1 is the sessions and messages above; 2 recounts ``message_count`` from the
-message log (earlier versions counted a turn's messages at its end, so a process killed
-mid-turn left the counter behind its history; now each step is counted with its
-messages); 3 adds ``restore_points``.
+Versions: 1 is the tables above; 2 recounts ``message_count`` from the message log
+(earlier versions counted a turn's messages at its end, so a process killed mid-turn
+left the counter behind its history; now each step is counted with its messages); 3
+adds the triggers that keep the counters equal to the log: inserting a message adds it,
+and the usage its ``metadata.usage`` records, to its session's counters; deleting one
+takes them off (a step costs no statement of its own for its counters); 4 adds
+``restore_points``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import aiosqlite
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +113,36 @@ _ADDED_COLUMNS = (
 )
 
 
+def _usage(row: str, key: str) -> str:
+    # A row that is not JSON (a damaged database) counts as a message without usage; the
+    # reader reports it as corrupt.
+    return (
+        f"COALESCE(CASE WHEN json_valid({row}.message) "
+        f"THEN json_extract({row}.message, '$.metadata.usage.{key}') END, 0)"
+    )
+
+
+# The counters follow the log inside SQLite: no statement, and no thread hop, of their own.
+_COUNTING_TRIGGERS = (
+    "CREATE TRIGGER IF NOT EXISTS count_inserted_message AFTER INSERT ON chat_messages "
+    "BEGIN UPDATE chat_sessions SET message_count = message_count + 1, "
+    f"llm_calls_count = llm_calls_count + {_usage('NEW', 'llm_calls')}, "
+    f"input_tokens = input_tokens + {_usage('NEW', 'input_tokens')}, "
+    f"output_tokens = output_tokens + {_usage('NEW', 'output_tokens')}, "
+    f"total_tokens = total_tokens + {_usage('NEW', 'input_tokens')} "
+    f"+ {_usage('NEW', 'output_tokens')} "
+    "WHERE id = NEW.session_id; END",
+    "CREATE TRIGGER IF NOT EXISTS count_deleted_message AFTER DELETE ON chat_messages "
+    "BEGIN UPDATE chat_sessions SET message_count = message_count - 1, "
+    f"llm_calls_count = MAX(llm_calls_count - {_usage('OLD', 'llm_calls')}, 0), "
+    f"input_tokens = MAX(input_tokens - {_usage('OLD', 'input_tokens')}, 0), "
+    f"output_tokens = MAX(output_tokens - {_usage('OLD', 'output_tokens')}, 0), "
+    f"total_tokens = MAX(total_tokens - {_usage('OLD', 'input_tokens')} "
+    f"- {_usage('OLD', 'output_tokens')}, 0) "
+    "WHERE id = OLD.session_id; END",
+)
+
+
 async def migrate(conn: aiosqlite.Connection) -> None:
     """Bring the database to :data:`SCHEMA_VERSION`; idempotent, one write transaction.
 
@@ -141,6 +174,8 @@ async def migrate(conn: aiosqlite.Connection) -> None:
                     f"UPDATE chat_sessions SET {counter} = 0 WHERE {counter} IS NULL"
                 )
             await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (1)")
+        for statement in _COUNTING_TRIGGERS:
+            await conn.execute(statement)
         if 2 not in applied:
             await conn.execute(
                 "UPDATE chat_sessions SET message_count = "
@@ -148,12 +183,14 @@ async def migrate(conn: aiosqlite.Connection) -> None:
             )
             await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (2)")
         if 3 not in applied:
+            await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (3)")
+        if 4 not in applied:
             await conn.execute(_RESTORE_POINTS)
             await conn.execute(
                 "CREATE INDEX IF NOT EXISTS idx_restore_points_session "
                 "ON restore_points(session_id, id)"
             )
-            await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (3)")
+            await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (4)")
     except BaseException:
         await conn.rollback()
         raise

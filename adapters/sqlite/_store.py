@@ -42,7 +42,7 @@ from copilot_core.messages import Message
 from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch
 from copilot_core.search import excerpt
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage
+from copilot_core.stats import Usage, stamp_usage
 
 __all__ = [
     "DATABASE_DIR",
@@ -303,16 +303,7 @@ class SqliteCheckpointStore:
                 "total_tokens = total_tokens + ?, "
                 "last_message_at = ?, updated_at = ?, title = COALESCE(?, title) "
                 "WHERE thread_id = ?",
-                (
-                    usage.llm_calls,
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.total_tokens,
-                    stamp,
-                    stamp,
-                    title,
-                    thread_id,
-                ),
+                (*_usage_params(usage), stamp, stamp, title, thread_id),
             )
             if cursor.rowcount == 0:
                 raise SessionNotFoundError(thread_id)
@@ -347,39 +338,21 @@ class SqliteCheckpointStore:
         return found
 
     async def truncate(self, project_id: str, thread_id: str, message_id: str) -> int:
+        # The counting trigger takes each deleted message (and its usage) off.
         async with self._write(project_id) as conn:
-            removed = list(
-                await conn.execute_fetchall(
-                    "DELETE FROM chat_messages WHERE session_id = "
-                    "(SELECT id FROM chat_sessions WHERE thread_id = ?) AND seq >= "
-                    "(SELECT m.seq FROM chat_messages m JOIN chat_sessions s "
-                    "ON s.id = m.session_id WHERE s.thread_id = ? "
-                    "AND json_extract(m.message, '$.id') = ?) RETURNING message",
-                    (thread_id, thread_id, message_id),
-                )
+            cursor = await conn.execute(
+                "DELETE FROM chat_messages WHERE session_id = "
+                "(SELECT id FROM chat_sessions WHERE thread_id = ?) AND seq >= "
+                "(SELECT m.seq FROM chat_messages m JOIN chat_sessions s "
+                "ON s.id = m.session_id WHERE s.thread_id = ? "
+                "AND json_extract(m.message, '$.id') = ?)",
+                (thread_id, thread_id, message_id),
             )
-            if not removed:
+            removed = cursor.rowcount
+            if removed <= 0:
                 await self._require(conn, project_id, thread_id)
                 raise InvalidRequestError(f"message {message_id!r} is not in this session.")
-            usage = sum(
-                (Usage.of(json.loads(row[0]).get("metadata") or {}) for row in removed), Usage()
-            )
-            await conn.execute(
-                "UPDATE chat_sessions SET message_count = message_count - ?, "
-                "llm_calls_count = MAX(llm_calls_count - ?, 0), "
-                "input_tokens = MAX(input_tokens - ?, 0), "
-                "output_tokens = MAX(output_tokens - ?, 0), "
-                "total_tokens = MAX(total_tokens - ?, 0) WHERE thread_id = ?",
-                (
-                    len(removed),
-                    usage.llm_calls,
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.total_tokens,
-                    thread_id,
-                ),
-            )
-        return len(removed)
+        return removed
 
     async def rename_session(
         self, project_id: str, thread_id: str, title: str, at: datetime
@@ -434,46 +407,37 @@ class SqliteCheckpointStore:
         usage: Usage | None = None,
         replaces: str | None = None,
     ) -> None:
-        texts = [encode_message(message) for message in messages]  # fails before any write
-        usage = usage or Usage()
+        # Serialised before the transaction (a failure writes nothing). The counters
+        # follow in SQLite: triggers add each inserted row, and the usage recorded in
+        # the step's first message, and take a deleted draft off.
+        texts = [encode_message(message) for message in stamp_usage(messages, usage)]
         async with self._write(project_id) as conn:
-            removed = 0
             if replaces is not None:
                 # The draft is the session's last message, or nothing is deleted.
-                cursor = await conn.execute(
+                await conn.execute(
                     "DELETE FROM chat_messages WHERE id = (SELECT m.id FROM chat_messages m "
                     "JOIN chat_sessions s ON s.id = m.session_id WHERE s.thread_id = ? "
                     "ORDER BY m.seq DESC LIMIT 1) AND json_extract(message, '$.id') = ?",
                     (thread_id, replaces),
                 )
-                removed = cursor.rowcount
-            if texts:
-                # Each row takes the next sequence number of its session (an index seek),
-                # and nothing is inserted when the session does not exist.
-                cursor = await conn.executemany(
-                    "INSERT INTO chat_messages (session_id, seq, message) "
-                    "SELECT id, 1 + (SELECT COALESCE(MAX(seq), 0) FROM chat_messages "
-                    "WHERE session_id = chat_sessions.id), ? FROM chat_sessions "
-                    "WHERE thread_id = ?",
-                    [(text, thread_id) for text in texts],
-                )
-                if cursor.rowcount != len(texts):
-                    raise SessionNotFoundError(thread_id)
-            cursor = await conn.execute(
-                "UPDATE chat_sessions SET message_count = message_count + ?, "
-                "llm_calls_count = llm_calls_count + ?, input_tokens = input_tokens + ?, "
-                "output_tokens = output_tokens + ?, total_tokens = total_tokens + ? "
+            if not texts:
+                if usage:  # nothing to record it in: counted as record_turn does
+                    cursor = await conn.execute(_ADD_USAGE, (*_usage_params(usage), thread_id))
+                    if cursor.rowcount == 0:
+                        raise SessionNotFoundError(thread_id)
+                else:
+                    await self._require(conn, project_id, thread_id)
+                return
+            # Each row takes the next sequence number of its session (an index seek),
+            # and nothing is inserted when the session does not exist.
+            cursor = await conn.executemany(
+                "INSERT INTO chat_messages (session_id, seq, message) "
+                "SELECT id, 1 + (SELECT COALESCE(MAX(seq), 0) FROM chat_messages "
+                "WHERE session_id = chat_sessions.id), ? FROM chat_sessions "
                 "WHERE thread_id = ?",
-                (
-                    len(texts) - removed,
-                    usage.llm_calls,
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.total_tokens,
-                    thread_id,
-                ),
+                [(text, thread_id) for text in texts],
             )
-            if cursor.rowcount == 0:
+            if cursor.rowcount != len(texts):
                 raise SessionNotFoundError(thread_id)
 
     async def history(
@@ -740,6 +704,17 @@ def _point(project_id: str, thread_id: str, row: Any) -> RestorePoint:
         summary=summary,
         state=decoded,
     )
+
+
+_ADD_USAGE = (
+    "UPDATE chat_sessions SET llm_calls_count = llm_calls_count + ?, "
+    "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
+    "total_tokens = total_tokens + ? WHERE thread_id = ?"
+)
+
+
+def _usage_params(usage: Usage) -> tuple[int, int, int, int]:
+    return (usage.llm_calls, usage.input_tokens, usage.output_tokens, usage.total_tokens)
 
 
 def _time_or_none(value: datetime | None) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from datetime import UTC, datetime
 from typing import Any
@@ -99,9 +100,12 @@ class AccountController(Controller):
     tags = ["copilot"]  # noqa: RUF012 - Litestar's declared attribute
 
     @get("/capabilities", operation_id="getCapabilities")
-    async def capabilities(self, chat: Injected[ChatService]) -> CapabilitiesBody:
-        """Spec 002's capabilities of the default agent, with every available agent."""
-        return CapabilitiesBody.of(chat.default_agent().capabilities(), _agents(chat))
+    async def capabilities(
+        self, chat: Injected[ChatService], mcp_servers: Injected[Sequence[Mapping[str, Any]]]
+    ) -> CapabilitiesBody:
+        """Spec 002's capabilities of the default agent, with every available agent and
+        the MCP servers the built-in agent uses as tool sources."""
+        return CapabilitiesBody.of(chat.default_agent().capabilities(), _agents(chat), mcp_servers)
 
     @get("/agents", operation_id="listAgents")
     async def agents(self, chat: Injected[ChatService]) -> AgentsBody:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from litestar import Litestar, Request, Router
+from litestar import Litestar, Request, Router, asgi
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
@@ -56,13 +56,15 @@ def create_web_app(
     lifespan: Sequence[Lifespan] = (),
     middleware: Sequence[Callable[[ASGIApp], ASGIApp]] = (),
     metrics: PrometheusTurnMetrics | None = None,
+    mounts: Mapping[str, ASGIApp] | None = None,
 ) -> Litestar:
     """Build the HTTP service around already-built collaborators.
 
     Pass ``deps`` now, or install them later (typically from a ``lifespan`` once
     async resources are open) with :func:`install_dependencies`; until then every
     route but ``/healthz`` answers 503. With ``metrics`` (an observer of the turn
-    runner), ``/metrics`` serves them.
+    runner), ``/metrics`` serves them. ``mounts`` are ASGI apps served under their
+    path as they are (the MCP endpoint at ``/v3/copilot/mcp``: it authenticates itself).
     """
     settings = settings or WebSettings()
     api = Router(
@@ -85,6 +87,10 @@ def create_web_app(
             readyz,
             *page_routes(),
             *([metrics_route(metrics)] if metrics is not None else []),
+            *(
+                asgi(path, is_mount=True, copy_scope=True, include_in_schema=False)(app)
+                for path, app in (mounts or {}).items()
+            ),
         ],
         dependencies=dependencies(),
         exception_handlers=exception_handlers,

@@ -117,6 +117,9 @@ class WebDependencies:
     #: Signs users in and lists their projects for the web page (``/auth/login``,
     #: ``/projects``); without it those routes answer 501.
     directory: Gns3Directory | None = None
+    #: The MCP servers the built-in agent uses as tool sources, as ``/capabilities``
+    #: lists them (``mcp_servers``: name, transport, where, modes, state, tools).
+    mcp_servers: Callable[[], Sequence[Mapping[str, Any]]] | None = None
     #: Where the sessions' restore points are kept, and the tools that roll one back
     #: (``…/restore-points``); without them those routes answer 501.
     restore_points: RestorePointStore | None = None

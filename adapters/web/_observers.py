@@ -123,6 +123,11 @@ class PrometheusTurnMetrics:
             case _:
                 pass
 
+    def record_tool_call(self, tool: str, status: str, seconds: float) -> None:
+        """Count a tool call made outside a turn (over MCP) like a chat's tool calls."""
+        self.tool_calls.labels(tool, status).inc()
+        self.tool_seconds.labels(tool).observe(seconds)
+
     def render(self) -> bytes:
         """The exposition text."""
         return generate_latest(self.registry)

@@ -8,7 +8,7 @@ out when unset, as in the OpenAI shape.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, Literal, TypeVar
 
@@ -40,6 +40,7 @@ __all__ = [
     "HistoryBody",
     "LLMTestReply",
     "LoginReply",
+    "McpServerBody",
     "ProjectBody",
     "PublicLLMConfig",
     "Readiness",
@@ -237,17 +238,41 @@ class AgentSummary(msgspec.Struct, kw_only=True):
     description: str
 
 
+class McpServerBody(msgspec.Struct, kw_only=True):
+    """An MCP server the built-in agent uses as a tool source (no secret in it)."""
+
+    name: str
+    transport: str
+    #: The program's name or the URL without credentials or query.
+    where: str
+    modes: list[str]
+    #: ``connecting``, ``up`` or ``down``.
+    state: str
+    available: bool
+    #: Its tools as the model sees them: ``<server>__<tool>``.
+    tools: list[str]
+    problem: str | None = None
+
+
 class CapabilitiesBody(CapabilitiesFlags, kw_only=True):
-    """The default agent's capabilities, and every agent a turn may use."""
+    """The default agent's capabilities, every agent a turn may use, and the MCP servers
+    the built-in agent uses as tool sources (empty when none are configured)."""
 
     agents: list[AgentSummary]
+    mcp_servers: list[McpServerBody] = msgspec.field(default_factory=list)
 
     @classmethod
-    def of(cls, capabilities: AgentCapabilities, agents: list[AgentBody]) -> CapabilitiesBody:
+    def of(
+        cls,
+        capabilities: AgentCapabilities,
+        agents: list[AgentBody],
+        mcp_servers: Sequence[Mapping[str, Any]] = (),
+    ) -> CapabilitiesBody:
         flags = CapabilitiesFlags.from_capabilities(capabilities)
         return cls(
             **msgspec.structs.asdict(flags),
             agents=[AgentSummary(id=a.id, name=a.name, description=a.description) for a in agents],
+            mcp_servers=[msgspec.convert(dict(server), McpServerBody) for server in mcp_servers],
         )
 
 

@@ -10,7 +10,7 @@ start-up completed is a 503.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, TypeAlias, TypeVar
 
 import structlog
@@ -158,6 +158,12 @@ def provide_reload_skills(state: State) -> SkillsReloader:
     return reload_skills
 
 
+def provide_mcp_servers(state: State) -> Sequence[Mapping[str, Any]]:
+    """The MCP servers the built-in agent uses as tool sources (none when unconfigured)."""
+    mcp_servers = _deps(state).mcp_servers
+    return () if mcp_servers is None else mcp_servers()
+
+
 def provide_readiness(state: State) -> Mapping[str, ReadinessCheck] | None:
     """The readiness checks, or ``None`` while the service is starting."""
     deps = installed(state)
@@ -177,4 +183,5 @@ def dependencies() -> dict[str, Provide]:
         "directory": Provide(provide_directory, sync_to_thread=False),
         "reload_skills": Provide(provide_reload_skills, sync_to_thread=False),
         "readiness": Provide(provide_readiness, sync_to_thread=False),
+        "mcp_servers": Provide(provide_mcp_servers, sync_to_thread=False),
     }

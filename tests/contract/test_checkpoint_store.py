@@ -23,7 +23,7 @@ from copilot_core.errors import InvalidRequestError, SessionNotFoundError
 from copilot_core.messages import FunctionCall, Message, ToolCall
 from copilot_core.ports import CheckpointStore, RestorePoint, RestorePointStore
 from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage
+from copilot_core.stats import Usage, stamp_usage
 from copilot_core.testing import InMemoryCheckpointStore
 
 StoreFactory = Callable[
@@ -387,7 +387,9 @@ async def test_a_step_replaces_the_draft_it_supersedes(store: CheckpointStore) -
     final = step(3)
     await store.append_messages(PROJECT, "s1", final, usage=Usage(1, 10, 2), replaces="d")
     history = (await store.history(PROJECT, "s1")).messages
-    assert history == [*numbered(1), *final]
+    # The step's usage is kept in its first message (so that a truncation can undo it).
+    assert history == [*numbered(1), *stamp_usage(final, Usage(1, 10, 2))]
+    assert history[1].metadata["usage"] == {"llm_calls": 1, "input_tokens": 10, "output_tokens": 2}
     got = await store.get_session(PROJECT, "s1")
     assert got is not None
     assert got.message_count == len(history) == 4
@@ -537,19 +539,16 @@ async def test_truncate_drops_a_message_and_what_follows_with_their_counts(
 ) -> None:
     await store.create_session(session("s1"))
     first = [Message.user("u1", "first", at(1))]
-    answer = Message.assistant("a1", "one", at(2), usage=Usage(1, 100, 10).to_metadata())
+    answer = Message.assistant("a1", "one", at(2))
     second = [Message.user("u2", "second", at(3))]
     tools = step(4)
-    tools[0] = tools[0].model_copy(
-        update={"metadata": {**tools[0].metadata, "usage": Usage(2, 300, 20).to_metadata()}}
-    )
     await store.append_messages(PROJECT, "s1", first)
     await store.append_messages(PROJECT, "s1", [answer], usage=Usage(1, 100, 10))
     await store.append_messages(PROJECT, "s1", second)
     await store.append_messages(PROJECT, "s1", tools, usage=Usage(2, 300, 20))
     assert await store.truncate(PROJECT, "s1", "u2") == 1 + len(tools)
     history = (await store.history(PROJECT, "s1")).messages
-    assert history == [*first, answer]
+    assert history == [*first, *stamp_usage([answer], Usage(1, 100, 10))]
     got = await store.get_session(PROJECT, "s1")
     assert got is not None
     assert got.message_count == 2

@@ -9,7 +9,10 @@ required arguments, their JSON types), so they hold whichever tools an executor 
 * ``fake``: ``copilot_core.testing.FakeToolExecutor`` set up with tools equivalent to
   GNS3's (same names, modes and argument schemas, checked the way GNS3's are);
 * ``gns3``: ``adapters.gns3.Gns3ToolExecutor`` against the real gns3-server 3.0.6, in
-  a fresh project.
+  a fresh project;
+* ``mcp``: ``adapters.mcp.McpToolSource`` over two real MCP servers (the SDK-written fake
+  of ``tests/fakes`` as child processes over stdio): one for both modes, one for lab
+  automation only.
 
 To add an executor (the MCP tool source, say), add one entry to ``EXECUTORS``.
 """
@@ -184,9 +187,22 @@ async def _gns3(request: pytest.FixtureRequest) -> AsyncIterator[ToolsHarness]:
             await client.delete_project(token, project_id)
 
 
+# ======================================================================= MCP
+@contextlib.asynccontextmanager
+async def _mcp(request: pytest.FixtureRequest) -> AsyncIterator[ToolsHarness]:
+    from tests.adapters.mcp.conftest import connected, stdio_config
+
+    both = stdio_config("lab", tools=["echo", "add"])
+    automation = stdio_config("ops", tools=["echo", "hang"], modes=[AUTOMATION.value])
+    async with connected(both, automation) as source:
+        echo = ParsedToolCall.parse("call-echo", "lab__echo", '{"text": "contract"}')
+        yield ToolsHarness(source, context_for("project-1", None), echo)
+
+
 EXECUTORS: dict[str, HarnessFactory] = {
     "fake": _fake,
     "gns3": _gns3,
+    "mcp": _mcp,
 }
 _MARKS = {"gns3": [pytest.mark.gns3, pytest.mark.timeout(300)]}
 

@@ -10,7 +10,8 @@ A call the user approved (``ToolContext.approved``) that changes the lab runs on
 a restore point of what it changes was taken and saved (``restore_points``); its result
 names it (``restore_point_id``, also in the tool message's metadata). When no restore
 point can be taken the change is not made and the result says why. An executor given no
-``restore_points`` store makes approved changes without one, and says so in each result.
+``restore_points`` store, or a call from outside a conversation the store keeps (an MCP
+client's), makes approved changes without one, and says so in each result.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from adapters.gns3._tools.registry import (
     ToolRegistry,
 )
 from adapters.gns3._tools.restore import (
+    NoConversationError,
     RestorePointError,
     restore_point_notes,
     restore_tools,
@@ -205,6 +207,9 @@ class Gns3ToolExecutor:
                 tool_name=call.name,
                 preview=preview,
             )
+        except NoConversationError as exc:
+            result = await tool.run(self.lab, args, scope)
+            return _with_restore_point(result, None, [f"no restore point was taken: {exc}"])
         except RestorePointError as exc:
             return ToolResult.error(
                 f"{call.name} was not run: no restore point could be taken first ({exc}), "

@@ -38,11 +38,17 @@ from adapters.gns3._tools.registry import (
 )
 from adapters.gns3._tools.results import batch, item
 from adapters.gns3._topology_state import capture_topology, restore_topology
-from copilot_core.errors import CopilotError
+from copilot_core.errors import CopilotError, SessionNotFoundError
 from copilot_core.ports import ChangePreview, RestorePoint
 from copilot_core.tools import ToolResult
 
-__all__ = ["RestorePointError", "restore_tools", "roll_back", "take_restore_point"]
+__all__ = [
+    "NoConversationError",
+    "RestorePointError",
+    "restore_tools",
+    "roll_back",
+    "take_restore_point",
+]
 
 JSON = dict[str, Any]
 
@@ -58,6 +64,11 @@ SNAPSHOT_PREFIX = "copilot-"
 
 class RestorePointError(Exception):
     """A restore point could not be taken (the message says why)."""
+
+
+class NoConversationError(RestorePointError):
+    """The call belongs to no conversation the store keeps (an MCP client's call): there
+    is no session to keep a restore point with."""
 
 
 def _when(moment: datetime) -> str:
@@ -167,6 +178,16 @@ async def take_restore_point(
     store = lab.restore_points
     if store is None:
         raise RestorePointError("this service keeps no restore points")
+    session_id = scope.context.session_id
+    try:
+        await store.restore_points(scope.project_id, session_id)
+    except SessionNotFoundError as exc:
+        raise NoConversationError(
+            f"this call comes from outside a copilot conversation (session {session_id!r}), "
+            "and restore points are kept with conversations"
+        ) from exc
+    except CopilotError as exc:
+        raise RestorePointError(f"the restore points could not be read: {exc.message}") from exc
     point_id = str(uuid.uuid4())
     try:
         snapshot = await lab.snapshot(scope)

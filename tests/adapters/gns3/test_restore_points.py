@@ -21,6 +21,8 @@ from adapters.gns3._tools.registry import CallScope
 from adapters.gns3._tools.restore import take_restore_point
 from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolContext, ToolResult
 from copilot_core.approvals import ApprovalDecision
+from copilot_core.errors import StoreError
+from copilot_core.ports import RestorePoint
 from copilot_core.session import Session
 from copilot_core.testing import InMemoryCheckpointStore
 from tests.fakes.telnet_devices import (
@@ -314,15 +316,39 @@ async def test_a_change_whose_restore_point_cannot_be_taken_is_not_made(
         assert await store.restore_points(PROJECT, SESSION) == []
 
 
-async def test_a_restore_point_is_not_taken_for_a_session_the_store_does_not_know(
-    lab: EmulatedDeviceLab,
+async def test_a_change_whose_restore_point_cannot_be_saved_is_not_made(
+    lab: EmulatedDeviceLab, store: InMemoryCheckpointStore
 ) -> None:
-    executor, _ = make(lab, InMemoryCheckpointStore())
+    class FullDisk(InMemoryCheckpointStore):
+        async def save_restore_point(self, point: RestorePoint) -> None:
+            raise StoreError("The disk is full.")
+
+    full = FullDisk()
+    for session in await store.list_sessions(PROJECT, "alice"):
+        await full.create_session(session)
+    executor, _ = make(lab, full)
     result = await run(executor, "execute_vpcs_commands", THREE_DEVICES)
     assert result.status.value == "error"
-    assert "it could not be saved" in result.output["error"]
+    assert "it could not be saved: The disk is full." in result.output["error"]
     pc1 = lab["PC1"]
     assert isinstance(pc1, EmulatedVpcs) and pc1.ip == "0.0.0.0/0"
+
+
+async def test_a_call_from_outside_a_conversation_says_it_has_no_restore_point(
+    lab: EmulatedDeviceLab,
+) -> None:
+    # An MCP client's call: its context names no session the store keeps.
+    executor, _ = make(lab, InMemoryCheckpointStore())
+    result = await run(executor, "execute_vpcs_commands", THREE_DEVICES)
+    assert result.output["status"] == "success"
+    assert result.output["restore_point_id"] is None
+    (note,) = result.output["restore_point_notes"]
+    assert note.startswith(
+        "no restore point was taken: this call comes from outside a copilot conversation"
+    )
+    pc1 = lab["PC1"]
+    assert isinstance(pc1, EmulatedVpcs) and pc1.ip == "10.0.0.1/24"
+    assert pc1.received == ["ip 10.0.0.1/24 10.0.0.254"]  # nothing was read for nothing
 
 
 async def test_without_a_store_an_approved_change_says_it_has_no_restore_point(

@@ -17,7 +17,7 @@ from copilot_core.conversation import Conversation
 from copilot_core.errors import StoreCorruptedError
 from copilot_core.messages import FunctionCall, Message, ToolCall
 from copilot_core.session import Session
-from copilot_core.stats import Usage
+from copilot_core.stats import Usage, stamp_usage
 from tests.adapters.sqlite import killable_writer
 from tests.adapters.sqlite.conftest import project_id
 from tests.adapters.sqlite.killable_writer import TITLE, USER, turn_appends
@@ -64,7 +64,7 @@ async def check_killed_session(store: SqliteCheckpointStore, thread_id: str) -> 
     for messages, used in appends:
         if len(saved) == len(history):
             break
-        saved.extend(messages)
+        saved.extend(stamp_usage(messages, used))  # the store keeps the usage with the step
         usage += used or Usage()
     assert history == saved, "a step was saved in part"
     assert session.message_count == len(history)
@@ -139,13 +139,17 @@ def turn(session: int, t: int) -> list[list[Message]]:
     ]
 
 
+def step_usage(n: int) -> Usage | None:
+    """The usage of a turn's ``n``-th append: two LLM calls, 30 tokens in, 7 out."""
+    return Usage(1, 15, 3 + n % 2) if n else None
+
+
 async def chat(store: SqliteCheckpointStore, session: int, turns: int) -> None:
     thread_id = f"s{session}"
     await store.create_session(new_session(thread_id))
     for t in range(turns):
         for n, messages in enumerate(turn(session, t)):
-            usage = Usage(1, 15, 3 + n % 2) if n else None  # two LLM calls: 30 in, 7 out
-            await store.append_messages(P1, thread_id, messages, usage=usage)
+            await store.append_messages(P1, thread_id, messages, usage=step_usage(n))
             await asyncio.sleep(0)
         await store.record_turn(P1, thread_id, T0 + timedelta(seconds=t), title=f"chat {session}")
 
@@ -155,7 +159,12 @@ async def check_chats(store: SqliteCheckpointStore, sessions: range, turns: int)
     assert {s.thread_id for s in listed} == {f"s{n}" for n in sessions}
     for n in sessions:
         history = (await store.history(P1, f"s{n}")).messages
-        assert history == [m for t in range(turns) for append in turn(n, t) for m in append]
+        assert history == [
+            m
+            for t in range(turns)
+            for k, append in enumerate(turn(n, t))
+            for m in stamp_usage(append, step_usage(k))
+        ]
         got = await store.get_session(P1, f"s{n}")
         assert got is not None
         assert (got.message_count, got.llm_calls_count) == (4 * turns, 2 * turns)

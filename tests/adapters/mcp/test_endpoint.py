@@ -1,0 +1,94 @@
+"""The MCP endpoint's edges, without a GNS3 server: its public surface, the connection's
+query options, and what it answers before it serves and outside its one path."""
+
+from __future__ import annotations
+
+import contextlib
+import types
+from collections.abc import AsyncIterator
+from typing import cast
+
+import httpx
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+from litestar.types import ASGIApp
+
+import adapters.mcp as mcp
+from adapters.mcp import ConnectionOptions, McpEndpoint
+from adapters.web import create_web_app
+from copilot_core import CopilotMode
+
+MCP_PATH = "/v3/copilot/mcp"
+BODY = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+
+def test_the_package_exports_exactly_its_public_api() -> None:
+    public = {
+        name
+        for name, value in vars(mcp).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert public == set(mcp.__all__)
+    assert list(mcp.__all__) == sorted(mcp.__all__, key=lambda n: (not n.isupper(), n))
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({}, ConnectionOptions(CopilotMode.TEACHING_ASSISTANT, None)),
+        (
+            {"mode": "lab_automation_assistant"},
+            ConnectionOptions(CopilotMode.LAB_AUTOMATION_ASSISTANT),
+        ),
+        ({"project": " lab 1 "}, ConnectionOptions(CopilotMode.TEACHING_ASSISTANT, "lab 1")),
+        ({"mode": "", "project": ""}, ConnectionOptions()),
+    ],
+)
+def test_the_connection_options_come_from_the_query(
+    query: dict[str, str], expected: ConnectionOptions
+) -> None:
+    assert ConnectionOptions.from_query(query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "problem"),
+    [
+        ({"mode": "root"}, "mode must be one of"),
+        ({"modes": "x"}, "unknown query parameter 'modes'"),
+        ({"project": "p" * 300}, "at most 255"),
+    ],
+)
+def test_bad_connection_options_say_what_is_wrong(query: dict[str, str], problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        ConnectionOptions.from_query(query)
+
+
+@contextlib.asynccontextmanager
+async def app_with(endpoint: McpEndpoint, *, running: bool) -> AsyncIterator[httpx.AsyncClient]:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        if running:
+            async with endpoint.running():
+                yield
+        else:
+            yield
+
+    app = create_web_app(lifespan=[lifespan], mounts={MCP_PATH: cast(ASGIApp, endpoint)})
+    async with AsyncTestClient(app) as client:
+        yield cast(httpx.AsyncClient, client)
+
+
+async def test_before_it_serves_the_endpoint_answers_503() -> None:
+    async with app_with(McpEndpoint(), running=True) as client:  # no dependencies installed
+        response = await client.post(MCP_PATH, json=BODY)
+
+    assert response.status_code == 503
+    assert response.json()["error"] == "unavailable"
+
+
+async def test_a_path_below_the_endpoint_is_not_found() -> None:
+    async with app_with(McpEndpoint(), running=False) as client:
+        response = await client.post(f"{MCP_PATH}/other", json=BODY)
+
+    assert response.status_code == 404
