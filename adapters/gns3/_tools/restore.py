@@ -521,7 +521,13 @@ async def restore_points(lab: LabAccess, args: RestorePointAction, scope: CallSc
         return ToolResult.error("This service keeps no restore points.")
     session = scope.context.session_id
     if args.action == "list":
-        points = await store.restore_points(scope.project_id, session)
+        try:
+            points = await store.restore_points(scope.project_id, session)
+        except SessionNotFoundError:
+            return ToolResult.error(
+                "Restore points are kept with copilot conversations, and this call comes from "
+                "outside one: there are none to list."
+            )
         return ToolResult(
             {"status": "success", "restore_points": [describe_point(p) for p in points]}
         )

@@ -486,3 +486,14 @@ async def test_stopping_every_node_keeps_what_each_can_give(
     assert "built-in ethernet_switch" in devices["SW1"]["note"]
     assert " shutdown" in devices["R1"]["config"]["lines"]
     assert devices["PC2"]["config"]["ip"] == "0.0.0.0/0"
+
+
+async def test_outside_a_conversation_there_are_no_restore_points_to_list(
+    lab: EmulatedDeviceLab,
+) -> None:
+    executor, _ = make(lab, InMemoryCheckpointStore())
+    listed = await run(executor, "restore_point", {"action": "list"}, approved=None)
+    assert listed.status.value == "error"
+    assert "kept with copilot conversations" in listed.output["error"]
+    rolled = await run(executor, "restore_point", {"action": "rollback", "restore_point_id": "x"})
+    assert "no restore point 'x'" in rolled.output["error"]
