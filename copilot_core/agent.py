@@ -71,6 +71,8 @@ class AgentSettings:
     stream_buffer: int = 256
     #: Progress of running tools reaches clients at most this often per call (seconds).
     progress_interval: float = 0.25
+    #: A tool result longer than this (as the model reads it) is cut, saying so.
+    max_result_chars: int = 200_000
 
 
 @dataclass(slots=True)
@@ -114,6 +116,7 @@ class BuiltinAgent:
                 tools,
                 timeout=self._settings.tool_timeout,
                 progress_interval=self._settings.progress_interval,
+                max_result_chars=self._settings.max_result_chars,
             )
         )
         self._topology = topology

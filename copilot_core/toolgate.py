@@ -10,7 +10,8 @@ for every caller (the built-in agent, an MCP client) and every tool source:
   :class:`~copilot_core.approvals.ApprovalPolicy` requires it, the call waits for the
   user's decision (``ToolContext.approver``) and a rejected call is answered
   ``rejected``, the decision kept with the tool message;
-* the time limit, and the mapping of failures to error results (a tool that raises a
+* the time limit, a cap on the size of a result (a longer one is cut, saying so), and
+  the mapping of failures to error results (a tool that raises a
   :class:`~copilot_core.errors.CopilotError` reports its message; anything else is an
   internal error, logged);
 * abort: running calls are cancelled at once and answered ``{"status": "aborted"}``
@@ -40,6 +41,7 @@ from copilot_core.tools import (
     ToolProgress,
     ToolResult,
     ToolSpec,
+    render_tool_output,
 )
 
 __all__ = ["ToolGate"]
@@ -53,11 +55,17 @@ class ToolGate:
     """Runs tool calls under the copilot's rules (see the module's docstring)."""
 
     def __init__(
-        self, tools: ToolExecutor, *, timeout: float = 300.0, progress_interval: float = 0.25
+        self,
+        tools: ToolExecutor,
+        *,
+        timeout: float = 300.0,
+        progress_interval: float = 0.25,
+        max_result_chars: int = 200_000,
     ) -> None:
         self._tools = tools
         self.timeout = timeout
         self.progress_interval = progress_interval
+        self.max_result_chars = max_result_chars
         self._orphans: set[asyncio.Task[Any]] = set()
 
     def specs(self, mode: CopilotMode) -> list[ToolSpec]:
@@ -185,10 +193,27 @@ class ToolGate:
             result = ToolResult.error(
                 f"{call.name} failed with an internal error; see the server log."
             )
+        result = self._capped(call, result)
         if decision is None:
             return result
         return replace(
             result, metadata={**(result.metadata or {}), "approval": decision.to_metadata()}
+        )
+
+    def _capped(self, call: ParsedToolCall, result: ToolResult) -> ToolResult:
+        """A result longer than ``max_result_chars`` (as the model would read it) is cut,
+        saying so: one tool must not fill the model's context."""
+        text = render_tool_output(result.output)
+        if len(text) <= self.max_result_chars:
+            return result
+        note = (
+            f"The output of {call.name} was {len(text)} characters long; only the first "
+            f"{self.max_result_chars} are kept. Ask for less (fewer devices or commands, a "
+            "narrower show command)."
+        )
+        return replace(
+            result,
+            output={"truncated": True, "note": note, "output": text[: self.max_result_chars]},
         )
 
 

@@ -417,6 +417,7 @@ class Core(containers.DeclarativeContainer):
         title_timeout=config.agent.title_timeout,
         output_reserve_tokens=config.agent.output_reserve_tokens,
         progress_interval=config.agent.progress_interval,
+        max_result_chars=config.agent.max_result_chars,
     )
     agent = providers.Singleton(
         BuiltinAgent,
@@ -519,7 +520,12 @@ class Container(containers.DeclarativeContainer):
     web = providers.Container(Web, config=config, gateways=gateways, core=core)
 
     #: The GNS3 tools served over MCP, behind a gate of their own with the agent's limit.
-    mcp_tools = providers.Singleton(ToolGate, gateways.tools, timeout=config.agent.tool_timeout)
+    mcp_tools = providers.Singleton(
+        ToolGate,
+        gateways.tools,
+        timeout=config.agent.tool_timeout,
+        max_result_chars=config.agent.max_result_chars,
+    )
     #: Built with the app (mounted at /v3/copilot/mcp); ``mcp_dependencies`` feeds it.
     mcp_endpoint = providers.Singleton(
         McpEndpoint,

@@ -210,6 +210,11 @@ class AgentSection(_Section):
         gt=0,
         description="Seconds between progress events of one running tool.",
     )
+    max_result_chars: int = Field(
+        default=_AGENT.max_result_chars,
+        ge=1000,
+        description="Characters of one tool result the model reads; a longer one is cut.",
+    )
 
 
 class ChatSection(_Section):

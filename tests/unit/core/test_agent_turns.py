@@ -355,3 +355,17 @@ async def test_a_running_tool_reports_progress_coalesced_before_its_end(world: W
     order = types(events)
     assert order.index("tool_start") < order.index("tool_progress")
     assert max(i for i, t in enumerate(order) if t == "tool_progress") < order.index("tool_end")
+
+
+async def test_a_tool_result_too_long_for_the_model_is_cut_and_says_so(world: World) -> None:
+    world.agent_settings = AgentSettings(max_result_chars=1000)
+    world.tools.add("show_run", lambda args, ctx: "interface Gi0/0\n" * 500)
+    world.model.add(tool_reply(("show_run", {})), text_reply("ok"), text_reply("T"))
+    events = await world.turn("show me the config")
+    end = next(e for e in events if e["type"] == "tool_end")
+    output = end["output"]
+    assert output["truncated"] is True  # type: ignore[index]
+    assert len(output["output"]) == 1000  # type: ignore[index]
+    assert "8000 characters long" in output["note"]  # type: ignore[index]
+    sent = world.model.calls[1].messages[-1].content
+    assert len(sent) < 1500 and "only the first 1000 are kept" in sent
