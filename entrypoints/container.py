@@ -80,7 +80,7 @@ from copilot_core import (
     UuidIdFactory,
 )
 from copilot_core.approvals import ApprovalPolicy
-from copilot_core.ports import AgentBackend, Clock, IdFactory, ToolExecutor
+from copilot_core.ports import AgentBackend, Clock, IdFactory, RestorePointStore, ToolExecutor
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 
@@ -184,11 +184,18 @@ async def open_console_runner(**limits: Any) -> AsyncIterator[ConsoleRunner]:
 
 
 async def open_tools(
-    client: Gns3Client, console: ConsoleRunner, skills: SkillLibrary, settings: Gns3ToolSettings
+    client: Gns3Client,
+    console: ConsoleRunner,
+    skills: SkillLibrary,
+    settings: Gns3ToolSettings,
+    restore_points: RestorePointStore | None = None,
 ) -> AsyncIterator[Gns3ToolExecutor]:
     """The lab tools, warmed before the service takes requests (the first turn then
-    costs what later ones do)."""
-    tools = Gns3ToolExecutor(client, runner=console, skills=skills, settings=settings)
+    costs what later ones do); approved changes keep their restore points with the
+    sessions, in the checkpoint store."""
+    tools = Gns3ToolExecutor(
+        client, runner=console, skills=skills, settings=settings, restore_points=restore_points
+    )
     await tools.warm()
     yield tools
 
@@ -362,6 +369,7 @@ class Gateways(containers.DeclarativeContainer):
     tool_settings = providers.Singleton(
         Gns3ToolSettings,
         start_timeout=config.gns3.start_timeout,
+        max_console_wait=config.gns3.max_console_wait,
         poll_interval=config.gns3.poll_interval,
         action_settle=config.gns3.action_settle,
         start_grace=config.gns3.start_grace,
@@ -374,7 +382,12 @@ class Gateways(containers.DeclarativeContainer):
         max_commands=config.gns3.max_commands,
     )
     tools = providers.Resource(
-        open_tools, gns3, console=console, skills=skills, settings=tool_settings
+        open_tools,
+        gns3,
+        console=console,
+        skills=skills,
+        settings=tool_settings,
+        restore_points=store,
     )
     topology = providers.Singleton(Gns3TopologySource, gns3)
     mcp_sources = providers.Resource(open_mcp_sources, configs=config.mcp_servers)
@@ -489,6 +502,8 @@ class Web(containers.DeclarativeContainer):
         directory=gateways.directory,
         mcp_servers=providers.Callable(mcp_server_list, gateways.mcp_sources),
         model_catalog=gateways.model_catalog,
+        restore_points=gateways.store,
+        tools=gateways.tools,
     )
 
 

@@ -111,6 +111,11 @@ class Gns3Section(_Section):
     start_timeout: float = Field(
         default=_TOOLS.start_timeout, gt=0, description="Seconds a node may take to start."
     )
+    max_console_wait: float = Field(
+        default=_TOOLS.max_console_wait,
+        gt=0,
+        description="The longest wait_for_console may wait for a console's prompt (seconds).",
+    )
     poll_interval: float = Field(
         default=_TOOLS.poll_interval, gt=0, description="Seconds between status polls."
     )

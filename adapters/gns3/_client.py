@@ -150,11 +150,14 @@ class Gns3Client:
         token: str | None,
         *,
         json_body: Any = None,
+        content: bytes | None = None,
         what: str,
         project_id: str | None = None,
+        raw: bool = False,
     ) -> Any:
+        """GNS3's JSON answer (``None`` for an empty one); its bytes with ``raw``."""
         try:
-            response = await self._send(method, path, token, json_body)
+            response = await self._send(method, path, token, json_body, content)
         except httpx.TimeoutException as exc:
             raise Gns3UnavailableError(
                 f"GNS3 at {self.base_url} did not answer in time while trying to {what}.",
@@ -167,11 +170,15 @@ class Gns3Client:
                 RETRY_AFTER,
             ) from exc
         self._raise_for_status(response, what, project_id)
+        if raw:
+            return response.content
         if response.status_code == 204 or not response.content:
             return None
         return response.json()
 
-    async def _send(self, method: str, path: str, token: str | None, body: Any) -> httpx.Response:
+    async def _send(
+        self, method: str, path: str, token: str | None, body: Any, content: bytes | None = None
+    ) -> httpx.Response:
         """One request, retried where safe (see the module doc); the last failure is raised."""
         retrying = AsyncRetrying(
             retry=retry_if_exception(lambda error: _retryable(method, error)),
@@ -187,6 +194,7 @@ class Gns3Client:
                     f"{self._api}{path}",
                     headers=self._headers(token),
                     json=body,
+                    content=content,
                     timeout=self._timeout,
                 )
         raise AssertionError("unreachable: tenacity re-raises the last failure")  # pragma: no cover
@@ -345,6 +353,57 @@ class Gns3Client:
             project_id=project_id,
         )
 
+    async def create_node(self, token: str, project_id: str, body: JSON) -> JSON:
+        """Create a node from its own description (``name``, ``node_type``, ``compute_id``,
+        ``properties``…), without a template."""
+        return dict(
+            await self._request(
+                "POST",
+                f"/projects/{project_id}/nodes",
+                token,
+                json_body=body,
+                what="create the node",
+                project_id=project_id,
+            )
+        )
+
+    async def node_file(self, token: str, project_id: str, node_id: str, path: str) -> bytes:
+        """A file of the node's directory (a VPCS's ``startup.vpc``), as GNS3 keeps it."""
+        return bytes(
+            await self._request(
+                "GET",
+                f"/projects/{project_id}/nodes/{node_id}/files/{path}",
+                token,
+                what=f"read the node's file {path}",
+                project_id=project_id,
+                raw=True,
+            )
+        )
+
+    async def write_node_file(
+        self, token: str, project_id: str, node_id: str, path: str, content: bytes
+    ) -> None:
+        await self._request(
+            "POST",
+            f"/projects/{project_id}/nodes/{node_id}/files/{path}",
+            token,
+            content=content,
+            what=f"write the node's file {path}",
+            project_id=project_id,
+        )
+
+    async def project_nodes_action(self, token: str, project_id: str, action: str) -> None:
+        """``start``, ``stop``, ``suspend`` or ``reload`` every node of the project."""
+        if action not in {"start", "stop", "suspend", "reload"}:
+            raise ValueError(f"unknown node action {action!r}")
+        await self._request(
+            "POST",
+            f"/projects/{project_id}/nodes/{action}",
+            token,
+            what=f"{action} the project's nodes",
+            project_id=project_id,
+        )
+
     async def node_action(self, token: str, project_id: str, node_id: str, action: str) -> None:
         """``start``, ``stop``, ``suspend`` or ``reload`` one node (GNS3 needs a ``{}`` body)."""
         if action not in {"start", "stop", "suspend", "reload"}:
@@ -397,6 +456,139 @@ class Gns3Client:
             f"/projects/{project_id}/links/{link_id}",
             token,
             what="delete the link",
+            project_id=project_id,
+        )
+
+    async def link(self, token: str, project_id: str, link_id: str) -> JSON:
+        return dict(
+            await self._request(
+                "GET",
+                f"/projects/{project_id}/links/{link_id}",
+                token,
+                what="read the link",
+                project_id=project_id,
+            )
+        )
+
+    async def update_link(self, token: str, project_id: str, link_id: str, **fields: Any) -> JSON:
+        """Change a link's ``filters`` (the whole set: GNS3 replaces it) or ``suspend``."""
+        return dict(
+            await self._request(
+                "PUT",
+                f"/projects/{project_id}/links/{link_id}",
+                token,
+                json_body=fields,
+                what="update the link",
+                project_id=project_id,
+            )
+        )
+
+    async def available_filters(self, token: str, project_id: str, link_id: str) -> list[JSON]:
+        """The filters this link's type offers: ``type``, ``name``, ``description`` and
+        ``parameters`` (``name``, ``type`` int|text, ``minimum``, ``maximum``, ``unit``)."""
+        return list(
+            await self._request(
+                "GET",
+                f"/projects/{project_id}/links/{link_id}/available_filters",
+                token,
+                what="list the link's filters",
+                project_id=project_id,
+            )
+        )
+
+    # ------------------------------------------------------------------ drawings
+    async def drawings(self, token: str, project_id: str) -> list[JSON]:
+        return list(
+            await self._request(
+                "GET",
+                f"/projects/{project_id}/drawings",
+                token,
+                what="list the drawings",
+                project_id=project_id,
+            )
+        )
+
+    async def create_drawing(self, token: str, project_id: str, body: JSON) -> JSON:
+        """A drawing: ``svg`` (an SVG document as text), ``x``, ``y``, ``z``, ``rotation``."""
+        return dict(
+            await self._request(
+                "POST",
+                f"/projects/{project_id}/drawings",
+                token,
+                json_body=body,
+                what="create the drawing",
+                project_id=project_id,
+            )
+        )
+
+    async def update_drawing(
+        self, token: str, project_id: str, drawing_id: str, **fields: Any
+    ) -> JSON:
+        return dict(
+            await self._request(
+                "PUT",
+                f"/projects/{project_id}/drawings/{drawing_id}",
+                token,
+                json_body=fields,
+                what="update the drawing",
+                project_id=project_id,
+            )
+        )
+
+    async def delete_drawing(self, token: str, project_id: str, drawing_id: str) -> None:
+        await self._request(
+            "DELETE",
+            f"/projects/{project_id}/drawings/{drawing_id}",
+            token,
+            what="delete the drawing",
+            project_id=project_id,
+        )
+
+    # ----------------------------------------------------------------- snapshots
+    async def snapshots(self, token: str, project_id: str) -> list[JSON]:
+        """``name``, ``snapshot_id``, ``created_at`` (epoch seconds). GNS3 makes new
+        snapshot ids whenever it loads the project (a restore included): names last."""
+        return list(
+            await self._request(
+                "GET",
+                f"/projects/{project_id}/snapshots",
+                token,
+                what="list the snapshots",
+                project_id=project_id,
+            )
+        )
+
+    async def create_snapshot(self, token: str, project_id: str, name: str) -> JSON:
+        """Refused (409) while a node runs, or when the name is taken."""
+        return dict(
+            await self._request(
+                "POST",
+                f"/projects/{project_id}/snapshots",
+                token,
+                json_body={"name": name},
+                what="take a snapshot",
+                project_id=project_id,
+            )
+        )
+
+    async def restore_snapshot(self, token: str, project_id: str, snapshot_id: str) -> JSON:
+        """The project comes back as it was (its nodes stopped, every id new)."""
+        return dict(
+            await self._request(
+                "POST",
+                f"/projects/{project_id}/snapshots/{snapshot_id}/restore",
+                token,
+                what="restore the snapshot",
+                project_id=project_id,
+            )
+        )
+
+    async def delete_snapshot(self, token: str, project_id: str, snapshot_id: str) -> None:
+        await self._request(
+            "DELETE",
+            f"/projects/{project_id}/snapshots/{snapshot_id}",
+            token,
+            what="delete the snapshot",
             project_id=project_id,
         )
 

@@ -145,6 +145,8 @@ class ConsoleTranscript:
     target: ConsoleTarget
     outcomes: list[CommandOutcome] = field(default_factory=list)
     error: str | None = None
+    #: The prompt the console showed when the run reached it (empty: it never did).
+    prompt: str = ""
 
 
 class _ConsoleClosedError(Exception):
@@ -457,6 +459,14 @@ class _Session:
 _LINE = re.compile(r"(?P<line>[^\r\n]*)\r*\n")
 
 
+@dataclass(frozen=True, slots=True)
+class _Mode:
+    """Where a run's commands go: configuration mode, or the privileged level."""
+
+    config: bool
+    privileged: bool
+
+
 class _CommandLostError(Exception):
     """The connection dropped during a command (its outcome so far is attached)."""
 
@@ -511,11 +521,13 @@ class ConsoleRunner:
         commands: Sequence[str],
         *,
         config_mode: bool = False,
+        privileged: bool = False,
         limits: Sequence[float] | None = None,
         deadline: float | None = None,
         progress: Progress | None = None,
     ) -> ConsoleTranscript:
-        """Run ``commands`` in order on ``target``; in configuration mode if asked.
+        """Run ``commands`` in order on ``target``; in configuration mode if asked, or at
+        the privileged level (``privileged``: Cisco's and Arista's ``enable``).
 
         ``limits`` gives each command's time limit (default ``command_timeout``);
         ``deadline`` (event-loop time) bounds the whole run: a command that would start
@@ -539,7 +551,13 @@ class ConsoleRunner:
                 return transcript
             session = _Session(telnet, target, self)
             await self._session(
-                session, transcript, commands, config_mode, limits, deadline, progress
+                session,
+                transcript,
+                commands,
+                _Mode(config_mode, privileged),
+                limits,
+                deadline,
+                progress,
             )
             await telnet.close()
             telnet = None
@@ -575,13 +593,14 @@ class ConsoleRunner:
         session: _Session,
         transcript: ConsoleTranscript,
         commands: Sequence[str],
-        config_mode: bool,
+        mode: _Mode,
         limits: Sequence[float] | None,
         deadline: float | None,
         progress: Progress | None,
     ) -> None:
         name = session.target.name
         loop = asyncio.get_running_loop()
+        config_mode = mode.config
         try:
             await session.attach()
         except _NotReadyError as exc:
@@ -591,12 +610,20 @@ class ConsoleRunner:
             transcript.error = f"the console of {name} closed the connection"
             return
         platform = session.platform
-        start_prompt = session.prompt
+        start_prompt = transcript.prompt = session.prompt
         try:
-            for step in platform.enter(start_prompt, config=config_mode):
+            for step in platform.enter(
+                start_prompt, config=config_mode, privileged=mode.privileged
+            ):
                 problem = await self._step(session, step)
                 if problem is not None:
-                    what = "configuration mode" if config_mode else "the device's command line"
+                    what = (
+                        "configuration mode"
+                        if config_mode
+                        else "the privileged level"
+                        if mode.privileged
+                        else "the device's command line"
+                    )
                     transcript.error = f"could not enter {what} on {name} ({problem})"
                     return
             stopped: str | None = None
@@ -625,7 +652,9 @@ class ConsoleRunner:
                 elif config_mode and platform.enter(session.prompt, config=True):
                     stopped = f"not run: {name} left configuration mode"
             if stopped is None:
-                for step in platform.leave(start_prompt, config=config_mode):
+                for step in platform.leave(
+                    start_prompt, config=config_mode, privileged=mode.privileged
+                ):
                     problem = await self._step(session, step)
                     if problem is not None:
                         transcript.error = f"{step.command!r} failed on {name}: {problem}"

@@ -193,6 +193,8 @@ class LabSnapshot:
                 item["capturing"] = True
             if link.get("suspend"):
                 item["suspended"] = True
+            if link.get("filters"):
+                item["filters"] = dict(link["filters"])
             links.append(item)
         return {
             "project": {

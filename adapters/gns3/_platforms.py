@@ -204,14 +204,20 @@ class Platform:
             return _JUNOS_CLI.fullmatch(prompt) is None
         return False
 
-    def enter(self, prompt: str, *, config: bool) -> list[ModeStep]:
-        """Commands that bring a console showing ``prompt`` to where commands run."""
+    def enter(self, prompt: str, *, config: bool, privileged: bool = False) -> list[ModeStep]:
+        """Commands that bring a console showing ``prompt`` to where commands run: the
+        device's CLI, then configuration mode (``config``) or, on Cisco and Arista, the
+        privileged level (``privileged``: what ``show running-config`` needs)."""
         steps: list[ModeStep] = []
         kind = self.kind
         if kind is DeviceKind.FRR and self.at_shell(prompt):
             steps.append(ModeStep("vtysh", _VTYSH_END))
         if kind is DeviceKind.JUNIPER_JUNOS and self.at_shell(prompt):
             steps.append(ModeStep("cli", _JUNOS_CLI_END))
+        if not config and privileged and kind in (DeviceKind.CISCO_IOS, DeviceKind.ARISTA_EOS):
+            if prompt.rstrip().endswith(">"):
+                steps.append(ModeStep("enable", re.compile(r"#\s*\Z"), _PASSWORD))
+            return steps
         if not config or self.in_config(prompt):
             return steps
         if kind in (DeviceKind.CISCO_IOS, DeviceKind.ARISTA_EOS):
@@ -226,10 +232,17 @@ class Platform:
             steps.append(ModeStep("configure", re.compile(r"#\s*\Z")))
         return steps
 
-    def leave(self, start_prompt: str, *, config: bool) -> list[ModeStep]:
+    def leave(self, start_prompt: str, *, config: bool, privileged: bool = False) -> list[ModeStep]:
         """Commands that take the console back to where it was (``start_prompt``)."""
         steps: list[ModeStep] = []
         kind = self.kind
+        if (
+            not config
+            and privileged
+            and kind in (DeviceKind.CISCO_IOS, DeviceKind.ARISTA_EOS)
+            and start_prompt.rstrip().endswith(">")
+        ):
+            return [ModeStep("disable")]
         if config and not self.in_config(start_prompt):
             if kind in (DeviceKind.CISCO_IOS, DeviceKind.ARISTA_EOS, DeviceKind.FRR):
                 steps.append(ModeStep("end"))

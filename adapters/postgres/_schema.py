@@ -13,6 +13,9 @@ missing. Tables:
   cascades to its messages.
 * ``llm_settings``: one row per user, the settings JSON and the API key as Fernet
   ciphertext (``bytea``), written by the LLM adapter.
+* ``restore_points`` (version 2): what the lab looked like before an approved change,
+  one row per restore point (the tool call it preceded, a summary, the tool executor's
+  state as JSON text); deleting a session cascades to them.
 
 :func:`migrate` applies the missing migrations in one transaction under a
 transaction-scoped advisory lock, so that replicas starting together apply each
@@ -92,6 +95,25 @@ MIGRATIONS: tuple[Migration, ...] = (
                 updated_at        timestamptz NOT NULL
             )
             """,
+        ),
+    ),
+    Migration(
+        2,
+        "restore points, kept with their session",
+        (
+            """
+            CREATE TABLE restore_points (
+                id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                point_id     text NOT NULL UNIQUE,
+                session_id   bigint NOT NULL REFERENCES chat_sessions (id) ON DELETE CASCADE,
+                created_at   timestamptz NOT NULL,
+                tool_call_id text NOT NULL,
+                tool_name    text NOT NULL,
+                summary      text NOT NULL,
+                state        text NOT NULL
+            )
+            """,
+            "CREATE INDEX restore_points_session ON restore_points (session_id, id)",
         ),
     ),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from adapters.postgres._codec import (
@@ -20,7 +20,7 @@ from adapters.postgres._codec import (
 from adapters.postgres._database import Connection, PostgresDatabase
 from copilot_core.errors import InvalidRequestError, SessionNotFoundError, StoreCorruptedError
 from copilot_core.messages import Message
-from copilot_core.ports import HistoryPage, SessionMatch
+from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch
 from copilot_core.search import excerpt
 from copilot_core.session import CopilotMode, Session
 from copilot_core.stats import Usage, stamp_usage
@@ -425,6 +425,57 @@ class PostgresCheckpointStore:
         start = max(end - limit, 0)
         return HistoryPage([], start + 1 if start > 0 else None)
 
+    # =========================================================== restore points
+    async def save_restore_point(self, point: RestorePoint) -> None:
+        params = (
+            safe_text(point.id),
+            utc(point.created_at),
+            safe_text(point.tool_call_id),
+            safe_text(point.tool_name),
+            safe_text(point.summary),
+            encode_json(dict(point.state)),
+            _project(point.project_id),
+            safe_text(point.session_id),
+        )
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(
+                "INSERT INTO restore_points (point_id, session_id, created_at, tool_call_id, "
+                "tool_name, summary, state) SELECT %s, id, %s, %s, %s, %s, %s "
+                f"FROM chat_sessions WHERE {_THIS}",
+                params,
+            )
+            if cursor.rowcount == 0:
+                raise SessionNotFoundError(point.session_id)
+
+    async def restore_points(self, project_id: str, thread_id: str) -> list[RestorePoint]:
+        project_id = _project(project_id)
+        thread = safe_text(thread_id)
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {_POINT_COLUMNS} FROM restore_points r JOIN chat_sessions s "
+                "ON s.id = r.session_id WHERE s.project_id = %s AND s.thread_id = %s "
+                "ORDER BY r.id",
+                (project_id, thread),
+            )
+            rows = await cursor.fetchall()
+            if not rows:
+                await self._require(conn, project_id, thread)
+        return [_point(project_id, thread_id, row) for row in rows]
+
+    async def restore_point(
+        self, project_id: str, thread_id: str, point_id: str
+    ) -> RestorePoint | None:
+        project_id = _project(project_id)
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {_POINT_COLUMNS} FROM restore_points r JOIN chat_sessions s "
+                "ON s.id = r.session_id WHERE s.project_id = %s AND s.thread_id = %s "
+                "AND r.point_id = %s",
+                (project_id, safe_text(thread_id), safe_text(point_id)),
+            )
+            row = await cursor.fetchone()
+        return None if row is None else _point(project_id, thread_id, row)
+
     # ================================================================ internals
     async def _one(self, query: str, params: Sequence[Any]) -> Session | None:
         async with self.database.connection() as conn:
@@ -439,6 +490,29 @@ class PostgresCheckpointStore:
         )
         if await cursor.fetchone() is None:
             raise SessionNotFoundError(thread)
+
+
+_POINT_COLUMNS = "r.point_id, r.created_at, r.tool_call_id, r.tool_name, r.summary, r.state"
+
+
+def _point(project_id: str, thread_id: str, row: Sequence[Any]) -> RestorePoint:
+    point_id, created_at, tool_call_id, tool_name, summary, state = row
+    try:
+        decoded = json.loads(state)
+    except ValueError as exc:
+        raise StoreCorruptedError(project_id, f"restore point {point_id!r}: {exc}") from exc
+    if not isinstance(decoded, dict):
+        raise StoreCorruptedError(project_id, f"restore point {point_id!r}: not a JSON object")
+    return RestorePoint(
+        id=point_id,
+        project_id=project_id,
+        session_id=thread_id,
+        created_at=created_at.astimezone(UTC),
+        tool_call_id=tool_call_id,
+        tool_name=tool_name,
+        summary=summary,
+        state=decoded,
+    )
 
 
 def _project(project_id: str) -> str:

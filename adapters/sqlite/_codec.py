@@ -9,7 +9,7 @@ A naive datetime is taken as UTC. Messages are stored as the compact JSON of
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,8 +22,11 @@ __all__ = [
     "SESSION_JSON",
     "decode_messages",
     "decode_sessions",
+    "decode_state",
+    "decode_time",
     "encode_json",
     "encode_message",
+    "encode_state",
     "encode_time",
 ]
 
@@ -68,6 +71,11 @@ def encode_time(value: datetime) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def decode_time(text: str) -> datetime:
+    """A stored timestamp (naive ones, from older writers, are UTC)."""
+    return _as_utc(datetime.fromisoformat(text))
 
 
 def _as_utc(value: datetime) -> datetime:
@@ -142,3 +150,22 @@ def decode_messages(texts: Sequence[str], first: int = 1) -> list[Message]:
         except (ValueError, TypeError) as exc:
             raise ValueError(f"stored message #{first + index} is not a message") from exc
     return messages
+
+
+def encode_state(state: Mapping[str, Any]) -> str:
+    """A restore point's state as JSON text SQLite can hold (a lone surrogate escaped)."""
+    data = dict(state)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data, separators=(",", ":"))
+    return text
+
+
+def decode_state(text: str) -> dict[str, Any]:
+    """A restore point's state; ``ValueError`` when the text is not a JSON object."""
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("the stored state is not a JSON object")
+    return value

@@ -9,6 +9,9 @@ Tables:
   ``copilot_mode``; both are added on open.
 * ``chat_messages``: the append-only conversation log: one row per message, the
   OpenAI-shape JSON, ordered by a per-session sequence number starting at 1.
+* ``restore_points``: what the lab looked like before an approved change (one row per
+  restore point: the tool call it preceded, a summary, and the tool executor's state
+  as JSON), kept with its session and deleted with it.
 * ``copilot_schema_version``: one row per applied schema version.
 
 Versions: 1 is the tables above; 2 recounts ``message_count`` from the message log
@@ -16,7 +19,8 @@ Versions: 1 is the tables above; 2 recounts ``message_count`` from the message l
 left the counter behind its history; now each step is counted with its messages); 3
 adds the triggers that keep the counters equal to the log: inserting a message adds it,
 and the usage its ``metadata.usage`` records, to its session's counters; deleting one
-takes them off (a step costs no statement of its own for its counters).
+takes them off (a step costs no statement of its own for its counters); 4 adds
+``restore_points``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import aiosqlite
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +64,20 @@ CREATE TABLE IF NOT EXISTS chat_messages (
     session_id INTEGER NOT NULL,
     seq INTEGER NOT NULL,
     message TEXT NOT NULL
+)
+"""
+
+# A session's restore points, oldest first by ``id`` (rows are only ever inserted).
+_RESTORE_POINTS = """
+CREATE TABLE IF NOT EXISTS restore_points (
+    id INTEGER PRIMARY KEY,
+    point_id TEXT NOT NULL UNIQUE,
+    session_id INTEGER NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    state TEXT NOT NULL
 )
 """
 
@@ -166,6 +184,13 @@ async def migrate(conn: aiosqlite.Connection) -> None:
             await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (2)")
         if 3 not in applied:
             await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (3)")
+        if 4 not in applied:
+            await conn.execute(_RESTORE_POINTS)
+            await conn.execute(
+                "CREATE INDEX IF NOT EXISTS idx_restore_points_session "
+                "ON restore_points(session_id, id)"
+            )
+            await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (4)")
     except BaseException:
         await conn.rollback()
         raise

@@ -24,8 +24,11 @@ from adapters.sqlite._codec import (
     SESSION_JSON,
     decode_messages,
     decode_sessions,
+    decode_state,
+    decode_time,
     encode_json,
     encode_message,
+    encode_state,
     encode_time,
 )
 from adapters.sqlite._schema import migrate
@@ -36,7 +39,7 @@ from copilot_core.errors import (
     StoreError,
 )
 from copilot_core.messages import Message
-from copilot_core.ports import HistoryPage, SessionMatch
+from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch
 from copilot_core.search import excerpt
 from copilot_core.session import CopilotMode, Session
 from copilot_core.stats import Usage, stamp_usage
@@ -372,11 +375,12 @@ class SqliteCheckpointStore:
 
     async def delete_session(self, project_id: str, thread_id: str) -> bool:
         async with self._write(project_id) as conn:
-            await conn.execute(
-                "DELETE FROM chat_messages WHERE session_id = "
-                "(SELECT id FROM chat_sessions WHERE thread_id = ?)",
-                (thread_id,),
-            )
+            for table in ("chat_messages", "restore_points"):
+                await conn.execute(
+                    f"DELETE FROM {table} WHERE session_id = "
+                    "(SELECT id FROM chat_sessions WHERE thread_id = ?)",
+                    (thread_id,),
+                )
             cursor = await conn.execute(
                 "DELETE FROM chat_sessions WHERE thread_id = ?", (thread_id,)
             )
@@ -389,6 +393,7 @@ class SqliteCheckpointStore:
                 return 0  # nothing stored: do not create a database just to empty it
         async with self._write(project_id) as conn:
             await conn.execute("DELETE FROM chat_messages")
+            await conn.execute("DELETE FROM restore_points")
             cursor = await conn.execute("DELETE FROM chat_sessions")
             return cursor.rowcount
 
@@ -496,6 +501,53 @@ class SqliteCheckpointStore:
             raise SessionNotFoundError(thread_id)
         row_id: int = rows[0][0]
         return row_id
+
+    # =========================================================== restore points
+    async def save_restore_point(self, point: RestorePoint) -> None:
+        state = encode_state(point.state)  # fails before any write
+        async with self._write(point.project_id) as conn:
+            cursor = await conn.execute(
+                "INSERT INTO restore_points (point_id, session_id, created_at, tool_call_id, "
+                "tool_name, summary, state) SELECT ?, id, ?, ?, ?, ?, ? FROM chat_sessions "
+                "WHERE thread_id = ?",
+                (
+                    point.id,
+                    encode_time(point.created_at),
+                    point.tool_call_id,
+                    point.tool_name,
+                    point.summary,
+                    state,
+                    point.session_id,
+                ),
+            )
+            if cursor.rowcount == 0:
+                raise SessionNotFoundError(point.session_id)
+
+    async def restore_points(self, project_id: str, thread_id: str) -> list[RestorePoint]:
+        async with self._use(project_id) as conn:
+            rows = list(
+                await conn.execute_fetchall(
+                    f"SELECT {_POINT_COLUMNS} FROM restore_points r JOIN chat_sessions s "
+                    "ON s.id = r.session_id WHERE s.thread_id = ? ORDER BY r.id",
+                    (thread_id,),
+                )
+            )
+            if not rows:
+                await self._require(conn, project_id, thread_id)
+        return [_point(project_id, thread_id, row) for row in rows]
+
+    async def restore_point(
+        self, project_id: str, thread_id: str, point_id: str
+    ) -> RestorePoint | None:
+        async with self._use(project_id) as conn:
+            rows = list(
+                await conn.execute_fetchall(
+                    f"SELECT {_POINT_COLUMNS} FROM restore_points r JOIN chat_sessions s "
+                    "ON s.id = r.session_id WHERE s.thread_id = ? AND r.point_id = ?",
+                    (thread_id, point_id),
+                )
+            )
+        return _point(project_id, thread_id, rows[0]) if rows else None
 
     # ================================================================ databases
     @contextlib.asynccontextmanager
@@ -631,6 +683,27 @@ class SqliteCheckpointStore:
             database.closed = True
             with contextlib.suppress(sqlite3.Error, ValueError):
                 await database.conn.close()
+
+
+_POINT_COLUMNS = "r.point_id, r.created_at, r.tool_call_id, r.tool_name, r.summary, r.state"
+
+
+def _point(project_id: str, thread_id: str, row: Any) -> RestorePoint:
+    point_id, created_at, tool_call_id, tool_name, summary, state = row
+    try:
+        decoded = decode_state(state)
+    except ValueError as exc:
+        raise StoreCorruptedError(project_id, f"restore point {point_id!r}: {exc}") from exc
+    return RestorePoint(
+        id=point_id,
+        project_id=project_id,
+        session_id=thread_id,
+        created_at=decode_time(created_at),
+        tool_call_id=tool_call_id,
+        tool_name=tool_name,
+        summary=summary,
+        state=decoded,
+    )
 
 
 _ADD_USAGE = (

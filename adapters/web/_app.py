@@ -40,6 +40,7 @@ from adapters.web._methods import complete_allow_middleware
 from adapters.web._observers import PrometheusTurnMetrics, metrics_route
 from adapters.web._openapi import ExactDocument, Limits, RefinedRenderPlugin
 from adapters.web._page import page_routes
+from adapters.web._restore_points import RestorePointController
 from adapters.web._schemas import ChatRequest, DecisionRequest, LLMConfigBody, RenameRequest
 from adapters.web._state import authenticated, dependencies, init_state, installed
 
@@ -70,7 +71,13 @@ def create_web_app(
     settings = settings or WebSettings()
     api = Router(
         path=API_PREFIX,
-        route_handlers=[ChatController, LabController, AccountController, DirectoryController],
+        route_handlers=[
+            ChatController,
+            LabController,
+            RestorePointController,
+            AccountController,
+            DirectoryController,
+        ],
         security=[{"BearerToken": []}],
         guards=[authenticated],
     )

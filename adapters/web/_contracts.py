@@ -13,7 +13,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from copilot_core.ports import Authenticator, LanguageModelProvider, ProjectGate
+from copilot_core.ports import (
+    Authenticator,
+    LanguageModelProvider,
+    ProjectGate,
+    RestorePointStore,
+    ToolExecutor,
+)
 from copilot_core.service import ChatService
 
 __all__ = [
@@ -146,3 +152,7 @@ class WebDependencies:
     #: Lists the models of a user's endpoint (``/llm-config/models``); without it that
     #: route says listing is not available.
     model_catalog: ModelCatalog | None = None
+    #: Where the sessions' restore points are kept, and the tools that roll one back
+    #: (``…/restore-points``); without them those routes answer 501.
+    restore_points: RestorePointStore | None = None
+    tools: ToolExecutor | None = None

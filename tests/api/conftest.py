@@ -193,6 +193,8 @@ async def run_service(
             models=models if with_models else None,
             directory=directory,
             model_catalog=model_catalog,
+            restore_points=store,
+            tools=tools,
         ),
         settings=WebSettings(
             heartbeat_interval=heartbeat,

@@ -97,7 +97,8 @@ NODE_UPDATED = {"action": "node.updated", "event": {"node_id": _PC1, "status": "
 
 def _app() -> Any:
     clock, ids = SteppingClock(), SequentialUuids()
-    agent = BuiltinAgent(FakeToolExecutor(), FakeTopologySource(), clock=clock, ids=ids)
+    tools, store = FakeToolExecutor(), InMemoryCheckpointStore()
+    agent = BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)
     models = StaticModelProvider(
         ModelSelection(
             ScriptedLanguageModel(default=text_reply("Your lab has two routers.")),
@@ -106,7 +107,7 @@ def _app() -> Any:
     )
     metrics = PrometheusTurnMetrics()
     chat = ChatService(
-        InMemoryCheckpointStore(),
+        store,
         {"copilot": agent},
         models=models,
         clock=clock,
@@ -135,6 +136,8 @@ def _app() -> Any:
                 events={OPEN: [{"action": "ping", "event": {}}, NODE_UPDATED]},
             ),
             model_catalog=StaticModelCatalog({"u-admin": ["gpt-a", "gpt-b"]}),
+            restore_points=store,
+            tools=tools,
         ),
         settings=WebSettings(heartbeat_interval=None, llm_test_timeout=1.0),
         metrics=metrics,

@@ -20,6 +20,12 @@ ROUTES = {
         "post",
         "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/approvals/{approval_id}",
     ),
+    ("get", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/restore-points"),
+    (
+        "post",
+        "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/restore-points/"
+        "{restore_point_id}/rollback",
+    ),
     ("put", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/pin"),
     ("delete", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/pin"),
     ("post", "/v3/copilot/reload/skills"),

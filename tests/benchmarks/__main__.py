@@ -4,9 +4,10 @@ Without names it runs ``turns`` (the turn pipeline against its bare baseline), t
 ``store``, ``postgres`` (the pipeline on PostgreSQL against SQLite; it needs the
 PostgreSQL server of the tests), ``redis`` (approval decisions across replicas; it needs
 the Redis server of the tests), ``web_sse``, ``llm``, ``subprocess_agent``, ``consoles``,
-``first_turn``, ``mcp`` and ``soak``, each in its own process. Arguments after ``--`` go to
-every benchmark (``-- --quick`` for a smoke run; ``bench_turns``, ``bench_store``,
-``bench_postgres``, ``bench_redis`` and ``bench_soak`` know it). They print figures and
+``restore_points`` (it starts a gns3-server), ``first_turn``, ``mcp`` and ``soak``, each in
+its own process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a smoke
+run; ``bench_turns``, ``bench_store``, ``bench_postgres``, ``bench_redis``,
+``bench_restore_points`` and ``bench_soak`` know it). They print figures and
 assert nothing about speed; the exit status is non-zero only when a benchmark crashed.
 """
 
@@ -26,12 +27,13 @@ BENCHMARKS = (
     "llm",
     "subprocess_agent",
     "consoles",
+    "restore_points",
     "first_turn",
     "mcp",
     "page",
     "soak",
 )
-_TAKES_QUICK = {"turns", "store", "postgres", "redis", "soak"}
+_TAKES_QUICK = {"turns", "store", "postgres", "redis", "soak", "restore_points"}
 
 
 def main(argv: list[str]) -> int:

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
 import pytest
 
@@ -21,7 +21,7 @@ from adapters.postgres import PostgresCheckpointStore, PostgresDatabase
 from adapters.sqlite import SqliteCheckpointStore
 from copilot_core.errors import InvalidRequestError, SessionNotFoundError
 from copilot_core.messages import FunctionCall, Message, ToolCall
-from copilot_core.ports import CheckpointStore
+from copilot_core.ports import CheckpointStore, RestorePoint, RestorePointStore
 from copilot_core.session import CopilotMode, Session
 from copilot_core.stats import Usage, stamp_usage
 from copilot_core.testing import InMemoryCheckpointStore
@@ -568,3 +568,124 @@ async def test_truncate_of_a_message_not_in_the_session_changes_nothing(
     assert (await store.history(PROJECT, "s1")).messages == numbered(2)
     with pytest.raises(SessionNotFoundError):
         await store.truncate(PROJECT, "ghost", "m-1")
+
+
+# ============================================================== restore points
+class SessionsWithRestorePoints(CheckpointStore, RestorePointStore, Protocol):
+    """Every store here keeps restore points with its sessions."""
+
+
+@pytest.fixture
+def points(store: CheckpointStore) -> SessionsWithRestorePoints:
+    assert isinstance(
+        store, InMemoryCheckpointStore | SqliteCheckpointStore | PostgresCheckpointStore
+    )
+    return store
+
+
+def restore_point(
+    point_id: str, thread_id: str = "s1", *, project: str = PROJECT, seconds: float = 0
+) -> RestorePoint:
+    return RestorePoint(
+        id=point_id,
+        project_id=project,
+        session_id=thread_id,
+        created_at=at(seconds),
+        tool_call_id=f"call-{point_id}",
+        tool_name="execute_vpcs_commands",
+        summary=f"before change {point_id}: PC1 — ça marche 🙂",
+        state={
+            "devices": {
+                "PC1": {"kind": "vpcs", "config": {"ip": "10.0.0.1/24", "dns": None}},
+                "R1": {
+                    "running_config": "hostname R1\ninterface Gi0/0\n ip address 10.0.0.1 255.0.0.0"
+                },
+            },
+            "topology": {"nodes": [{"name": "PC1", "x": -12, "ok": True}], "links": []},
+            "escaped": "nul \u0000 and a lone surrogate \ud83d kept",
+        },
+    )
+
+
+async def test_a_restore_point_is_kept_with_its_session_and_read_back_exactly(
+    points: SessionsWithRestorePoints,
+) -> None:
+    await points.create_session(session("s1"))
+    point = restore_point("p1", seconds=5)
+    await points.save_restore_point(point)
+    assert await points.restore_point(PROJECT, "s1", "p1") == point
+    assert await points.restore_points(PROJECT, "s1") == [point]
+    got = await points.restore_point(PROJECT, "s1", "p1")
+    assert got is not None and got.created_at.utcoffset() == timedelta(0)
+    # Saving a restore point leaves the session's messages and counters alone.
+    assert (await points.history(PROJECT, "s1")).messages == []
+    stored = await points.get_session(PROJECT, "s1")
+    assert stored is not None and stored.message_count == 0
+
+
+async def test_restore_points_are_listed_oldest_first_per_session(
+    points: SessionsWithRestorePoints,
+) -> None:
+    await points.create_session(session("s1"))
+    await points.create_session(session("s2"))
+    for n, thread in enumerate(["s1", "s2", "s1", "s1"]):
+        await points.save_restore_point(restore_point(f"p{n}", thread, seconds=n))
+    assert [p.id for p in await points.restore_points(PROJECT, "s1")] == ["p0", "p2", "p3"]
+    assert [p.id for p in await points.restore_points(PROJECT, "s2")] == ["p1"]
+    assert await points.restore_point(PROJECT, "s2", "p0") is None  # another session's
+    assert await points.restore_point(PROJECT, "s1", "nope") is None
+
+
+async def test_a_session_without_restore_points_lists_none(
+    points: SessionsWithRestorePoints,
+) -> None:
+    await points.create_session(session("s1"))
+    assert await points.restore_points(PROJECT, "s1") == []
+
+
+async def test_restore_points_of_an_unknown_session_raise_or_are_not_found(
+    points: SessionsWithRestorePoints,
+) -> None:
+    with pytest.raises(SessionNotFoundError):
+        await points.save_restore_point(restore_point("p1", "ghost"))
+    with pytest.raises(SessionNotFoundError):
+        await points.restore_points(PROJECT, "ghost")
+    assert await points.restore_point(PROJECT, "ghost", "p1") is None
+    # Nothing was kept: a session created later under that id has no restore point.
+    await points.create_session(session("ghost"))
+    assert await points.restore_points(PROJECT, "ghost") == []
+
+
+async def test_restore_points_belong_to_their_project(points: SessionsWithRestorePoints) -> None:
+    await points.create_session(session("s1"))
+    await points.create_session(session("s1", project=OTHER_PROJECT))
+    await points.save_restore_point(restore_point("p1"))
+    assert await points.restore_points(OTHER_PROJECT, "s1") == []
+    assert await points.restore_point(OTHER_PROJECT, "s1", "p1") is None
+
+
+async def test_deleting_a_session_deletes_its_restore_points(
+    points: SessionsWithRestorePoints,
+) -> None:
+    await points.create_session(session("s1"))
+    await points.create_session(session("s2"))
+    await points.save_restore_point(restore_point("p1", "s1"))
+    await points.save_restore_point(restore_point("p2", "s2"))
+    assert await points.delete_session(PROJECT, "s1") is True
+    assert await points.restore_point(PROJECT, "s1", "p1") is None
+    await points.create_session(session("s1"))  # the id is free again, with no restore point
+    assert await points.restore_points(PROJECT, "s1") == []
+    assert [p.id for p in await points.restore_points(PROJECT, "s2")] == ["p2"]
+
+
+async def test_deleting_a_projects_sessions_deletes_their_restore_points(
+    points: SessionsWithRestorePoints,
+) -> None:
+    await points.create_session(session("s1"))
+    await points.create_session(session("s1", project=OTHER_PROJECT))
+    await points.save_restore_point(restore_point("p1"))
+    await points.save_restore_point(restore_point("p2", project=OTHER_PROJECT))
+    assert await points.delete_project_sessions(PROJECT) == 1
+    await points.create_session(session("s1"))
+    assert await points.restore_points(PROJECT, "s1") == []
+    assert [p.id for p in await points.restore_points(OTHER_PROJECT, "s1")] == ["p2"]

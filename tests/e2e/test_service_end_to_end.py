@@ -269,3 +269,63 @@ def test_a_second_gns3_user_sees_nothing_of_the_first(
         )
     with httpx.Client(base_url=f"{service.url}/v3/copilot", timeout=10) as anonymous:
         assert anonymous.get(f"/projects/{project}/chat/sessions").status_code == 401
+
+
+def test_an_approved_change_is_undone_from_the_page_and_the_undo_undone(
+    service: Service,
+    configured: str,
+    project: str,
+    llm: ScriptedOpenAIServer,
+    gns3_server: RealGns3Server,
+) -> None:
+    llm.clear()
+    llm.add(
+        Reply(
+            tool_calls=[
+                ToolCallScript(
+                    "create_gns3_node", {"nodes": [{"template_name": "VPCS", "name": "Undo1"}]}
+                )
+            ]
+        ),
+        Reply(text="Undo1 is there."),
+        Reply(text="Undo test"),
+    )
+
+    def names() -> list[str]:
+        nodes = httpx.get(
+            f"{gns3_server.url}/v3/projects/{project}/nodes",
+            headers={"Authorization": f"Bearer {configured}"},
+        ).json()
+        return sorted(n["name"] for n in nodes)
+
+    with service.api(configured) as api:
+        events = payloads(stream(api, project, {"message": "Add Undo1"}))
+        session_id = events[0]["session_id"]
+        (created,) = [e for e in events if e["type"] == "tool_end"]
+        point_id = json.loads(created["tool_output"])["restore_point_id"]
+        assert "Undo1" in names()
+        # The tool message keeps it in its metadata, for the page's "Undo" on history.
+        history = api.get(f"/projects/{project}/chat/sessions/{session_id}/history").json()
+        (tool_message,) = [m for m in history["messages"] if m["role"] == "tool"]
+        assert tool_message["metadata"]["restore_point_id"] == point_id
+        base = f"/projects/{project}/chat/sessions/{session_id}/restore-points"
+        (listed,) = api.get(base).json()
+        assert (listed["id"], listed["tool_name"]) == (point_id, "create_gns3_node")
+        assert listed["topology"] is True
+
+        rolled = api.post(f"{base}/{point_id}/rollback", params={"use_snapshot": "false"})
+        assert rolled.status_code == 200, rolled.text
+        body = rolled.json()
+        assert body["status"] == "success", body
+        (topology,) = body["results"]
+        assert topology["output"]["state"] == "as at the restore point"
+        assert "Undo1" not in names()
+
+        # The rollback had its own restore point: undoing it brings Undo1 back.
+        again = api.post(
+            f"{base}/{body['restore_point_id']}/rollback", params={"use_snapshot": "false"}
+        )
+        assert again.status_code == 200, again.text
+        assert again.json()["status"] == "success", again.json()
+        assert "Undo1" in names()
+        assert len(api.get(base).json()) == 3  # the change's, the rollback's, the undo's

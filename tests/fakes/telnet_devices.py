@@ -26,6 +26,12 @@ Platforms:
 * :class:`EmulatedHuawei` — ``<HUAWEI>``/``[HUAWEI]`` views, ``---- More ----``;
 * :class:`EmulatedGenericDevice` — a prompt of no known platform (``[admin@MikroTik] >``).
 
+Each keeps a configuration the way its platform shows and changes it (for restore points):
+``show ip`` and ``clear ip``/``ip dns`` on VPCS; a running configuration of blocks with
+``no``/``undo``/``default interface`` on Cisco, Arista, FRR and Huawei (:class:`ConfigTree`);
+``set``/``delete`` lines committed on Junos; addresses and routes (``ip addr``/``ip route``)
+on Linux.
+
 Every executed line is recorded in ``received`` so tests can prove what was (not) sent.
 """
 
@@ -33,12 +39,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
+import re
 from collections.abc import Iterable
 from types import TracebackType
 
 __all__ = [
     "CTRL_C",
     "CTRL_CARET",
+    "ConfigTree",
     "EmulatedAristaSwitch",
     "EmulatedCiscoRouter",
     "EmulatedDevice",
@@ -258,6 +267,44 @@ def _count(words: list[str], key: str, default: int) -> int:
     return int(words[words.index(key) + 1]) if key in words else default
 
 
+class ConfigTree:
+    """A running configuration of blocks: each top-level line with the lines under it
+    (one level deep: interface and routing blocks), in the order they were made."""
+
+    def __init__(self, blocks: Iterable[tuple[str, Iterable[str]]] = ()) -> None:
+        self.blocks: list[tuple[str, list[str]]] = [(h, list(c)) for h, c in blocks]
+
+    def find(self, header: str) -> list[str] | None:
+        return next((children for h, children in self.blocks if h == header), None)
+
+    def block(self, header: str) -> list[str]:
+        """The block's lines, the block made (at the end) when missing."""
+        children = self.find(header)
+        if children is None:
+            children = []
+            self.blocks.append((header, children))
+        return children
+
+    def remove(self, header: str) -> bool:
+        for index, (h, _) in enumerate(self.blocks):
+            if h == header:
+                del self.blocks[index]
+                return True
+        return False
+
+    def lines(self) -> list[str]:
+        """Every line, a block's own indented by one space."""
+        return [line for h, c in self.blocks for line in (h, *(" " + x for x in c))]
+
+
+def _replace_prefixed(children: list[str], prefix: str, line: str | None) -> None:
+    """Drop the lines that start with ``prefix`` (and ``no <prefix>``); then add ``line``."""
+    bare = prefix.strip()
+    children[:] = [c for c in children if not (c.startswith(prefix) or c == f"no {bare}")]
+    if line is not None:
+        children.append(line)
+
+
 class EmulatedVpcs(EmulatedDevice):
     """A VPCS console: ``\\rPC1> `` prompt, slow ``ip``, ``ping -c N``."""
 
@@ -270,6 +317,7 @@ class EmulatedVpcs(EmulatedDevice):
         )
         self.ip = "0.0.0.0/0"
         self.gateway = "0.0.0.0"
+        self.dns = ""
         self.ip_delay = ip_delay
         self.ping_delay = ping_delay
         self.replies = 0
@@ -285,7 +333,7 @@ class EmulatedVpcs(EmulatedDevice):
         if verb == "show" and words[1:2] == ["ip"]:
             self.write(
                 f"\r\nNAME        : {self.name}[1]\r\nIP/MASK     : {self.ip}\r\n"
-                f"GATEWAY     : {self.gateway}\r\nDNS         : \r\n"
+                f"GATEWAY     : {self.gateway}\r\nDNS         : {self.dns}  \r\n"
                 "MAC         : 00:50:79:66:68:00\r\nLPORT       : 20000\r\n"
                 "RHOST:PORT  : 127.0.0.1:20001\r\nMTU         : 1500\r\n\r\n"
             )
@@ -302,6 +350,11 @@ class EmulatedVpcs(EmulatedDevice):
                 "Running on Linux",
             ]
             self.write("".join(text + "\r\r\n" for text in lines))
+        elif verb == "clear" and words[1:2] == ["ip"]:
+            self.ip, self.gateway, self.dns = "0.0.0.0/0", "0.0.0.0", ""
+            self.write("IPv4 address/mask, gateway, DNS, and DHCP cleared\r\n")
+        elif verb == "ip" and words[1:2] == ["dns"] and len(words) == 3:
+            self.dns = words[2]
         elif verb == "ip" and len(words) >= 2:
             self.write("Checking for duplicate address...\r\n")
             await asyncio.sleep(self.ip_delay)
@@ -347,8 +400,12 @@ class EmulatedCiscoRouter(EmulatedDevice):
         self.slow_line_delay = slow_line_delay
         self.ping_delay = ping_delay
         self.enable_secret = enable_secret
-        self.config: list[str] = [f"hostname {name}"]
+        self.tree = ConfigTree(
+            (f"interface GigabitEthernet0/{n}", ["no ip address", "shutdown"]) for n in range(4)
+        )
+        self.globals: list[str] = []  # top-level lines besides the hostname (ip route …)
         self.interface: str | None = None
+        self._changes = itertools.count(1)
         if initial_dialog:
             self.mode = "dialog"
             self.banner = (
@@ -428,14 +485,7 @@ class EmulatedCiscoRouter(EmulatedDevice):
             if self.mode != "enable":
                 self._invalid()
                 return
-            lines = ["Building configuration...", "", "Current configuration : 1234 bytes", "!"]
-            lines += self.config
-            lines += [
-                f"interface GigabitEthernet0/{n}\r\n no ip address\r\n shutdown" for n in range(4)
-            ]
-            lines += [f"! filler line {n}" for n in range(60)]
-            lines += ["end"]
-            await self.page("\r\n".join(lines).split("\r\n"))
+            await self.page(self.running_config())
         elif "version".startswith(topic) and len(topic) >= 3:
             self.write(
                 "Cisco IOS Software, IOSv Software (VIOS-ADVENTERPRISEK9-M), Version 15.9(3)M4, "
@@ -456,24 +506,95 @@ class EmulatedCiscoRouter(EmulatedDevice):
         else:
             self._invalid()
 
+    @property
+    def config(self) -> list[str]:
+        """The configuration's lines (a block's own indented by one space)."""
+        return [f"hostname {self.name}", *self.globals, *self.tree.lines()]
+
+    def running_config(self) -> list[str]:
+        """``show running-config``: the configuration between lines that change by
+        themselves (the last change's time, NTP's clock period) and comment filler."""
+        lines = [
+            "Building configuration...",
+            "",
+            f"Current configuration : {1000 + 37 * len(self.config)} bytes",
+            "!",
+            f"! Last configuration change at 10:{next(self._changes) % 60:02d}:00 UTC",
+            "!",
+            "version 15.9",
+            f"hostname {self.name}",
+            "!",
+            *self.globals,
+            "!",
+        ]
+        for header, children in self.tree.blocks:
+            lines += [header, *(" " + child for child in children), "!"]
+        lines += [f"ntp clock-period {17179000 + next(self._changes)}"]
+        lines += [f"! filler line {n}" for n in range(60)]
+        lines += ["end"]
+        return lines
+
+    _BLOCKS = ("interface ", "router ")
+    _GLOBALS = ("ip route ", "ip domain", "ip name-server ", "ip routing", "banner ", "service ")
+
     def _configure(self, line: str, words: list[str]) -> None:
+        text = " ".join(line.split())
         if words[0] == "end":
             self.mode = "enable"
             self.interface = None
         elif words[0] == "exit":
             self.mode = "config" if self.mode in ("config-if", "config-router") else "enable"
+            self.interface = None
         elif words[0] in ("interface", "int") and len(words) > 1:
             self.mode = "config-if"
-            self.interface = line.split()[1]
-            self.config.append(f"interface {self.interface}")
+            name = re.sub(r"^(?i:gi(?:gabitethernet)?)(?=\d)", "GigabitEthernet", line.split()[1])
+            self.interface = f"interface {name}"
+            self.tree.block(self.interface)
         elif words[0] == "router" and len(words) > 1:
             self.mode = "config-router"
-            self.config.append(line)
+            self.interface = text
+            self.tree.block(text)
         elif words[0] == "hostname" and len(words) > 1:
             self.name = line.split()[1]
-            self.config[0] = f"hostname {self.name}"
-        elif words[0] in ("ip", "no", "description", "shutdown", "network"):
-            self.config.append(" " + line if self.mode != "config" else line)
+        elif words[:2] == ["no", "hostname"]:
+            self.name = "Router"
+        elif words[:2] == ["default", "interface"] and len(words) > 2:
+            children = self.tree.block(f"interface {line.split()[2]}")
+            children[:] = ["no ip address", "shutdown"]
+        elif text.startswith(self._GLOBALS):
+            if text not in self.globals:
+                self.globals.append(text)
+            self.mode, self.interface = "config", None
+        elif words[0] == "no" and text[3:].startswith(self._GLOBALS):
+            if text[3:] in self.globals:
+                self.globals.remove(text[3:])
+        elif words[0] == "no" and text[3:].startswith(self._BLOCKS):
+            if text[3:].startswith("interface GigabitEthernet"):
+                self._invalid()  # a physical interface cannot be removed
+            else:
+                self.tree.remove(text[3:])
+        elif self.interface is not None:
+            self._in_block(self.tree.block(self.interface), text, words)
+        else:
+            self._invalid()
+
+    def _in_block(self, children: list[str], text: str, words: list[str]) -> None:
+        """A line inside an interface or routing block, as IOS applies it."""
+        if words[:2] == ["ip", "address"] and len(words) >= 4:
+            _replace_prefixed(children, "ip address ", text)
+        elif text == "no ip address" or (words[:3] == ["no", "ip", "address"]):
+            _replace_prefixed(children, "ip address ", "no ip address")
+        elif words[0] == "description":
+            _replace_prefixed(children, "description ", text)
+        elif text == "shutdown":
+            if "shutdown" not in children:
+                children.append("shutdown")
+        elif words[0] == "no" and len(words) > 1:
+            target = text[3:]
+            children[:] = [c for c in children if c != target and not c.startswith(target + " ")]
+        elif words[0] in ("ip", "network", "passive-interface", "duplex", "speed", "mtu"):
+            if text not in children:
+                children.append(text)
         else:
             self._invalid()
 
@@ -560,6 +681,9 @@ class EmulatedJunos(EmulatedDevice):
             await self.page(lines)
         elif words[:2] == ["show", "version"]:
             self.write("Hostname: vmx\r\nModel: vmx\r\nJunos: 21.1R1.11\r\n")
+        elif words == ["show", "configuration", "|", "display", "set"]:
+            lines = [f"## Last commit: 2026-03-01 12:{len(self.committed):02d}:00 UTC by root"]
+            await self.page([*lines, "set version 21.1R1.11", *self.committed])
         elif words[0] == "ping" and len(words) >= 2:
             count = _count(words, "count", 1_000_000)
             self.write(f"PING {words[1]} ({words[1]}): 56 data bytes\r\n")
@@ -579,7 +703,16 @@ class EmulatedJunos(EmulatedDevice):
             if self.commit_fails:
                 self.write("error: configuration check-out failed\r\n")
                 return
-            self.committed += self.candidate
+            for change in self.candidate:
+                verb, _, path = change.partition(" ")
+                if verb == "set" and change not in self.committed:
+                    self.committed.append(change)
+                elif verb == "delete":
+                    self.committed = [
+                        c
+                        for c in self.committed
+                        if c != f"set {path}" and not c.startswith(f"set {path} ")
+                    ]
             self.candidate = []
             self.write("commit complete\r\nExiting configuration mode\r\n")
             self.mode = "operational"
@@ -599,9 +732,15 @@ class EmulatedFrr(EmulatedDevice):
     def __init__(self, name: str = "R1", *, ping_delay: float = 0.05) -> None:
         super().__init__(name)
         self.banner = "\r\n"
-        self.mode = "shell"  # shell, vtysh, config, config-router
+        self.mode = "shell"  # shell, vtysh, config, config-router, config-if
         self.ping_delay = ping_delay
-        self.config: list[str] = []
+        self.tree = ConfigTree()
+        self.globals: list[str] = []
+        self.block: str | None = None
+
+    @property
+    def config(self) -> list[str]:
+        return [*self.globals, *(x for h, c in self.tree.blocks for x in (h, *c))]
 
     def prompt(self) -> str:
         return {
@@ -609,7 +748,25 @@ class EmulatedFrr(EmulatedDevice):
             "vtysh": f"\r\n{self.name}# ",
             "config": f"\r\n{self.name}(config)# ",
             "config-router": f"\r\n{self.name}(config-router)# ",
+            "config-if": f"\r\n{self.name}(config-if)# ",
         }[self.mode]
+
+    def running_config(self) -> list[str]:
+        lines = [
+            "Building configuration...",
+            "",
+            "Current configuration:",
+            "!",
+            "frr version 8.4.1",
+            "frr defaults traditional",
+            f"hostname {self.name}",
+            "!",
+            *self.globals,
+            "!",
+        ]
+        for header, children in self.tree.blocks:
+            lines += [header, *(" " + child for child in children), "exit", "!"]
+        return [*lines, "end"]
 
     async def execute(self, line: str) -> None:
         words = line.split()
@@ -626,24 +783,51 @@ class EmulatedFrr(EmulatedDevice):
             else:
                 self.write(f"sh: {words[0]}: not found\r\n")
             return
+        text = " ".join(words)
         if words == ["exit"] and self.mode == "vtysh":
             self.mode = "shell"
         elif words == ["end"]:
-            self.mode = "vtysh"
+            self.mode, self.block = "vtysh", None
         elif words[:2] == ["configure", "terminal"] and self.mode == "vtysh":
             self.mode = "config"
-        elif words[:2] == ["router", "ospf"] and self.mode == "config":
-            self.mode = "config-router"
-            self.config.append(line)
-        elif self.mode.startswith("config") and words[0] in ("network", "ip", "interface", "no"):
-            self.config.append(line)
         elif words[:3] == ["show", "ip", "route"] and self.mode == "vtysh":
             self.write(
                 "Codes: K - kernel route, C - connected, S - static, O - OSPF\r\n\r\n"
                 "C>* 10.0.0.0/24 is directly connected, eth0, 00:01:02\r\n"
             )
+        elif words[:2] == ["show", "running-config"] and self.mode == "vtysh":
+            self.write("".join(x + "\r\n" for x in self.running_config()))
+        elif self.mode.startswith("config"):
+            self._configure(text, words)
         else:
             self.write(f"% Unknown command: {line}\r\n")
+
+    def _configure(self, text: str, words: list[str]) -> None:
+        if words == ["exit"]:
+            self.mode = "config" if self.mode != "config" else "vtysh"
+            self.block = None
+        elif words[0] in ("router", "interface") and len(words) > 1:
+            self.mode = "config-router" if words[0] == "router" else "config-if"
+            self.block = text
+            self.tree.block(text)
+        elif words[:2] == ["ip", "route"]:
+            if text not in self.globals:
+                self.globals.append(text)
+            self.mode, self.block = "config", None
+        elif words[:3] == ["no", "ip", "route"]:
+            if text[3:] in self.globals:
+                self.globals.remove(text[3:])
+        elif words[0] == "no" and words[1:2] in (["router"], ["interface"]):
+            self.tree.remove(text[3:])
+        elif self.block is not None and words[0] == "no" and len(words) > 1:
+            children = self.tree.block(self.block)
+            children[:] = [c for c in children if c != text[3:]]
+        elif self.block is not None and words[0] in ("network", "ip", "passive-interface"):
+            children = self.tree.block(self.block)
+            if text not in children:
+                children.append(text)
+        else:
+            self.write(f"% Unknown command: {text}\r\n")
 
 
 class EmulatedLinux(EmulatedDevice):
@@ -653,9 +837,59 @@ class EmulatedLinux(EmulatedDevice):
         super().__init__(name)
         self.banner = "\r\n"
         self.ping_delay = ping_delay
+        self.addresses: list[tuple[str, str]] = [("lo", "127.0.0.1/8"), ("eth0", "10.0.0.5/24")]
+        self.routes: list[str] = ["default via 10.0.0.1 dev eth0"]
 
     def prompt(self) -> str:
         return f"\r\nroot@{self.name}:~# "
+
+    def _ip(self, words: list[str]) -> None:
+        """``ip -4 -o addr show``, ``ip addr add|del CIDR dev DEV``, ``ip -4 route show``,
+        ``ip route add|del ROUTE``, as iproute2 answers them."""
+        words = [w for w in words if w not in ("-4",)]
+        if words[:1] == ["-o"] and words[1:2] in (["addr"], ["a"], ["address"]):
+            for index, (dev, cidr) in enumerate(self.addresses, start=1):
+                scope = "host" if dev == "lo" else "global"
+                self.write(
+                    f"{index}: {dev}    inet {cidr} scope {scope} {dev}\\"
+                    "       valid_lft forever preferred_lft forever\r\n"
+                )
+        elif words[:1] in (["addr"], ["address"]) and words[1:2] in (["add"], ["del"]):
+            if len(words) != 5 or words[3] != "dev":
+                self.write('Command line is not complete. Try option "help"\r\n')
+                return
+            entry = (words[4], words[2])
+            if words[1] == "add" and entry in self.addresses:
+                self.write("RTNETLINK answers: File exists\r\n")
+            elif words[1] == "add":
+                self.addresses.append(entry)
+                network = words[2].rsplit(".", 1)[0] + ".0/" + words[2].split("/")[1]
+                self.routes.append(f"{network} dev {words[4]} proto kernel scope link")
+            elif entry not in self.addresses:
+                self.write("RTNETLINK answers: Cannot assign requested address\r\n")
+            else:
+                self.addresses.remove(entry)
+        elif words[:1] in (["route"], ["r"]) and words[1:2] in ([], ["show"]):
+            kernel = [
+                f"{c.rsplit('.', 1)[0]}.0/{c.split('/')[1]} dev {d} proto kernel scope link "
+                f"src {c.split('/')[0]}"
+                for d, c in self.addresses
+                if d != "lo"
+            ]
+            for route in [r for r in self.routes if "proto kernel" not in r] + kernel:
+                self.write(route + "\r\n")
+        elif words[:1] == ["route"] and words[1:2] in (["add"], ["del"]):
+            route = " ".join(words[2:])
+            if words[1] == "add" and route in self.routes:
+                self.write("RTNETLINK answers: File exists\r\n")
+            elif words[1] == "add":
+                self.routes.append(route)
+            elif route not in self.routes:
+                self.write("RTNETLINK answers: No such process\r\n")
+            else:
+                self.routes.remove(route)
+        else:
+            self.write('Object "{}" is unknown, try "ip help".\r\n'.format(" ".join(words)))
 
     async def execute(self, line: str) -> None:
         words = line.split()
@@ -677,8 +911,12 @@ class EmulatedLinux(EmulatedDevice):
                 f"{sent} packets transmitted, {sent} received, 0% packet loss\r\n"
             )
         elif words[:3] == ["ip", "-br", "addr"]:
-            self.write("lo               UNKNOWN        127.0.0.1/8 ::1/128\r\n")
-            self.write("eth0             UP             10.0.0.5/24\r\n")
+            for dev in sorted({dev for dev, _ in self.addresses}, key=lambda d: d != "lo"):
+                cidrs = " ".join(c for d, c in self.addresses if d == dev)
+                state = "UNKNOWN" if dev == "lo" else "UP"
+                self.write(f"{dev:<16} {state:<14} {cidrs}\r\n")
+        elif words[0] == "ip":
+            self._ip(words[1:])
         elif words[0] == "uname":
             self.write("Linux host1 6.1.0 #1 SMP x86_64 GNU/Linux\r\n")
         elif words[:2] == ["tail", "-f"]:
@@ -701,7 +939,22 @@ class EmulatedHuawei(EmulatedDevice):
         self.view = "user"  # user, system, interface
         self.interface = ""
         self.ping_delay = ping_delay
-        self.config: list[str] = []
+        self.tree = ConfigTree((f"interface GigabitEthernet0/0/{n}", []) for n in range(3))
+        self.globals: list[str] = []
+
+    @property
+    def config(self) -> list[str]:
+        return [f"sysname {self.name}", *self.globals, *self.tree.lines()]
+
+    def current_configuration(self) -> list[str]:
+        """``display current-configuration``: sections between ``#`` lines."""
+        lines = ["!Software Version V200R003C00SPC810", "#", f" sysname {self.name}", "#"]
+        for header, children in self.tree.blocks:
+            lines += [header, *(" " + child for child in children), "#"]
+        if self.globals:
+            lines += [*self.globals, "#"]
+        lines += [" user-interface con 0", "#", "return"]
+        return lines
 
     def prompt(self) -> str:
         if self.view == "user":
@@ -717,6 +970,7 @@ class EmulatedHuawei(EmulatedDevice):
         words = line.split()
         if not words:
             return
+        text = " ".join(words)
         if words == ["system-view"] and self.view == "user":
             self.write("Enter system view, return user view with return command.\r\n")
             self.view = "system"
@@ -724,14 +978,10 @@ class EmulatedHuawei(EmulatedDevice):
             self.view = "user"
         elif words == ["quit"]:
             self.view = {"interface": "system", "system": "user", "user": "user"}[self.view]
-        elif words[0] == "interface" and self.view != "user" and len(words) > 1:
-            self.view = "interface"
-            self.interface = words[1]
-            self.config.append(line)
-        elif self.view != "user" and words[0] in ("ip", "undo", "description", "sysname"):
-            self.config.append(line)
-            if words[0] == "sysname" and len(words) > 1:
-                self.name = words[1]
+        elif words[:2] == ["display", "current-configuration"]:
+            await self.page(self.current_configuration())
+        elif self.view != "user" and self._configure(text, words):
+            pass
         elif words[:4] == ["display", "ip", "interface", "brief"]:
             lines = [
                 "*down: administratively down",
@@ -753,6 +1003,42 @@ class EmulatedHuawei(EmulatedDevice):
             )
         else:
             self._unrecognized()
+
+    def _configure(self, text: str, words: list[str]) -> bool:
+        """A system-view or interface-view line; False when it is not one (then the caller
+        goes on with the commands of every view)."""
+        if words[0] == "interface" and len(words) > 1:
+            self.view, self.interface = "interface", words[1]
+            self.tree.block(f"interface {words[1]}")
+        elif words[0] == "sysname" and len(words) > 1:
+            self.name = words[1]
+        elif words[:2] == ["undo", "sysname"]:
+            self.name = "HUAWEI"
+        elif words[:2] == ["ip", "route-static"]:
+            if text not in self.globals:
+                self.globals.append(text)
+            self.view = "system"
+        elif words[:3] == ["undo", "ip", "route-static"]:
+            if text[5:] in self.globals:
+                self.globals.remove(text[5:])
+        elif self.view == "interface":
+            children = self.tree.block(f"interface {self.interface}")
+            if words[:2] == ["ip", "address"]:
+                _replace_prefixed(children, "ip address ", text)
+            elif words[:3] == ["undo", "ip", "address"]:
+                children[:] = [c for c in children if not c.startswith("ip address ")]
+            elif words[0] == "description":
+                _replace_prefixed(children, "description ", text)
+            elif words[0] == "undo" and len(words) > 1:
+                children[:] = [c for c in children if c != text[5:]]
+            elif words[0] in ("shutdown", "ospf", "ip"):
+                if text not in children:
+                    children.append(text)
+            else:
+                return False
+        else:
+            return False
+        return True
 
 
 class EmulatedGenericDevice(EmulatedDevice):

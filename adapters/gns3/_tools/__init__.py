@@ -2,7 +2,9 @@
 
 * ``registry`` — :class:`Gns3Tool` (argument model + handler + policy), :class:`ToolRegistry`,
   the schema derivation and the validation-to-error rule;
-* ``topology``, ``nodes``, ``links``, ``commands``, ``capture``, ``skills`` — the families;
+* ``topology``, ``nodes``, ``links``, ``commands``, ``capture``, ``skills``, ``consoles``
+  (waiting for a prompt), ``filters`` (link faults), ``project`` (snapshots, drawings),
+  ``restore`` (restore points and rollback) — the families;
 * ``executor`` — the core's ``ToolExecutor`` and ``TopologySource``.
 """
 

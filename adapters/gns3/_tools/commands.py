@@ -29,6 +29,7 @@ from adapters.gns3._tools.registry import (
     CallScope,
     Gns3Tool,
     LabAccess,
+    RestoreScope,
     ToolArguments,
 )
 from adapters.gns3._tools.results import batch, item
@@ -287,6 +288,12 @@ def _maybe_configured(args: ShowCommands, mode: CopilotMode) -> ChangePreview | 
     return ChangePreview(f"change {', '.join(sorted(devices))}", devices=devices)
 
 
+def _restores(args: ShowCommands | ConfigCommands, preview: ChangePreview) -> RestoreScope:
+    """The changed devices, read as the call will see them (its device_type overrides)."""
+    types = {e.device_name: e.device_type for e in args.device_configs if e.device_type}
+    return RestoreScope(devices=tuple(preview.devices), device_types=types)
+
+
 _LIMITS = (
     "Each command may run {runner.command_timeout:g} s unless timeout_s says otherwise (at "
     "most {settings.max_command_timeout:g} s); a ping or traceroute with a count (ping X "
@@ -310,6 +317,7 @@ def command_tools() -> list[Gns3Tool[Any]]:
                 "device_configs": [{"device_name": "R1", "commands": ["show ip interface brief"]}]
             },
             change=_maybe_configured,
+            restores=_restores,
         ),
         Gns3Tool(
             "execute_multiple_device_config_commands",
@@ -327,6 +335,7 @@ def command_tools() -> list[Gns3Tool[Any]]:
                 ]
             },
             change=_configured,
+            restores=_restores,
         ),
         Gns3Tool(
             "execute_vpcs_commands",
@@ -341,5 +350,6 @@ def command_tools() -> list[Gns3Tool[Any]]:
                 ]
             },
             change=_maybe_configured,
+            restores=_restores,
         ),
     ]

@@ -5,6 +5,13 @@ ports by their names. The executor offers, per mode, the tools of its registry; 
 not refuse a tool by mode nor watch the abort token itself: the core does both, for every
 tool source, and cancels a running tool's task on abort (the console runner then leaves
 the device ready, see :class:`~adapters.gns3.ConsoleRunner`).
+
+A call the user approved (``ToolContext.approved``) that changes the lab runs only after
+a restore point of what it changes was taken and saved (``restore_points``); its result
+names it (``restore_point_id``, also in the tool message's metadata). When no restore
+point can be taken the change is not made and the result says why. An executor given no
+``restore_points`` store, or a call from outside a conversation the store keeps (an MCP
+client's), makes approved changes without one, and says so in each result.
 """
 
 from __future__ import annotations
@@ -18,8 +25,11 @@ from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._skills import SkillLibrary
 from adapters.gns3._tools.capture import capture_tools
 from adapters.gns3._tools.commands import command_tools
+from adapters.gns3._tools.consoles import console_tools
+from adapters.gns3._tools.filters import filter_tools
 from adapters.gns3._tools.links import link_tools
 from adapters.gns3._tools.nodes import node_tools
+from adapters.gns3._tools.project import project_tools
 from adapters.gns3._tools.registry import (
     CallScope,
     Gns3Tool,
@@ -27,10 +37,17 @@ from adapters.gns3._tools.registry import (
     LabAccess,
     ToolRegistry,
 )
+from adapters.gns3._tools.restore import (
+    NoConversationError,
+    RestorePointError,
+    restore_point_notes,
+    restore_tools,
+    take_restore_point,
+)
 from adapters.gns3._tools.skills import skill_tools
 from adapters.gns3._tools.topology import topology_tools
 from copilot_core.errors import AuthenticationError, CopilotError
-from copilot_core.ports import Assessment
+from copilot_core.ports import Assessment, ChangePreview, RestorePoint, RestorePointStore
 from copilot_core.session import CopilotMode
 from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
 
@@ -47,10 +64,19 @@ CATALOGUE = (
     "execute_multiple_device_commands",
     "packet_capture",
     "device_skills",
+    "gns3_snapshots",
+    "gns3_link_filters",
     "stop_gns3_node",
     "suspend_gns3_node",
+    "start_all_gns3_nodes",
+    "stop_all_gns3_nodes",
+    "wait_for_console",
+    "delete_gns3_node",
+    "delete_gns3_link",
     "execute_multiple_device_config_commands",
     "execute_vpcs_commands",
+    "gns3_annotate",
+    "restore_point",
 )
 
 
@@ -65,6 +91,10 @@ def gns3_tools() -> ToolRegistry:
             command_tools(),
             capture_tools(),
             skill_tools(),
+            console_tools(),
+            filter_tools(),
+            project_tools(),
+            restore_tools(),
         )
         for tool in family
     }
@@ -82,13 +112,16 @@ class Gns3ToolExecutor:
         skills: SkillLibrary | None = None,
         settings: Gns3ToolSettings | None = None,
         registry: ToolRegistry | None = None,
+        restore_points: RestorePointStore | None = None,
     ) -> None:
         self.client = client
         self.runner = runner or ConsoleRunner()
         self.skills = skills or SkillLibrary()
         self.settings = settings or Gns3ToolSettings()
         self.registry = registry or gns3_tools()
-        self.lab = LabAccess(self.client, self.runner, self.skills, self.settings)
+        self.lab = LabAccess(
+            self.client, self.runner, self.skills, self.settings, restore_points=restore_points
+        )
         self._specs = {tool.name: tool.spec(self.lab) for tool in self.registry}
 
     async def warm(self) -> None:
@@ -110,8 +143,22 @@ class Gns3ToolExecutor:
         args = tool.parse(call.arguments, self.settings)
         if isinstance(args, ToolResult):
             return Assessment.read_only()
-        preview = tool.change(args, context.mode)
+        preview = await self._preview(tool, args, context)
         return Assessment.read_only() if preview is None else Assessment(True, preview)
+
+    async def _preview(
+        self, tool: Gns3Tool[Any], args: Any, context: ToolContext
+    ) -> ChangePreview | None:
+        """The tool's preview of the call; one that must read something (``describe``)
+        falls back to the static one when it cannot."""
+        if tool.describe is not None:
+            try:
+                return await tool.describe(
+                    self.lab, args, CallScope(context, context.credentials or "")
+                )
+            except CopilotError:
+                pass
+        return tool.change(args, context.mode)
 
     async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
         tool = self.registry.get(call.name)
@@ -127,10 +174,65 @@ class Gns3ToolExecutor:
             return ToolResult.error(
                 "No GNS3 credentials came with this request; the tool cannot act on GNS3."
             )
+        scope = CallScope(context, context.credentials or "")
         try:
-            return await tool.run(self.lab, args, CallScope(context, context.credentials or ""))
+            if context.approved is not None:
+                preview = await self._preview(tool, args, context)
+                if preview is not None:
+                    return await self._change(tool, args, scope, call, preview)
+            return await tool.run(self.lab, args, scope)
         except CopilotError as exc:
             return ToolResult.error(exc.message)
+
+    async def _change(
+        self,
+        tool: Gns3Tool[Any],
+        args: Any,
+        scope: CallScope,
+        call: ParsedToolCall,
+        preview: ChangePreview,
+    ) -> ToolResult:
+        """An approved change: a restore point first, then the change, named in its result."""
+        if self.lab.restore_points is None:
+            result = await tool.run(self.lab, args, scope)
+            return _with_restore_point(
+                result, None, ["no restore point was taken: this service keeps none"]
+            )
+        try:
+            point = await take_restore_point(
+                self.lab,
+                scope,
+                tool.restores(args, preview),
+                tool_call_id=call.id,
+                tool_name=call.name,
+                preview=preview,
+            )
+        except NoConversationError as exc:
+            result = await tool.run(self.lab, args, scope)
+            return _with_restore_point(result, None, [f"no restore point was taken: {exc}"])
+        except RestorePointError as exc:
+            return ToolResult.error(
+                f"{call.name} was not run: no restore point could be taken first ({exc}), "
+                "and a change is not made without a way back.",
+                restore_point_error=str(exc),
+            )
+        result = await tool.run(self.lab, args, scope)
+        return _with_restore_point(result, point, restore_point_notes(point))
+
+
+def _with_restore_point(
+    result: ToolResult, point: RestorePoint | None, notes: list[str]
+) -> ToolResult:
+    """The result naming the restore point taken before it (and what it could not keep)."""
+    output = result.output
+    if isinstance(output, dict):
+        output = {**output, "restore_point_id": point.id if point else None}
+        if notes:
+            output["restore_point_notes"] = notes
+    metadata = dict(result.metadata or {})
+    if point is not None:
+        metadata["restore_point_id"] = point.id
+    return ToolResult(output, result.status, metadata or None)
 
 
 class Gns3TopologySource:

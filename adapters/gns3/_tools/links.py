@@ -1,4 +1,5 @@
-"""Link tools: join two nodes' ports, named as in the topology."""
+"""Link tools: join two nodes' ports, or delete the link between them, named as in the
+topology."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pydantic import AfterValidator, Field
 
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._tools.registry import (
+    AUTOMATION_ONLY,
     BOTH_MODES,
     AtMost,
     CallScope,
@@ -21,7 +23,7 @@ from copilot_core.ports import ChangePreview
 from copilot_core.session import CopilotMode
 from copilot_core.tools import ToolResult
 
-__all__ = ["LinkEnds", "in_use_note", "link_tools", "resolve_ends"]
+__all__ = ["LinkEnds", "LinkRef", "find_link", "in_use_note", "link_tools", "resolve_ends"]
 
 JSON = dict[str, Any]
 
@@ -44,6 +46,83 @@ class LinkEnds(ToolArguments):
     @property
     def label(self) -> str:
         return f"{self.node1} {self.port1} <-> {self.node2} {self.port2}"
+
+
+class LinkRef(ToolArguments):
+    """A link named by the nodes it joins; ports only when several links join them."""
+
+    node1: Text = Field(description="one end's node name")
+    node2: Text = Field(description="the other end's node name")
+    port1: Text | None = Field(None, description="node1's port, when several links join them")
+    port2: Text | None = Field(None, description="node2's port, likewise")
+
+    @property
+    def label(self) -> str:
+        one = f"{self.node1} {self.port1}" if self.port1 else self.node1
+        two = f"{self.node2} {self.port2}" if self.port2 else self.node2
+        return f"{one} <-> {two}"
+
+
+def find_link(snapshot: LabSnapshot, ref: LinkRef) -> JSON | str:
+    """The one link ``ref`` names, or what is wrong (saying which links exist)."""
+    ends = []
+    for name, port_name in ((ref.node1, ref.port1), (ref.node2, ref.port2)):
+        node = snapshot.by_name(name)
+        if node is None:
+            return snapshot.unknown_node(name)
+        port = snapshot.find_port(node, port_name) if port_name else None
+        if port_name and port is None:
+            return snapshot.unknown_port(node, port_name)
+        ends.append((node, port))
+    found = []
+    for link in snapshot.links:
+        sides = link.get("nodes") or []
+        if len(sides) != 2:
+            continue
+        for a, b in ((sides[0], sides[1]), (sides[1], sides[0])):
+            if all(
+                end.get("node_id") == node.get("node_id")
+                and (
+                    port is None
+                    or (
+                        end.get("adapter_number") == port.get("adapter_number")
+                        and end.get("port_number") == port.get("port_number")
+                    )
+                )
+                for end, (node, port) in zip((a, b), ends, strict=True)
+            ):
+                found.append(link)
+                break
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        existing = "; ".join(snapshot.describe_link(link) for link in snapshot.links) or "none"
+        return f"No link joins {ref.label}; existing links: {existing}."
+    listed = "; ".join(snapshot.describe_link(link) for link in found)
+    return f"Several links join {ref.label} ({listed}); name the ports (port1, port2)."
+
+
+class DeleteLinks(ToolArguments):
+    links: Annotated[list[LinkRef], AtMost("max_batch")] = Field(min_length=1)
+
+
+async def delete_links(lab: LabAccess, args: DeleteLinks, scope: CallScope) -> ToolResult:
+    snapshot = await lab.snapshot(scope)
+    results = []
+    for ref in args.links:
+        link = find_link(snapshot, ref)
+        if isinstance(link, str):
+            results.append(item(ref.label, "failed", error=link))
+            continue
+        described = snapshot.describe_link(link)
+        try:
+            await lab.client.delete_link(scope.token, scope.project_id, str(link["link_id"]))
+        except CopilotError as exc:
+            results.append(item(ref.label, "failed", error=exc.message))
+            continue
+        snapshot.links.remove(link)
+        results.append(item(ref.label, "success", {"deleted": described}))
+    return batch(results)
 
 
 class CreateLinks(ToolArguments):
@@ -124,6 +203,13 @@ def _linked(args: CreateLinks, mode: CopilotMode) -> ChangePreview:
     )
 
 
+def _unlinked(args: DeleteLinks, mode: CopilotMode) -> ChangePreview:
+    return ChangePreview(
+        f"delete {len(args.links)} link(s)",
+        topology=[f"delete link {link.label}" for link in args.links],
+    )
+
+
 def link_tools() -> list[Gns3Tool[Any]]:
     return [
         Gns3Tool(
@@ -136,5 +222,16 @@ def link_tools() -> list[Gns3Tool[Any]]:
             example={"links": [{"node1": "R1", "port1": "Gi0/0", "node2": "PC1", "port2": "e0"}]},
             mutates_topology=True,
             change=_linked,
-        )
+        ),
+        Gns3Tool(
+            "delete_gns3_link",
+            "Delete links, each named by the two nodes it joins (and their ports when "
+            "several links join the same two nodes).",
+            DeleteLinks,
+            delete_links,
+            AUTOMATION_ONLY,
+            example={"links": [{"node1": "R1", "node2": "R2"}]},
+            mutates_topology=True,
+            change=_unlinked,
+        ),
     ]

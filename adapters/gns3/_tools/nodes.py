@@ -1,4 +1,5 @@
-"""Node tools: create, rename, start, stop and suspend nodes by name."""
+"""Node tools: create, rename, start, stop, suspend and delete nodes by name; start or
+stop every node of the project at once."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from adapters.gns3._tools.registry import (
     CallScope,
     Gns3Tool,
     LabAccess,
+    RestoreScope,
     ToolArguments,
 )
 from adapters.gns3._tools.results import batch, item
+from adapters.gns3._tools.topology import NoArguments
 from copilot_core.errors import CopilotError
 from copilot_core.ports import ChangePreview
 from copilot_core.session import CopilotMode
@@ -287,6 +290,78 @@ async def _simple_action(
     return batch(list(await asyncio.gather(*(one(name) for name in args.node_names))))
 
 
+async def delete_nodes(lab: LabAccess, args: NodeNames, scope: CallScope) -> ToolResult:
+    snapshot = await lab.snapshot(scope)
+    results = []
+    for name in args.node_names:
+        node = snapshot.by_name(name)
+        if node is None:
+            results.append(item(name, "failed", error=snapshot.unknown_node(name)))
+            continue
+        links = [
+            snapshot.describe_link(link)
+            for link in snapshot.links
+            if any(end.get("node_id") == node.get("node_id") for end in link.get("nodes") or [])
+        ]
+        try:
+            await lab.client.delete_node(scope.token, scope.project_id, str(node["node_id"]))
+        except CopilotError as exc:
+            results.append(item(name, "failed", error=exc.message))
+            continue
+        results.append(item(name, "success", {"deleted": True, "links_deleted": links}))
+    return batch(results)
+
+
+async def start_all_nodes(lab: LabAccess, args: NoArguments, scope: CallScope) -> ToolResult:
+    """GNS3's project-wide start, then each node followed as ``start_gns3_node`` does (a
+    node GNS3 could not start is started on its own, so its own error is reported)."""
+    snapshot = await lab.snapshot(scope)
+    if not snapshot.nodes:
+        return ToolResult.error("The project has no nodes.")
+    note = None
+    try:
+        await lab.client.project_nodes_action(scope.token, scope.project_id, "start")
+    except CopilotError as exc:
+        note = f"GNS3 did not start every node at once: {exc.message}"
+    results = await asyncio.gather(
+        *(_start(lab, snapshot, name, scope) for name in snapshot.node_names())
+    )
+    outcome = batch(list(results))
+    if note is not None and isinstance(outcome.output, dict):
+        outcome = ToolResult({**outcome.output, "note": note}, outcome.status)
+    return outcome
+
+
+async def stop_all_nodes(lab: LabAccess, args: NoArguments, scope: CallScope) -> ToolResult:
+    snapshot = await lab.snapshot(scope)
+    if not snapshot.nodes:
+        return ToolResult.error("The project has no nodes.")
+    try:
+        await lab.client.project_nodes_action(scope.token, scope.project_id, "stop")
+    except CopilotError as exc:
+        return ToolResult.error(f"GNS3 did not stop the project's nodes: {exc.message}")
+    settle_until = asyncio.get_running_loop().time() + lab.settings.action_settle
+    while True:
+        nodes = await lab.client.nodes(scope.token, scope.project_id)
+        running = [n for n in nodes if n.get("status") != "stopped"]
+        if not running or asyncio.get_running_loop().time() >= settle_until:
+            break
+        await asyncio.sleep(lab.settings.poll_interval)
+    return batch(
+        [
+            item(str(n.get("name")), "success", {"status": "stopped"})
+            if n.get("status") == "stopped"
+            else item(
+                str(n.get("name")),
+                "failed",
+                {"status": n.get("status")},
+                error=f"GNS3 accepted the stop, but {n.get('name')} is still {n.get('status')!r}.",
+            )
+            for n in sorted(nodes, key=lambda n: str(n.get("name")))
+        ]
+    )
+
+
 async def stop_nodes(lab: LabAccess, args: NodeNames, scope: CallScope) -> ToolResult:
     return await _simple_action(lab, args, scope, "stop")
 
@@ -322,6 +397,30 @@ def _acting(verb: str) -> Any:
         )
 
     return change
+
+
+def _deleted(args: NodeNames, mode: CopilotMode) -> ChangePreview:
+    return ChangePreview(
+        f"delete {', '.join(args.node_names)}",
+        topology=[f"delete node {name} and its links" for name in args.node_names],
+    )
+
+
+def _stopped_all(args: NoArguments, mode: CopilotMode) -> ChangePreview:
+    return ChangePreview(
+        "stop every node of the project",
+        topology=["stop every node (unsaved configuration is lost)"],
+    )
+
+
+def _nodes_and_topology(args: NodeNames, preview: ChangePreview) -> RestoreScope:
+    """Nodes that stop, pause or go: their configuration (when it can be read) and the
+    topology, so that a rollback brings them back, started, configured as they were."""
+    return RestoreScope(nodes=tuple(args.node_names), topology=True)
+
+
+def _every_node(args: NoArguments, preview: ChangePreview) -> RestoreScope:
+    return RestoreScope(every_node=True, topology=True)
 
 
 _NAMES_EXAMPLE = {"node_names": ["R1", "PC1"]}
@@ -369,6 +468,7 @@ def node_tools() -> list[Gns3Tool[Any]]:
             example=_NAMES_EXAMPLE,
             mutates_topology=True,
             change=_acting("stop"),
+            restores=_nodes_and_topology,
         ),
         Gns3Tool(
             "suspend_gns3_node",
@@ -379,5 +479,39 @@ def node_tools() -> list[Gns3Tool[Any]]:
             example=_NAMES_EXAMPLE,
             mutates_topology=True,
             change=_acting("suspend"),
+            restores=_nodes_and_topology,
+        ),
+        Gns3Tool(
+            "delete_gns3_node",
+            "Delete nodes by name, with their links.",
+            NodeNames,
+            delete_nodes,
+            AUTOMATION_ONLY,
+            example={"node_names": ["PC3"]},
+            mutates_topology=True,
+            change=_deleted,
+            restores=_nodes_and_topology,
+        ),
+        Gns3Tool(
+            "start_all_gns3_nodes",
+            "Start every node of the project; returns each node's status once it is "
+            "started and its console accepts connections (bounded).",
+            NoArguments,
+            start_all_nodes,
+            AUTOMATION_ONLY,
+            example={},
+            mutates_topology=True,
+        ),
+        Gns3Tool(
+            "stop_all_gns3_nodes",
+            "Stop every node of the project; their consoles close and unsaved "
+            "configuration is lost.",
+            NoArguments,
+            stop_all_nodes,
+            AUTOMATION_ONLY,
+            example={},
+            mutates_topology=True,
+            change=_stopped_all,
+            restores=_every_node,
         ),
     ]

@@ -15,7 +15,7 @@ list.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sized
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -35,7 +35,7 @@ from adapters.gns3._console import ConsoleRunner
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._parsing import ShowParser
 from adapters.gns3._skills import SkillLibrary
-from copilot_core.ports import ChangePreview
+from copilot_core.ports import ChangePreview, RestorePointStore
 from copilot_core.session import CopilotMode
 from copilot_core.tools import ToolContext, ToolResult, ToolSpec
 
@@ -47,6 +47,7 @@ __all__ = [
     "Gns3Tool",
     "Gns3ToolSettings",
     "LabAccess",
+    "RestoreScope",
     "ToolArguments",
     "ToolRegistry",
     "openai_schema",
@@ -65,10 +66,12 @@ class Gns3ToolSettings:
     bounds one console call (commands that would start later are not run; keep it under
     the agent's tool time limit so the call answers with what it has). ``action_settle``
     is how long a stop/suspend is given to show in the node's status, ``start_grace``
-    how long a started node may still read "stopped" before the start counts as failed.
+    how long a started node may still read "stopped" before the start counts as failed;
+    ``max_console_wait`` bounds ``wait_for_console`` (a router may take minutes to boot).
     """
 
     start_timeout: float = 90.0
+    max_console_wait: float = 240.0
     poll_interval: float = 0.5
     action_settle: float = 3.0
     start_grace: float = 5.0
@@ -184,14 +187,15 @@ def openai_schema(model: type[BaseModel], settings: Gns3ToolSettings) -> JSON:
 # ------------------------------------------------------------------ the lab
 @dataclass(frozen=True, slots=True)
 class LabAccess:
-    """What every handler works with: GNS3's API, the consoles, skills, settings and the
-    show-output parser."""
+    """What every handler works with: GNS3's API, the consoles, skills, settings, the
+    show-output parser and where restore points are kept (``None``: nowhere)."""
 
     client: Gns3Client
     runner: ConsoleRunner
     skills: SkillLibrary
     settings: Gns3ToolSettings
     parser: ShowParser = field(default_factory=ShowParser)
+    restore_points: RestorePointStore | None = None
 
     async def snapshot(self, scope: CallScope) -> LabSnapshot:
         """The project (it must be opened), its nodes, links and template names."""
@@ -210,12 +214,41 @@ class CallScope:
         return self.context.project_id
 
 
+@dataclass(frozen=True, slots=True)
+class RestoreScope:
+    """What the restore point taken before an approved call keeps.
+
+    ``devices``: the nodes whose configuration the call changes; a restore point must
+    hold each one that runs, or the call is not made. ``nodes``: nodes the call stops,
+    suspends or deletes; their configuration is kept when it can be read. ``every_node``:
+    every node of the project, likewise. ``topology``: nodes, links, filters, drawings
+    (and a GNS3 snapshot when every node is stopped). ``device_types`` overrides a
+    node's detected platform, as the call does.
+    """
+
+    devices: tuple[str, ...] = ()
+    nodes: tuple[str, ...] = ()
+    every_node: bool = False
+    topology: bool = False
+    device_types: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, preview: ChangePreview) -> RestoreScope:
+        """The devices a preview lists, and the topology when it lists topology changes."""
+        return cls(devices=tuple(preview.devices), topology=bool(preview.topology))
+
+
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 Handler = Callable[[LabAccess, ArgsT, CallScope], Awaitable[ToolResult]]
+Describer = Callable[[LabAccess, ArgsT, CallScope], Awaitable[ChangePreview | None]]
 
 
 def _no_change(args: Any, mode: CopilotMode) -> ChangePreview | None:
     return None
+
+
+def _scope_of_preview(args: Any, preview: ChangePreview) -> RestoreScope:
+    return RestoreScope.of(preview)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +258,10 @@ class Gns3Tool(Generic[ArgsT]):
     ``modes`` are the copilot modes that offer it; ``mutates_topology`` tells the agent
     to re-read the topology after a success; ``needs_gns3`` is false for tools that work
     without the caller's GNS3 token; ``change(args, mode)`` previews what a call would
-    change in the lab, for the user to approve (``None``: nothing); ``example`` is a
+    change in the lab, for the user to approve (``None``: nothing); ``describe`` does it
+    instead when the preview needs to read something (a restore point); ``restores(args,
+    preview)`` says what the restore point taken before an approved call keeps (by
+    default: the preview's devices, and the topology when it changes); ``example`` is a
     valid argument object shown when a call's arguments are invalid.
     """
 
@@ -238,6 +274,8 @@ class Gns3Tool(Generic[ArgsT]):
     mutates_topology: bool = False
     needs_gns3: bool = True
     change: Callable[[ArgsT, CopilotMode], ChangePreview | None] = _no_change
+    describe: Describer[ArgsT] | None = None
+    restores: Callable[[ArgsT, ChangePreview], RestoreScope] = _scope_of_preview
 
     def spec(self, lab: LabAccess) -> ToolSpec:
         """The tool as offered to a model; its description may quote ``{settings.x}`` and

@@ -84,3 +84,58 @@ async def test_reading_starting_skills_and_bad_calls_change_nothing() -> None:
     ]
     for name, args in calls:
         assert not (await assess(name, args)).changes, name
+
+
+async def test_the_new_topology_tools_preview_what_they_change() -> None:
+    deleted = await assess("delete_gns3_node", {"node_names": ["PC3"]})
+    assert deleted.preview is not None
+    assert list(deleted.preview.topology) == ["delete node PC3 and its links"]
+    unlinked = await assess("delete_gns3_link", {"links": [{"node1": "R1", "node2": "R2"}]})
+    assert unlinked.preview is not None
+    assert list(unlinked.preview.topology) == ["delete link R1 <-> R2"]
+    stopped = await assess("stop_all_gns3_nodes", {})
+    assert (
+        stopped.preview is not None and stopped.preview.summary == "stop every node of the project"
+    )
+    noted = await assess("gns3_annotate", {"text": "core", "near": "R1"})
+    assert noted.preview is not None
+    assert list(noted.preview.topology) == ["draw a text note 'core' above R1"]
+    restored = await assess("gns3_snapshots", {"action": "restore", "name": "base"})
+    assert restored.preview is not None and restored.preview.summary == "restore snapshot base"
+    assert "running nodes stop" in restored.preview.topology[0]
+
+
+async def test_link_filters_change_the_link_only_when_set_or_cleared_in_lab_automation() -> None:
+    lossy = {
+        "node1": "R1",
+        "node2": "R2",
+        "action": "set",
+        "filters": {"packet_loss_percent": 20, "delay_ms": 100, "jitter_ms": 10},
+    }
+    assessed = await assess("gns3_link_filters", lossy)
+    assert assessed.preview is not None
+    assert list(assessed.preview.topology) == [
+        "link R1 <-> R2: delay 100 ms ± 10 ms, lose 20 % of packets"
+    ]
+    cleared = await assess(
+        "gns3_link_filters", {"node1": "R1", "node2": "R2", "action": "clear", "names": ["bpf"]}
+    )
+    assert cleared.preview is not None
+    assert list(cleared.preview.topology) == ["link R1 <-> R2: remove bpf"]
+    reading = {"node1": "R1", "node2": "R2", "action": "get"}
+    assert not (await assess("gns3_link_filters", reading)).changes
+    assert not (await assess("gns3_link_filters", lossy, TEACHING)).changes  # refused there
+
+
+async def test_reads_of_the_new_tools_change_nothing() -> None:
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("gns3_snapshots", {"action": "list"}),
+        ("gns3_snapshots", {"action": "create", "name": "x"}),  # the lab itself is unchanged
+        ("start_all_gns3_nodes", {}),
+        ("wait_for_console", {"node_names": ["R1"]}),
+        ("restore_point", {"action": "list"}),
+        # Without a store to read it from, a rollback has nothing to preview: execute says so.
+        ("restore_point", {"action": "rollback", "restore_point_id": "p1"}),
+    ]
+    for name, args in calls:
+        assert not (await assess(name, args)).changes, name

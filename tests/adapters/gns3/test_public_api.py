@@ -19,12 +19,21 @@ TEACHING_TOOLS = [
     "execute_multiple_device_commands",
     "packet_capture",
     "device_skills",
+    "gns3_snapshots",
+    "gns3_link_filters",
 ]
 AUTOMATION_ONLY = [
     "stop_gns3_node",
     "suspend_gns3_node",
+    "start_all_gns3_nodes",
+    "stop_all_gns3_nodes",
+    "wait_for_console",
+    "delete_gns3_node",
+    "delete_gns3_link",
     "execute_multiple_device_config_commands",
     "execute_vpcs_commands",
+    "gns3_annotate",
+    "restore_point",
 ]
 MUTATING = {
     "create_gns3_node",
@@ -33,6 +42,13 @@ MUTATING = {
     "update_gns3_node_name",
     "stop_gns3_node",
     "suspend_gns3_node",
+    "start_all_gns3_nodes",
+    "stop_all_gns3_nodes",
+    "delete_gns3_node",
+    "delete_gns3_link",
+    "gns3_snapshots",
+    "gns3_link_filters",
+    "restore_point",
 }
 
 

@@ -23,6 +23,7 @@ from adapters.postgres import (
 from adapters.postgres._schema import lock_key
 from copilot_core.errors import StoreError
 from copilot_core.messages import Message
+from copilot_core.ports import RestorePoint
 from copilot_core.session import Session
 from copilot_core.stats import Usage
 from tests.real_postgres import PostgresForTests
@@ -78,6 +79,7 @@ async def test_open_creates_the_schema_and_reopening_migrates_nothing_and_keeps_
         "chat_sessions",
         "chat_messages",
         "llm_settings",
+        "restore_points",
     }
     for _ in range(2):
         async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
@@ -86,6 +88,28 @@ async def test_open_creates_the_schema_and_reopening_migrates_nothing_and_keeps_
             assert got is not None
             assert got.title == "kept"
             assert [m.id for m in (await store.history(PROJECT, "s1")).messages] == ["m1"]
+    assert versions(postgres, postgres_schema) == list(range(1, SCHEMA_VERSION + 1))
+
+
+async def test_a_version_1_schema_gains_restore_points_that_survive_a_restart(
+    postgres: PostgresForTests, postgres_schema: str
+) -> None:
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        await PostgresCheckpointStore(database).create_session(session("s1"))
+    with psycopg.connect(postgres.conninfo, autocommit=True) as conn:  # back to version 1
+        conn.execute(f"DROP TABLE {postgres_schema}.restore_points")
+        conn.execute(f"DELETE FROM {postgres_schema}.copilot_schema_version WHERE version = 2")
+    point = RestorePoint("p1", PROJECT, "s1", T0, "call-1", "create_gns3_node", "before", {"a": 1})
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        assert database.schema_version == SCHEMA_VERSION
+        await PostgresCheckpointStore(database).save_restore_point(point)
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        store = PostgresCheckpointStore(database)
+        assert await store.restore_points(PROJECT, "s1") == [point]
+        assert await store.delete_session(PROJECT, "s1")  # the points go with it (cascade)
+    with psycopg.connect(postgres.conninfo, autocommit=True) as conn:
+        rows = conn.execute(f"SELECT count(*) FROM {postgres_schema}.restore_points").fetchall()
+    assert rows == [(0,)]
     assert versions(postgres, postgres_schema) == list(range(1, SCHEMA_VERSION + 1))
 
 

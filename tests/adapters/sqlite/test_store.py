@@ -16,7 +16,7 @@ from adapters.sqlite import SCHEMA_VERSION, SqliteCheckpointStore
 from copilot_core.agent import BuiltinAgent
 from copilot_core.errors import InvalidRequestError, StoreCorruptedError, StoreError
 from copilot_core.messages import Message
-from copilot_core.ports import ModelSelection
+from copilot_core.ports import ModelSelection, RestorePoint
 from copilot_core.service import ChatService, ChatSettings, TurnRequest
 from copilot_core.session import CopilotMode, Session
 from copilot_core.stats import Usage
@@ -261,6 +261,28 @@ async def test_a_database_made_without_pinned_is_migrated(data_dir: Path) -> Non
     assert "pinned" in {row[1] for row in query(path, "PRAGMA table_info(chat_sessions)")}
     names = {row[0] for row in query(path, "SELECT name FROM sqlite_master WHERE type='index'")}
     assert {"idx_pinned_updated", "idx_messages_session_seq"} <= names
+
+
+async def test_a_version_3_database_gains_restore_points_that_survive_a_restart(
+    data_dir: Path,
+) -> None:
+    async with SqliteCheckpointStore(data_dir) as store:
+        await store.create_session(new_session("s1"))
+        await store.append_messages(P1, "s1", [Message.user("m1", "hello", T0)])
+    path = db_path(data_dir, P1)
+    # Make it a database of version 3: no restore_points table, no version 4.
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE restore_points")
+    conn.execute("DELETE FROM copilot_schema_version WHERE version = 4")
+    conn.commit()
+    conn.close()
+    point = RestorePoint("p1", P1, "s1", T0, "call-1", "create_gns3_node", "before", {"a": [1]})
+    async with SqliteCheckpointStore(data_dir) as store:
+        await store.save_restore_point(point)
+    assert query(path, "SELECT max(version) FROM copilot_schema_version") == [(4,)]
+    async with SqliteCheckpointStore(data_dir) as store:  # a restart
+        assert await store.restore_points(P1, "s1") == [point]
+        assert (await store.history(P1, "s1")).messages == [Message.user("m1", "hello", T0)]
 
 
 # ============================================================== transactions

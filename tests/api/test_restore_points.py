@@ -1,0 +1,173 @@
+"""Restore-point routes over HTTP: the session owner lists them and rolls one back (the
+``restore_point`` tool runs with the click as its approval); anyone else gets 404."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from copilot_core.ports import RestorePoint
+from copilot_core.testing import text_reply
+from tests.api.conftest import BOB, OPEN, UNKNOWN, Service, raw_events
+from tests.api.test_approvals import until, with_a_changing_tool
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+P1 = "00000000-0000-4000-8000-0000000000a1"
+P2 = "00000000-0000-4000-8000-0000000000a2"
+
+
+async def _session(service: Service) -> str:
+    service.model.add(text_reply("hello"))
+    async with service.client() as client:
+        response = await client.post(
+            service.chat_url() + "/stream", json={"message": "hi", "stream": False}
+        )
+    assert response.status_code == 200
+    return str(response.json()["session_id"])
+
+
+def _point(session_id: str, point_id: str, seconds: int = 0) -> RestorePoint:
+    return RestorePoint(
+        id=point_id,
+        project_id=OPEN,
+        session_id=session_id,
+        created_at=T0.replace(second=seconds),
+        tool_call_id=f"call-{point_id}",
+        tool_name="delete_gns3_node",
+        summary="delete PC3",
+        state={
+            "devices": {
+                "PC3": {"captured": True, "config": None},
+                "R9": {"captured": False, "note": "no such node"},
+            },
+            "topology": {"nodes": [], "links": [], "drawings": []},
+            "gns3_snapshot": {"name": f"copilot-{point_id}"},
+        },
+    )
+
+
+def _rollback_tool(service: Service) -> list[tuple[dict[str, Any], Any]]:
+    calls: list[tuple[dict[str, Any], Any]] = []
+
+    def rollback(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        calls.append((args, ctx))
+        return {
+            "status": "success",
+            "results": [{"device_name": "topology", "status": "success", "output": {}}],
+            "restore_point_id": "p-new",
+        }
+
+    service.tools.add("restore_point", rollback)
+    return calls
+
+
+async def test_the_owner_lists_restore_points_oldest_first(service: Service) -> None:
+    session_id = await _session(service)
+    await service.store.save_restore_point(_point(session_id, P1, 1))
+    await service.store.save_restore_point(_point(session_id, P2, 2))
+    url = service.chat_url() + f"/sessions/{session_id}/restore-points"
+    async with service.client() as client:
+        listed = await client.get(url)
+        full = await client.get(url, params={"full": "true"})
+    assert listed.status_code == 200
+    assert listed.json() == [
+        {
+            "id": point_id,
+            "created_at": f"2026-03-01T12:00:0{n}+00:00",
+            "tool_call_id": f"call-{point_id}",
+            "tool_name": "delete_gns3_node",
+            "summary": "delete PC3",
+            "devices": ["PC3"],
+            "topology": True,
+            "gns3_snapshot": f"copilot-{point_id}",
+        }
+        for n, point_id in ((1, P1), (2, P2))
+    ]
+    assert full.json()[0]["state"]["devices"]["R9"]["note"] == "no such node"
+
+
+async def test_the_owner_rolls_a_restore_point_back_as_an_approved_change(
+    service: Service,
+) -> None:
+    calls = _rollback_tool(service)
+    session_id = await _session(service)
+    await service.store.save_restore_point(_point(session_id, P1))
+    url = service.chat_url() + f"/sessions/{session_id}/restore-points/{P1}/rollback"
+    async with service.client() as client:
+        rolled = await client.post(url, params={"use_snapshot": "false"})
+        default = await client.post(url)
+    assert rolled.status_code == 200, rolled.text
+    assert rolled.json() == {
+        "tool_status": "success",
+        "status": "success",
+        "results": [{"device_name": "topology", "status": "success", "output": {}}],
+        "restore_point_id": "p-new",
+    }
+    (args, ctx), (default_args, _) = calls
+    assert args == {"action": "rollback", "restore_point_id": P1, "use_snapshot": False}
+    assert default_args["use_snapshot"] is True
+    # The click is the approval: the executor takes a restore point first, as for any
+    # approved change; the call runs with the caller's GNS3 token, in their session.
+    assert ctx.approved is not None and ctx.approved.user_id == "u-alice"
+    assert (ctx.session_id, ctx.project_id, ctx.credentials) == (session_id, OPEN, "token-alice")
+    assert default.status_code == 200
+
+
+async def test_anyone_but_the_owner_gets_404_and_nothing_runs(service: Service) -> None:
+    calls = _rollback_tool(service)
+    session_id = await _session(service)
+    await service.store.save_restore_point(_point(session_id, P1))
+    base = service.chat_url() + f"/sessions/{session_id}/restore-points"
+    async with service.client(BOB) as client:
+        listed = await client.get(base)
+        rolled = await client.post(base + f"/{P1}/rollback")
+    assert (listed.status_code, rolled.status_code) == (404, 404)
+    async with service.client() as client:
+        unknown = await client.post(base + f"/{P2}/rollback")
+        ghost = await client.get(service.chat_url() + f"/sessions/{UNKNOWN}/restore-points")
+        not_an_id = await client.post(base + "/nope/rollback")
+        bad = await client.post(base + f"/{P1}/rollback", params={"use_snapshot": "maybe"})
+    assert unknown.status_code == 404
+    assert unknown.json()["detail"] == f"There is no restore point {P2!r} in this session."
+    assert ghost.status_code == 404
+    assert (not_an_id.status_code, bad.status_code) == (422, 422)
+    assert calls == []
+
+
+async def test_a_rollback_waits_for_no_turn_it_is_refused_while_one_runs(
+    service: Service,
+) -> None:
+    calls = _rollback_tool(service)
+    with_a_changing_tool(service)
+    async with (
+        service.client() as client,
+        client.stream(
+            "POST", service.chat_url() + "/stream", json={"message": "address PC1"}
+        ) as stream,
+    ):
+        session_id = stream.headers["x-session-id"]
+        await until("approval_required", [], raw_events(stream))
+        await service.store.save_restore_point(_point(session_id, P1))
+        busy = await client.post(
+            service.chat_url() + f"/sessions/{session_id}/restore-points/{P1}/rollback"
+        )
+        await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
+    assert busy.status_code == 409
+    assert "already has a turn running" in busy.json()["detail"]
+    assert calls == []
+
+
+async def test_a_closed_projects_restore_points_are_read_but_not_rolled_back(
+    service: Service,
+) -> None:
+    _rollback_tool(service)
+    session_id = await _session(service)
+    await service.store.save_restore_point(_point(session_id, P1))
+    service.gate.opened.discard(OPEN)
+    service.gate.closed.add(OPEN)
+    base = service.chat_url() + f"/sessions/{session_id}/restore-points"
+    async with service.client() as client:
+        listed = await client.get(base)
+        rolled = await client.post(base + f"/{P1}/rollback")
+    assert listed.status_code == 200 and len(listed.json()) == 1
+    assert rolled.status_code == 409
