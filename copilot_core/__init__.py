@@ -16,23 +16,24 @@ modules:
 Every other module is internal.
 """
 
-from copilot_core.abort import AbortToken
-from copilot_core.agent import AgentSettings, BuiltinAgent
-from copilot_core.conversation import Conversation
+from copilot_core._abort import AbortToken
+from copilot_core._agent import AgentSettings, BuiltinAgent
+from copilot_core._conversation import Conversation
+from copilot_core._messages import Message, Role
+from copilot_core._prompts import PromptBook
+from copilot_core._runner import RunnerSettings, TurnHandle, TurnRunner
+from copilot_core._service import ChatService, ChatSettings
+from copilot_core._session import CopilotMode, Session
+from copilot_core._stats import TurnStats
+from copilot_core._system import SystemClock, UuidIdFactory
+from copilot_core._tokens import ApproximateTokenCounter
+from copilot_core._toolgate import ToolGate
+from copilot_core._tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec, ToolStatus
+from copilot_core._turnlog import InMemoryTurnLog
+from copilot_core._turns import TurnRequest, TurnResult
 from copilot_core.errors import CopilotError
 from copilot_core.events import TurnEvent
-from copilot_core.messages import Message, Role
 from copilot_core.ports import ModelSelection
-from copilot_core.prompts import PromptBook
-from copilot_core.runner import RunnerSettings, TurnHandle, TurnRunner
-from copilot_core.service import ChatService, ChatSettings
-from copilot_core.session import CopilotMode, Session
-from copilot_core.system import SystemClock, UuidIdFactory
-from copilot_core.tokens import ApproximateTokenCounter
-from copilot_core.toolgate import ToolGate
-from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec, ToolStatus
-from copilot_core.turnlog import InMemoryTurnLog
-from copilot_core.turns import TurnRequest, TurnResult
 
 __all__ = [
     "AbortToken",
@@ -63,5 +64,6 @@ __all__ = [
     "TurnRequest",
     "TurnResult",
     "TurnRunner",
+    "TurnStats",
     "UuidIdFactory",
 ]

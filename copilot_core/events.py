@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import field, fields
 from typing import Any, ClassVar
 
-from copilot_core.messages import Message
-from copilot_core.values import value
+from copilot_core._messages import Message
+from copilot_core._values import value
 
 __all__ = [
     "AbortEvent",

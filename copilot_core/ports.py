@@ -1,9 +1,12 @@
 """The core's ports: what it needs from the outside world, in its own types.
 
 An adapter imports what it implements from here, and the vocabulary the ports speak
-(messages, the deltas a model streams, tool specs, calls and results, sessions) is
-re-exported here too, so that this module is all an adapter author needs besides
-:mod:`copilot_core.events` and :mod:`copilot_core.errors`.
+(messages, the deltas a model streams, tool specs, calls and results, sessions,
+approvals and restore points) is re-exported here too, with the few helpers adapters
+share (:func:`render_tool_output`: a tool's output as the text a tool message holds;
+:func:`stamp_usage`: a step's usage kept in its first message; :func:`excerpt`: a
+search hit's excerpt), so that this module is all an adapter author needs besides
+:mod:`copilot_core.events`, :mod:`copilot_core.errors` and :mod:`copilot_core.rules`.
 
 Every port is a :class:`typing.Protocol`. Streaming members are plain ``def``
 returning an ``AsyncIterator`` so that an ``async def`` generator implements them.
@@ -18,30 +21,33 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from copilot_core.abort import AbortToken
-from copilot_core.approvals import (
+from copilot_core._abort import AbortToken
+from copilot_core._approvals import (
     ApprovalDecision,
     ApprovalPolicy,
+    ApprovalRequest,
     Assessment,
     ChangePreview,
     DecisionOutcome,
     RestorePoint,
     TurnControl,
 )
-from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
-from copilot_core.events import AgentEvent, TurnEvent, WireEvent
-from copilot_core.messages import FunctionCall, Message, Role, ToolCall
-from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage
-from copilot_core.tools import (
+from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
+from copilot_core._messages import FunctionCall, Message, Role, ToolCall
+from copilot_core._search import excerpt
+from copilot_core._session import CopilotMode, Session
+from copilot_core._stats import Usage, stamp_usage
+from copilot_core._tools import (
     ParsedToolCall,
     ToolContext,
     ToolProgress,
     ToolResult,
     ToolSpec,
     ToolStatus,
+    render_tool_output,
 )
-from copilot_core.turns import TurnInfo, TurnState
+from copilot_core._turns import TurnInfo, TurnState
+from copilot_core.events import AgentEvent, TurnEvent, WireEvent
 
 __all__ = [
     "AbortToken",
@@ -51,6 +57,7 @@ __all__ = [
     "AgentRunConfig",
     "ApprovalDecision",
     "ApprovalPolicy",
+    "ApprovalRequest",
     "Assessment",
     "Authenticator",
     "CallOptions",
@@ -97,6 +104,9 @@ __all__ = [
     "TurnState",
     "Usage",
     "UsageDelta",
+    "excerpt",
+    "render_tool_output",
+    "stamp_usage",
 ]
 
 
@@ -113,7 +123,7 @@ class CallOptions:
 class LanguageModel(Protocol):
     """A chat model that streams its reply as deltas.
 
-    The stream ends after a :class:`~copilot_core.deltas.FinishDelta` (usage may
+    The stream ends after a :class:`~copilot_core._deltas.FinishDelta` (usage may
     come before or after it). Failures are raised as
     :class:`~copilot_core.errors.LLMError` subclasses. Closing the iterator early
     (``aclose``, or cancelling the task that iterates it) must stop all work.
@@ -206,7 +216,7 @@ class CheckpointStore(Protocol):
     """Sessions and their append-only message logs, per project.
 
     Every method is scoped by ``project_id``. User scoping is the caller's duty
-    (:class:`~copilot_core.service.ChatService` does it) except in
+    (:class:`~copilot_core._service.ChatService` does it) except in
     :meth:`list_sessions`, which filters by user.
     """
 
@@ -243,7 +253,7 @@ class CheckpointStore(Protocol):
         replace, so it always equals the history's length; ``usage`` (the LLM calls that
         produced the step) is added to the session's counters in the same transaction and
         recorded in the step's first message as ``metadata.usage``
-        (:func:`~copilot_core.stats.stamp_usage`), so that :meth:`truncate` can take it off
+        (:func:`~copilot_core._stats.stamp_usage`), so that :meth:`truncate` can take it off
         again.
         ``replaces`` is the id of a draft (a partial answer saved while it streamed) that
         these messages supersede: when it is the session's last message it is deleted in

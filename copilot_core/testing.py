@@ -22,8 +22,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from copilot_core.approvals import Assessment, ChangePreview, RestorePoint
-from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
+from copilot_core._approvals import Assessment, ChangePreview, RestorePoint
+from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
+from copilot_core._messages import Message
+from copilot_core._search import excerpt
+from copilot_core._session import CopilotMode, Session
+from copilot_core._stats import Usage, stamp_usage
+from copilot_core._tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core._turns import TurnInfo
 from copilot_core.errors import (
     InvalidRequestError,
     LLMError,
@@ -31,7 +37,6 @@ from copilot_core.errors import (
     SessionNotFoundError,
 )
 from copilot_core.events import AgentEvent, LLMCallCompleted, StepCompleted, TitleGenerated
-from copilot_core.messages import Message
 from copilot_core.ports import (
     CallOptions,
     HistoryPage,
@@ -39,11 +44,6 @@ from copilot_core.ports import (
     ModelSelection,
     SessionMatch,
 )
-from copilot_core.search import excerpt
-from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage, stamp_usage
-from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
-from copilot_core.turns import TurnInfo
 
 __all__ = [
     "FakeTool",
@@ -328,9 +328,9 @@ class InMemoryCheckpointStore:
         new = stamp_usage(list(messages), usage)  # all or none, even if iterating fails
         removed = 1 if replaces is not None and log and log[-1].id == replaces else 0
         if removed:
-            log.pop()
+            self._uncount(project_id, thread_id, [log.pop()])
         log.extend(new)
-        self._count(project_id, thread_id, len(new) - removed, usage)
+        self._count(project_id, thread_id, len(new), usage)
 
     async def history(
         self,
@@ -360,6 +360,20 @@ class InMemoryCheckpointStore:
         if title is not None:
             update["title"] = title
         self._sessions[project_id][thread_id] = session.model_copy(update=update)
+
+    def _uncount(self, project_id: str, thread_id: str, removed: Sequence[Message]) -> None:
+        """Take removed messages, and the usage they recorded, off the counters."""
+        usage = sum((Usage.of(m.metadata) for m in removed), Usage())
+        session = self._require(project_id, thread_id)
+        self._sessions[project_id][thread_id] = session.model_copy(
+            update={
+                "message_count": session.message_count - len(removed),
+                "llm_calls_count": max(session.llm_calls_count - usage.llm_calls, 0),
+                "input_tokens": max(session.input_tokens - usage.input_tokens, 0),
+                "output_tokens": max(session.output_tokens - usage.output_tokens, 0),
+                "total_tokens": max(session.total_tokens - usage.total_tokens, 0),
+            }
+        )
 
     def _count(self, project_id: str, thread_id: str, messages: int, usage: Usage | None) -> None:
         session = self._require(project_id, thread_id)
@@ -403,17 +417,7 @@ class InMemoryCheckpointStore:
             raise InvalidRequestError(f"message {message_id!r} is not in this session.")
         removed = log[index:]
         del log[index:]
-        usage = sum((Usage.of(m.metadata) for m in removed), Usage())
-        session = self._require(project_id, thread_id)
-        self._sessions[project_id][thread_id] = session.model_copy(
-            update={
-                "message_count": session.message_count - len(removed),
-                "llm_calls_count": max(session.llm_calls_count - usage.llm_calls, 0),
-                "input_tokens": max(session.input_tokens - usage.input_tokens, 0),
-                "output_tokens": max(session.output_tokens - usage.output_tokens, 0),
-                "total_tokens": max(session.total_tokens - usage.total_tokens, 0),
-            }
-        )
+        self._uncount(project_id, thread_id, removed)
         return len(removed)
 
     async def rename_session(

@@ -79,8 +79,14 @@ from copilot_core import (
     TurnRunner,
     UuidIdFactory,
 )
-from copilot_core.approvals import ApprovalPolicy
-from copilot_core.ports import AgentBackend, Clock, IdFactory, RestorePointStore, ToolExecutor
+from copilot_core.ports import (
+    AgentBackend,
+    ApprovalPolicy,
+    Clock,
+    IdFactory,
+    RestorePointStore,
+    ToolExecutor,
+)
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 

@@ -30,7 +30,8 @@ from langchain_core.messages import (
     ToolCall as LcToolCall,
 )
 
-from copilot_core.messages import FunctionCall, Message, Role, ToolCall
+from copilot_core import Message, Role
+from copilot_core.ports import FunctionCall, ToolCall
 
 __all__ = [
     "content_text",

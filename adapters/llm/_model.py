@@ -14,10 +14,15 @@ from pydantic import SecretStr
 
 from adapters.llm._errors import ProviderInfo, translate_error
 from adapters.llm._messages import content_text, to_langchain
-from copilot_core.deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
-from copilot_core.messages import Message
-from copilot_core.ports import CallOptions
-from copilot_core.tools import ToolSpec
+from copilot_core import Message, ToolSpec
+from copilot_core.ports import (
+    CallOptions,
+    FinishDelta,
+    ModelDelta,
+    TextDelta,
+    ToolCallDelta,
+    UsageDelta,
+)
 
 __all__ = ["LangchainLanguageModel"]
 
@@ -27,14 +32,14 @@ _log = logging.getLogger(__name__)
 class LangchainLanguageModel:
     """Streams a LangChain chat model's reply as the core's deltas.
 
-    * Tools are bound per call from the core's :class:`~copilot_core.tools.ToolSpec`
+    * Tools are bound per call from the core's :class:`~copilot_core._tools.ToolSpec`
       (OpenAI function format); ``CallOptions`` temperature and max_tokens
       override the model's defaults for that call only.
     * Each ``AIMessageChunk`` becomes deltas: its text; one
-      :class:`~copilot_core.deltas.ToolCallDelta` per ``tool_call_chunks`` entry
+      :class:`~copilot_core._deltas.ToolCallDelta` per ``tool_call_chunks`` entry
       with the *raw* argument fragment (never the half-parsed ``tool_calls``
-      view); a :class:`~copilot_core.deltas.UsageDelta` from ``usage_metadata``;
-      a :class:`~copilot_core.deltas.FinishDelta` from the finish reason. A
+      view); a :class:`~copilot_core._deltas.UsageDelta` from ``usage_metadata``;
+      a :class:`~copilot_core._deltas.FinishDelta` from the finish reason. A
       provider that ends a stream cleanly without a finish reason gets one
       (``tool_calls`` if it called tools, else ``stop``).
     * Provider failures are raised as :class:`~copilot_core.errors.LLMError`

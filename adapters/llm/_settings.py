@@ -16,9 +16,9 @@ from pydantic import (
     model_validator,
 )
 
+from copilot_core import CopilotMode
 from copilot_core.errors import InvalidRequestError
 from copilot_core.ports import ApprovalPolicy
-from copilot_core.session import CopilotMode
 
 __all__ = [
     "DEFAULT_CONTEXT_LIMIT",

@@ -4,7 +4,7 @@ tiktoken normally downloads its encoding files on first use. The copilot never
 does: ``cl100k_base`` ships with this package (``adapters/llm/data``) and is
 loaded from there after its SHA-256 is checked against the official file's. An
 encoding that is not shipped falls back to the core's
-:class:`~copilot_core.tokens.ApproximateTokenCounter` (about four characters a
+:class:`~copilot_core._tokens.ApproximateTokenCounter` (about four characters a
 token), and :attr:`TiktokenTokenCounter.exact` says which one counts.
 """
 

@@ -6,8 +6,8 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 
 from adapters.mcp._source import McpToolSource
+from copilot_core import Message
 from copilot_core.events import AgentEvent
-from copilot_core.messages import Message
 from copilot_core.ports import AgentBackend, AgentCapabilities, AgentInfo, AgentRunConfig
 
 __all__ = ["WithMcpTools"]

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from copilot_core.approvals import Assessment
-from copilot_core.ports import ToolExecutor
-from copilot_core.session import CopilotMode
-from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core.ports import Assessment, ToolExecutor
 
 __all__ = ["CompositeToolExecutor"]
 

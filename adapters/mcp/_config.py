@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from copilot_core.session import CopilotMode
+from copilot_core import CopilotMode
 
 __all__ = ["NAMESPACE_SEPARATOR", "McpServerConfig", "namespaced"]
 

@@ -11,10 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from copilot_core.approvals import ApprovalPolicy
-from copilot_core.ports import Authenticator, ProjectGate, TopologySource
-from copilot_core.prompts import PromptBook
-from copilot_core.toolgate import ToolGate
+from copilot_core import PromptBook, ToolGate
+from copilot_core.ports import ApprovalPolicy, Authenticator, ProjectGate, TopologySource
 
 __all__ = [
     "ApprovalSettings",

@@ -45,17 +45,21 @@ from adapters.mcp._contracts import (
     McpServerSettings,
     ToolCallRecord,
 )
-from copilot_core.abort import AbortToken
-from copilot_core.approvals import ApprovalDecision, ApprovalPolicy, ApprovalRequest
-from copilot_core.errors import CopilotError, InvalidRequestError, ProjectNotFoundError
-from copilot_core.ports import Principal
-from copilot_core.session import CopilotMode
-from copilot_core.tools import (
+from copilot_core import (
+    AbortToken,
+    CopilotMode,
     ParsedToolCall,
     ToolContext,
-    ToolProgress,
     ToolResult,
     ToolStatus,
+)
+from copilot_core.errors import CopilotError, InvalidRequestError, ProjectNotFoundError
+from copilot_core.ports import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Principal,
+    ToolProgress,
     render_tool_output,
 )
 

@@ -32,9 +32,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from adapters.mcp._config import NAMESPACE_SEPARATOR, McpServerConfig, namespaced
-from copilot_core.approvals import Assessment, ChangePreview
-from copilot_core.session import CopilotMode
-from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core.ports import Assessment, ChangePreview
 
 __all__ = ["LinkState", "McpServerLink", "McpServerStatus", "McpToolSource"]
 

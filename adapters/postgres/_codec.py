@@ -17,8 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from copilot_core.messages import Message
-from copilot_core.session import CopilotMode, Session
+from copilot_core import CopilotMode, Message, Session
 
 __all__ = [
     "SESSION_COLUMNS",

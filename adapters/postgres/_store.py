@@ -18,12 +18,9 @@ from adapters.postgres._codec import (
     utc,
 )
 from adapters.postgres._database import Connection, PostgresDatabase
+from copilot_core import CopilotMode, Message, Session
 from copilot_core.errors import InvalidRequestError, SessionNotFoundError, StoreCorruptedError
-from copilot_core.messages import Message
-from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch
-from copilot_core.search import excerpt
-from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage, stamp_usage
+from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch, Usage, excerpt, stamp_usage
 
 __all__ = ["PostgresCheckpointStore"]
 
@@ -354,12 +351,21 @@ class PostgresCheckpointStore:
             session, last_seq, last_text = int(row[0]), int(row[1]), row[2]
             removed = 0
             if last_text is not None and _message_id(last_text) == replaces:
-                # The draft is the session's last message: the step takes its place.
+                # The draft is the session's last message: the step takes its place, and
+                # what the draft counted (it carries no usage in practice) goes with it.
                 await conn.execute(
                     "DELETE FROM chat_messages WHERE session_id = %s AND seq = %s",
                     (session, last_seq),
                 )
                 removed = 1
+                usage = Usage(
+                    *(
+                        new - old
+                        for new, old in zip(
+                            _usage_tuple(usage), _usage_tuple(_recorded(last_text)), strict=True
+                        )
+                    )
+                )
             base = last_seq - removed
             if texts:
                 await conn.execute(
@@ -521,6 +527,20 @@ def _project(project_id: str) -> str:
             "project_id must be a GNS3 project id (letters, digits, '-' and '_')."
         )
     return project_id
+
+
+def _usage_tuple(usage: Usage) -> tuple[int, int, int]:
+    return (usage.llm_calls, usage.input_tokens, usage.output_tokens)
+
+
+def _recorded(text: str) -> Usage:
+    """The usage a stored message records (none when it is not a message)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return Usage()
+    metadata = value.get("metadata") if isinstance(value, dict) else None
+    return Usage.of(metadata) if isinstance(metadata, dict) else Usage()
 
 
 def _message_id(text: str) -> str | None:

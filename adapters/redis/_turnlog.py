@@ -41,7 +41,7 @@ appended by one atomic script, after which the session accepts a new turn. When 
 closes, its keys expire after ``retention`` seconds.
 
 A decision sent on the replica that runs the turn goes straight to its
-:class:`~copilot_core.approvals.TurnControl`. From another replica, one script checks
+:class:`~copilot_core._approvals.TurnControl`. From another replica, one script checks
 the approval's state and answers ``unknown`` (no open turn, or no such approval),
 ``already_decided`` (``D`` or ``R``), or moves it from ``W`` to ``D``, keeps the
 decision and publishes it on ``P:decision`` (every replica listens; the owner also
@@ -79,8 +79,7 @@ from typing import Any, TypeVar, cast
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
-from copilot_core.abort import AbortToken
-from copilot_core.approvals import ApprovalDecision, DecisionOutcome, TurnControl
+from copilot_core import AbortToken
 from copilot_core.errors import ServiceUnavailableError, SessionBusyError
 from copilot_core.events import (
     ApprovalRequiredEvent,
@@ -93,7 +92,7 @@ from copilot_core.events import (
     event_from_record,
     event_to_record,
 )
-from copilot_core.turns import TurnInfo, TurnState
+from copilot_core.ports import ApprovalDecision, DecisionOutcome, TurnControl, TurnInfo, TurnState
 
 __all__ = ["REPLICA_LOST", "RedisTurnLog"]
 

@@ -32,17 +32,14 @@ from adapters.sqlite._codec import (
     encode_time,
 )
 from adapters.sqlite._schema import migrate
+from copilot_core import CopilotMode, Message, Session
 from copilot_core.errors import (
     InvalidRequestError,
     SessionNotFoundError,
     StoreCorruptedError,
     StoreError,
 )
-from copilot_core.messages import Message
-from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch
-from copilot_core.search import excerpt
-from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage, stamp_usage
+from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch, Usage, excerpt, stamp_usage
 
 __all__ = [
     "DATABASE_DIR",

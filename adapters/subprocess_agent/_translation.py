@@ -27,8 +27,7 @@ from copilot_core.events import (
     ToolEndEvent,
     ToolStartEvent,
 )
-from copilot_core.ports import Clock, FunctionCall, IdFactory, ToolCall
-from copilot_core.tools import render_tool_output
+from copilot_core.ports import Clock, FunctionCall, IdFactory, ToolCall, render_tool_output
 
 __all__ = ["EventTranslator", "Outcome"]
 

@@ -33,7 +33,6 @@ from adapters.web._responses import (
 from adapters.web._schemas import LLMConfigBody
 from adapters.web._state import CALLER, Injected
 from copilot_core import ChatService, Message
-from copilot_core.deltas import TextDelta
 from copilot_core.errors import (
     LLMError,
     LLMNotConfiguredError,
@@ -41,7 +40,13 @@ from copilot_core.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
-from copilot_core.ports import CallOptions, LanguageModel, LanguageModelProvider, ModelOverrides
+from copilot_core.ports import (
+    CallOptions,
+    LanguageModel,
+    LanguageModelProvider,
+    ModelOverrides,
+    TextDelta,
+)
 
 __all__ = ["AccountController", "superadmin"]
 

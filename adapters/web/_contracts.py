@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from copilot_core import ChatService
 from copilot_core.ports import (
     Authenticator,
     LanguageModelProvider,
@@ -20,7 +21,6 @@ from copilot_core.ports import (
     RestorePointStore,
     ToolExecutor,
 )
-from copilot_core.service import ChatService
 
 __all__ = [
     "Gns3Directory",

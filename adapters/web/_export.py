@@ -13,8 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from adapters.web._toolview import DeviceRun, device_runs, failure_reason, parse_output
-from copilot_core import Message, Session
-from copilot_core.messages import Role
+from copilot_core import Message, Role, Session
 
 __all__ = ["markdown_report"]
 

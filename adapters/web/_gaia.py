@@ -28,7 +28,7 @@ from copilot_core.events import (
     ToolStartEvent,
     TurnEvent,
 )
-from copilot_core.tools import render_tool_output
+from copilot_core.ports import render_tool_output
 
 __all__ = ["GAIA_EVENT_TYPES", "GaiaTranslator"]
 

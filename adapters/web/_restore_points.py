@@ -33,12 +33,15 @@ from adapters.web._ids import UUID_PATTERN, canonical_uuid
 from adapters.web._openapi import errors
 from adapters.web._scopes import SessionScope, ids_in_path, scopes
 from adapters.web._state import Injected, installed
-from copilot_core import AbortToken, ChatService, ToolGate
-from copilot_core.approvals import ApprovalDecision, ApprovalPolicy
+from copilot_core import AbortToken, ChatService, CopilotMode, ParsedToolCall, ToolContext, ToolGate
 from copilot_core.errors import NotFoundError, SessionBusyError
-from copilot_core.ports import RestorePoint, RestorePointStore, ToolExecutor
-from copilot_core.session import CopilotMode
-from copilot_core.tools import ParsedToolCall, ToolContext
+from copilot_core.ports import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    RestorePoint,
+    RestorePointStore,
+    ToolExecutor,
+)
 
 __all__ = ["RestorePointBody", "RestorePointController", "RollbackReply"]
 

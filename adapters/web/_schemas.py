@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from adapters.web._ids import SessionIdField
+from copilot_core import CopilotMode
 from copilot_core.ports import ApprovalPolicy
 from copilot_core.rules import (
     AGENT_ID_PATTERN,
@@ -32,7 +33,6 @@ from copilot_core.rules import (
     TEMPERATURE_MIN,
     TITLE_MAX_CHARS,
 )
-from copilot_core.session import CopilotMode
 
 __all__ = [
     "BASE_URL_PATTERN",

@@ -27,7 +27,7 @@ from copilot_core.events import (
     TurnEvent,
     WireEvent,
 )
-from copilot_core.tools import render_tool_output
+from copilot_core.ports import render_tool_output
 
 __all__ = ["copilot_event"]
 

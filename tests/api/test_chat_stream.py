@@ -8,8 +8,8 @@ import json
 import httpx
 from httpx_sse import aconnect_sse
 
+from copilot_core import ToolContext
 from copilot_core.testing import Hang, text_reply, tool_reply
-from copilot_core.tools import ToolContext
 from tests.api.conftest import (
     ALICE,
     OPEN,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from copilot_core.session import Session
+from copilot_core import Session
 from copilot_core.testing import text_reply
 from tests.api.conftest import ALICE, CLOSED, OPEN, UNKNOWN, Service
 

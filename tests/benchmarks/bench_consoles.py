@@ -32,7 +32,7 @@ import httpx
 
 from adapters.gns3 import ConsoleRunner, ConsoleTarget, DeviceKind, Gns3Client, Gns3ToolExecutor
 from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolContext
-from copilot_core.tools import ToolProgress
+from copilot_core.ports import ToolProgress
 from tests.fakes.telnet_devices import (
     EmulatedAristaSwitch,
     EmulatedCiscoRouter,

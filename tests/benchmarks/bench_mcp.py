@@ -30,8 +30,7 @@ from adapters.mcp import McpEndpoint, McpServerDependencies
 from adapters.web import create_web_app
 from adapters.web.testing import StaticAuthenticator, StaticProjectGate
 from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolContext, ToolGate
-from copilot_core.approvals import ApprovalPolicy
-from copilot_core.ports import Principal
+from copilot_core.ports import ApprovalPolicy, Principal
 from copilot_core.testing import FakeToolExecutor, FakeTopologySource
 from tests.adapters.mcp.conftest import connected, stdio_config
 from tests.fakes.copilot_service import free_port

@@ -56,13 +56,12 @@ from copilot_core import (
     ChatService,
     ChatSettings,
     ModelSelection,
+    Session,
     SystemClock,
     TurnRequest,
     UuidIdFactory,
 )
-from copilot_core.ports import CheckpointStore, TurnLog
-from copilot_core.session import Session
-from copilot_core.stats import Usage
+from copilot_core.ports import CheckpointStore, TurnLog, Usage
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,

@@ -47,15 +47,22 @@ from adapters.sqlite import SqliteCheckpointStore
 from copilot_core import (
     BuiltinAgent,
     ChatService,
+    Message,
     ModelSelection,
+    Role,
     SystemClock,
     TurnRequest,
     UuidIdFactory,
 )
-from copilot_core.approvals import ApprovalDecision, ChangePreview, DecisionOutcome, TurnControl
 from copilot_core.events import ApprovalRequiredEvent, ApprovalResolvedEvent, DoneEvent
-from copilot_core.messages import Message, Role
-from copilot_core.ports import ToolSpec
+from copilot_core.ports import (
+    ApprovalDecision,
+    ChangePreview,
+    DecisionOutcome,
+    ToolSpec,
+    TurnControl,
+    TurnInfo,
+)
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -64,7 +71,6 @@ from copilot_core.testing import (
     text_reply,
     tool_reply,
 )
-from copilot_core.turns import TurnInfo
 from tests.benchmarks.bench_turns import (
     PROJECT,
     TOPOLOGY,

@@ -45,9 +45,8 @@ from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor
 from adapters.gns3._tools.registry import CallScope, RestoreScope
 from adapters.gns3._tools.restore import roll_back, take_restore_point
 from adapters.sqlite import SqliteCheckpointStore
-from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolContext, ToolResult
+from copilot_core import AbortToken, CopilotMode, ParsedToolCall, Session, ToolContext, ToolResult
 from copilot_core.ports import ChangePreview, RestorePoint
-from copilot_core.session import Session
 from tests.fakes.gns3_server import RealGns3Server
 from tests.fakes.telnet_devices import EmulatedCiscoRouter, EmulatedDeviceLab, EmulatedVpcs
 

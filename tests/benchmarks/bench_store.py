@@ -31,9 +31,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from adapters.sqlite import SqliteCheckpointStore
-from copilot_core.messages import FunctionCall, Message, ToolCall
-from copilot_core.session import Session
-from copilot_core.stats import Usage
+from copilot_core import Message, Session
+from copilot_core.ports import FunctionCall, ToolCall, Usage
 
 __all__ = ["main"]
 

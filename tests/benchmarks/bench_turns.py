@@ -67,7 +67,10 @@ from copilot_core import (
     Message,
     ModelSelection,
     Role,
+    Session,
     SystemClock,
+    ToolContext,
+    ToolSpec,
     TurnRequest,
     UuidIdFactory,
 )
@@ -79,10 +82,9 @@ from copilot_core.ports import (
     Principal,
     TextDelta,
     ToolCall,
+    Usage,
     UsageDelta,
 )
-from copilot_core.session import Session
-from copilot_core.stats import Usage
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -92,7 +94,6 @@ from copilot_core.testing import (
     text_reply,
     tool_reply,
 )
-from copilot_core.tools import ToolContext, ToolSpec
 from tests.benchmarks.bench_store import BareSqlite
 from tests.benchmarks.loopback import (
     ServerProcess,

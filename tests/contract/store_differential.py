@@ -20,11 +20,9 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from copilot_core import CopilotMode, Message, Session
 from copilot_core.errors import CopilotError
-from copilot_core.messages import Message
-from copilot_core.ports import CheckpointStore, HistoryPage
-from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage
+from copilot_core.ports import CheckpointStore, HistoryPage, Usage
 from copilot_core.testing import InMemoryCheckpointStore
 
 __all__ = ["DIFFERENTIAL_SETTINGS", "StoresAgree"]

@@ -19,11 +19,17 @@ import pytest
 
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase
 from adapters.sqlite import SqliteCheckpointStore
+from copilot_core import CopilotMode, Message, Session
 from copilot_core.errors import InvalidRequestError, SessionNotFoundError
-from copilot_core.messages import FunctionCall, Message, ToolCall
-from copilot_core.ports import CheckpointStore, RestorePoint, RestorePointStore
-from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage, stamp_usage
+from copilot_core.ports import (
+    CheckpointStore,
+    FunctionCall,
+    RestorePoint,
+    RestorePointStore,
+    ToolCall,
+    Usage,
+    stamp_usage,
+)
 from copilot_core.testing import InMemoryCheckpointStore
 
 StoreFactory = Callable[

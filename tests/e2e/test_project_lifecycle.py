@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from adapters.sqlite import SqliteCheckpointStore
-from copilot_core.session import Session
+from copilot_core import Session
 from tests.fakes.copilot_service import serve_copilot
 from tests.fakes.gns3_server import RealGns3Server
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from copilot_core.accumulator import ToolCallAccumulator
+from copilot_core._accumulator import ToolCallAccumulator
 from copilot_core.events import ToolCallEvent
 from copilot_core.ports import ToolCallDelta
 

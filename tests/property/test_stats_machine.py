@@ -7,9 +7,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from copilot_core import TurnStats
+from copilot_core._stats import StatsCollector
 from copilot_core.errors import LLMUnavailableError
 from copilot_core.ports import TextDelta
-from copilot_core.stats import StatsCollector, TurnStats
 from copilot_core.testing import text_reply, tool_reply
 
 from .turn_world import TurnWorld

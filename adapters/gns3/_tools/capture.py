@@ -12,8 +12,8 @@ from adapters.gns3._capture import analyze_pcap
 from adapters.gns3._tools.links import LinkEnds, resolve_ends
 from adapters.gns3._tools.registry import BOTH_MODES, AtMost, CallScope, Gns3Tool, LabAccess
 from adapters.gns3._tools.results import batch, item
+from copilot_core import ToolResult
 from copilot_core.errors import CopilotError
-from copilot_core.tools import ToolResult
 
 __all__ = ["capture_tools"]
 

@@ -33,9 +33,8 @@ from adapters.gns3._tools.registry import (
     ToolArguments,
 )
 from adapters.gns3._tools.results import batch, item
+from copilot_core import CopilotMode, ToolResult
 from copilot_core.ports import ChangePreview
-from copilot_core.session import CopilotMode
-from copilot_core.tools import ToolResult
 
 __all__ = ["command_tools"]
 

@@ -24,8 +24,8 @@ from adapters.gns3._tools.registry import (
     LabAccess,
 )
 from adapters.gns3._tools.results import batch, item
+from copilot_core import ToolResult
 from copilot_core.errors import CopilotError
-from copilot_core.tools import ToolResult
 
 __all__ = ["console_tools", "wait_for_prompt"]
 

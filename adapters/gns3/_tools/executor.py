@@ -46,10 +46,9 @@ from adapters.gns3._tools.restore import (
 )
 from adapters.gns3._tools.skills import skill_tools
 from adapters.gns3._tools.topology import topology_tools
+from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
 from copilot_core.errors import AuthenticationError, CopilotError
 from copilot_core.ports import Assessment, ChangePreview, RestorePoint, RestorePointStore
-from copilot_core.session import CopilotMode
-from copilot_core.tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
 
 __all__ = ["CATALOGUE", "Gns3ToolExecutor", "Gns3TopologySource", "gns3_tools"]
 

@@ -18,10 +18,9 @@ from pydantic import Field, model_validator
 from adapters.gns3._tools.links import LinkRef, find_link
 from adapters.gns3._tools.registry import BOTH_MODES, CallScope, Gns3Tool, LabAccess, ToolArguments
 from adapters.gns3._tools.results import batch, item
+from copilot_core import CopilotMode, ToolResult
 from copilot_core.errors import CopilotError
 from copilot_core.ports import ChangePreview
-from copilot_core.session import CopilotMode
-from copilot_core.tools import ToolResult
 
 __all__ = ["filter_tools"]
 

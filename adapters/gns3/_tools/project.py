@@ -25,10 +25,9 @@ from adapters.gns3._tools.registry import (
     ToolArguments,
 )
 from adapters.gns3._tools.results import batch, item
+from copilot_core import CopilotMode, ToolResult
 from copilot_core.errors import CopilotError
 from copilot_core.ports import ChangePreview
-from copilot_core.session import CopilotMode
-from copilot_core.tools import ToolResult
 
 __all__ = ["project_tools"]
 

@@ -35,9 +35,8 @@ from adapters.gns3._console import ConsoleRunner
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._parsing import ShowParser
 from adapters.gns3._skills import SkillLibrary
+from copilot_core import CopilotMode, ToolContext, ToolResult, ToolSpec
 from copilot_core.ports import ChangePreview, RestorePointStore
-from copilot_core.session import CopilotMode
-from copilot_core.tools import ToolContext, ToolResult, ToolSpec
 
 __all__ = [
     "AUTOMATION_ONLY",

@@ -38,9 +38,9 @@ from adapters.gns3._tools.registry import (
 )
 from adapters.gns3._tools.results import batch, item
 from adapters.gns3._topology_state import capture_topology, restore_topology
+from copilot_core import ToolResult
 from copilot_core.errors import CopilotError, SessionNotFoundError
 from copilot_core.ports import ChangePreview, RestorePoint
-from copilot_core.tools import ToolResult
 
 __all__ = [
     "NoConversationError",

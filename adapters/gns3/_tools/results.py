@@ -2,7 +2,7 @@
 
 One item per device, node or link: ``{device_name, status: success|partial_success|failed,
 output, blocked_commands?, error?}``, wrapped as ``{"status": ..., "results": [...]}``.
-The :class:`~copilot_core.tools.ToolResult` status is ``error`` only when every item
+The :class:`~copilot_core._tools.ToolResult` status is ``error`` only when every item
 failed, so the agent re-reads the topology after a partly successful change.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from copilot_core.tools import ToolResult, ToolStatus
+from copilot_core import ToolResult, ToolStatus
 
 __all__ = ["batch", "item"]
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from adapters.gns3._tools.registry import BOTH_MODES, CallScope, Gns3Tool, LabAccess, ToolArguments
-from copilot_core.tools import ToolResult
+from copilot_core import ToolResult
 
 __all__ = ["skill_tools"]
 

@@ -11,7 +11,7 @@ from adapters.gns3._tools.registry import (
     LabAccess,
     ToolArguments,
 )
-from copilot_core.tools import ToolResult
+from copilot_core import ToolResult
 
 __all__ = ["NoArguments", "topology_tools"]
 

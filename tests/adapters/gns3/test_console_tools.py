@@ -15,7 +15,7 @@ import pytest
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor, Gns3ToolSettings
 from copilot_core import CopilotMode, ParsedToolCall, ToolResult, ToolStatus
-from copilot_core.tools import ToolProgress
+from copilot_core.ports import ToolProgress
 from tests.adapters.gns3.conftest import eventually, make_context
 from tests.adapters.gns3.test_command_tools import PROJECT, TOKEN, by_device, started_nodes_api
 from tests.fakes.telnet_devices import (

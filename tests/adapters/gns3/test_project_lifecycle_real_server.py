@@ -15,7 +15,7 @@ import pytest
 
 from adapters.gns3 import Gns3Client, Gns3ProjectWatcher
 from adapters.sqlite import SqliteCheckpointStore
-from copilot_core.session import Session
+from copilot_core import Session
 from tests.adapters.gns3.conftest import eventually
 from tests.fakes.gns3_server import RealGns3Server
 

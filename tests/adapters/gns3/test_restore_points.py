@@ -19,11 +19,9 @@ import pytest
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor
 from adapters.gns3._tools.registry import CallScope
 from adapters.gns3._tools.restore import take_restore_point
-from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolContext, ToolResult
-from copilot_core.approvals import ApprovalDecision
+from copilot_core import AbortToken, CopilotMode, ParsedToolCall, Session, ToolContext, ToolResult
 from copilot_core.errors import StoreError
-from copilot_core.ports import RestorePoint
-from copilot_core.session import Session
+from copilot_core.ports import ApprovalDecision, RestorePoint
 from copilot_core.testing import InMemoryCheckpointStore
 from tests.fakes.telnet_devices import (
     EmulatedCiscoRouter,

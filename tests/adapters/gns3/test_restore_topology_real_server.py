@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor
-from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolContext, ToolResult
-from copilot_core.approvals import ApprovalDecision
-from copilot_core.session import Session
+from copilot_core import AbortToken, CopilotMode, ParsedToolCall, Session, ToolContext, ToolResult
+from copilot_core.ports import ApprovalDecision
 from copilot_core.testing import InMemoryCheckpointStore
 
 pytestmark = [pytest.mark.gns3, pytest.mark.timeout(300)]

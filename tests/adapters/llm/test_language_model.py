@@ -14,7 +14,7 @@ from pydantic import SecretStr
 
 from adapters.llm import LangchainLanguageModel, LLMSettings, build_chat_model
 from copilot_core import Message, ToolSpec
-from copilot_core.accumulator import ToolCallAccumulator
+from copilot_core._accumulator import ToolCallAccumulator
 from copilot_core.errors import (
     LLMAuthenticationError,
     LLMContextLengthError,

@@ -19,7 +19,7 @@ from adapters.llm import (
     parse_llm_settings,
 )
 from copilot_core import Message, ToolSpec
-from copilot_core.accumulator import ToolCallAccumulator
+from copilot_core._accumulator import ToolCallAccumulator
 from copilot_core.errors import (
     InvalidRequestError,
     LLMAuthenticationError,

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.llm import SHIPPED_ENCODINGS, TiktokenTokenCounter, offline_encoding
-from copilot_core import Message
+from copilot_core import ApproximateTokenCounter, Message
+from copilot_core._tokens import CachedTokenCounter
 from copilot_core.ports import FunctionCall, ToolCall
-from copilot_core.tokens import ApproximateTokenCounter, CachedTokenCounter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 REPO = Path(__file__).resolve().parents[3]

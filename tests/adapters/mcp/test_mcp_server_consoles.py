@@ -36,8 +36,7 @@ from adapters.mcp import McpEndpoint, McpServerDependencies, ToolCallRecord
 from adapters.web import create_web_app
 from adapters.web.testing import StaticAuthenticator
 from copilot_core import ToolGate
-from copilot_core.approvals import ApprovalPolicy
-from copilot_core.ports import Principal
+from copilot_core.ports import ApprovalPolicy, Principal
 from tests.adapters.gns3.test_command_tools import PROJECT, TOKEN, started_nodes_api
 from tests.fakes.copilot_service import free_port
 from tests.fakes.telnet_devices import EmulatedCiscoRouter, EmulatedDeviceLab, EmulatedVpcs

@@ -13,10 +13,9 @@ import pytest
 from pydantic import ValidationError
 
 from adapters.mcp import CompositeToolExecutor, McpServerConfig
-from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolGate, ToolStatus
-from copilot_core.approvals import ApprovalDecision, ApprovalPolicy, ApprovalRequest
+from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolContext, ToolGate, ToolStatus
+from copilot_core.ports import ApprovalDecision, ApprovalPolicy, ApprovalRequest
 from copilot_core.testing import FakeToolExecutor
-from copilot_core.tools import ToolContext
 from tests.adapters.mcp.conftest import connected, http_fake, stdio_config
 
 pytestmark = pytest.mark.timeout(60)

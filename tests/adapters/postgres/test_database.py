@@ -21,11 +21,9 @@ from adapters.postgres import (
     describe_url,
 )
 from adapters.postgres._schema import lock_key
+from copilot_core import Message, Session
 from copilot_core.errors import StoreError
-from copilot_core.messages import Message
-from copilot_core.ports import RestorePoint
-from copilot_core.session import Session
-from copilot_core.stats import Usage
+from copilot_core.ports import RestorePoint, Usage
 from tests.real_postgres import PostgresForTests
 
 PROJECT = str(uuid.UUID(int=7))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from copilot_core.approvals import ApprovalDecision, DecisionOutcome, TurnControl
 from copilot_core.events import (
     ApprovalRequiredEvent,
     ApprovalResolvedEvent,
@@ -17,6 +16,7 @@ from copilot_core.events import (
     DoneEvent,
     TurnEvent,
 )
+from copilot_core.ports import ApprovalDecision, DecisionOutcome, TurnControl
 from tests.adapters.redis.test_replicas import PROJECT, info, replicas
 from tests.real_redis import RedisForTests
 

@@ -16,10 +16,9 @@ import pytest
 import redis.asyncio as aioredis
 
 from adapters.redis import REPLICA_LOST, RedisTurnLog
-from copilot_core.approvals import TurnControl
 from copilot_core.errors import SessionBusyError
 from copilot_core.events import ContentEvent, DoneEvent, ErrorEvent, TurnEvent
-from copilot_core.turns import TurnInfo
+from copilot_core.ports import TurnControl, TurnInfo
 from tests.real_redis import RedisForTests
 
 ROOT = Path(__file__).resolve().parents[3]

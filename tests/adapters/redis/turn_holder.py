@@ -13,9 +13,8 @@ import sys
 import redis.asyncio as aioredis
 
 from adapters.redis import RedisTurnLog
-from copilot_core.approvals import TurnControl
 from copilot_core.events import ContentEvent
-from copilot_core.turns import TurnInfo
+from copilot_core.ports import TurnControl, TurnInfo
 
 
 async def main(url: str, prefix: str, project: str, session: str, turn: str, lease: str) -> None:

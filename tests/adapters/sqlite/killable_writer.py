@@ -14,9 +14,8 @@ from datetime import UTC, datetime, timedelta
 from multiprocessing.connection import Connection
 
 from adapters.sqlite import SqliteCheckpointStore
-from copilot_core.messages import FunctionCall, Message, ToolCall
-from copilot_core.session import Session
-from copilot_core.stats import Usage
+from copilot_core import Message, Session
+from copilot_core.ports import FunctionCall, ToolCall, Usage
 
 __all__ = ["TITLE", "USER", "turn_appends", "write_until_killed"]
 

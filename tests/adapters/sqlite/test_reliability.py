@@ -13,11 +13,9 @@ from pathlib import Path
 import pytest
 
 from adapters.sqlite import SqliteCheckpointStore
-from copilot_core.conversation import Conversation
+from copilot_core import Conversation, Message, Session
 from copilot_core.errors import StoreCorruptedError
-from copilot_core.messages import FunctionCall, Message, ToolCall
-from copilot_core.session import Session
-from copilot_core.stats import Usage, stamp_usage
+from copilot_core.ports import FunctionCall, ToolCall, Usage, stamp_usage
 from tests.adapters.sqlite import killable_writer
 from tests.adapters.sqlite.conftest import project_id
 from tests.adapters.sqlite.killable_writer import TITLE, USER, turn_appends

@@ -13,13 +13,17 @@ from pathlib import Path
 import pytest
 
 from adapters.sqlite import SCHEMA_VERSION, SqliteCheckpointStore
-from copilot_core.agent import BuiltinAgent
+from copilot_core import (
+    BuiltinAgent,
+    ChatService,
+    ChatSettings,
+    CopilotMode,
+    Message,
+    Session,
+    TurnRequest,
+)
 from copilot_core.errors import InvalidRequestError, StoreCorruptedError, StoreError
-from copilot_core.messages import Message
-from copilot_core.ports import ModelSelection, RestorePoint
-from copilot_core.service import ChatService, ChatSettings, TurnRequest
-from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import Usage
+from copilot_core.ports import ModelSelection, RestorePoint, Usage
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from copilot_core.accumulator import ToolCallAccumulator
+from copilot_core._accumulator import ToolCallAccumulator
 from copilot_core.ports import ToolCallDelta
 
 

@@ -8,11 +8,10 @@ import json
 
 import pytest
 
-from copilot_core import AgentSettings, Conversation, CopilotMode, Message, ToolResult
+from copilot_core import AgentSettings, Conversation, CopilotMode, Message, ToolContext, ToolResult
 from copilot_core.errors import LLMRateLimitedError
 from copilot_core.ports import TextDelta, UsageDelta
 from copilot_core.testing import Hang, text_reply, tool_reply
-from copilot_core.tools import ToolContext
 
 from .conftest import ALICE, PROJECT, World, replay
 

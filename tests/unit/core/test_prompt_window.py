@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from copilot_core import ApproximateTokenCounter, Conversation, Message
+from copilot_core._tokens import CachedTokenCounter
 from copilot_core.ports import FunctionCall, ToolCall
-from copilot_core.tokens import CachedTokenCounter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

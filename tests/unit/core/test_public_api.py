@@ -23,3 +23,19 @@ def test_every_module_declares_all_and_defines_what_it_lists() -> None:
         assert hasattr(module, "__all__"), info.name
         for name in module.__all__:
             assert hasattr(module, name), f"{info.name}.{name}"
+
+
+PUBLIC_MODULES = {"errors", "events", "ports", "rules", "testing"}
+
+
+def test_only_the_topical_modules_are_public_the_rest_is_internal() -> None:
+    names = {info.name for info in pkgutil.iter_modules(copilot_core.__path__)}
+    assert {name for name in names if not name.startswith("_")} == PUBLIC_MODULES
+
+
+def test_the_root_is_what_a_service_embedding_the_core_needs() -> None:
+    # A small surface (issue 12): the facade, the runner and its log, the agent and its
+    # gate, and the values they speak; the rest lives in the topical modules.
+    assert 20 <= len(copilot_core.__all__) <= 32
+    for name in ("ChatService", "TurnRunner", "InMemoryTurnLog", "BuiltinAgent", "ToolGate"):
+        assert name in copilot_core.__all__

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from copilot_core import AbortToken
-from copilot_core.prompts import clean_title, fallback_title
-from copilot_core.stats import StatsCollector, TurnStats
-from copilot_core.tools import render_tool_output
+from copilot_core import AbortToken, TurnStats
+from copilot_core._prompts import clean_title, fallback_title
+from copilot_core._stats import StatsCollector
+from copilot_core.ports import render_tool_output
 
 
 def test_stats_sum_tokens_over_calls_and_total_is_input_plus_output() -> None:
@@ -92,7 +92,7 @@ def test_tool_output_is_pretty_json_keeping_non_ascii_and_strings_pass_through()
 async def test_abortable_hands_out_nothing_buffered_once_the_token_fired() -> None:
     from collections.abc import AsyncIterator
 
-    from copilot_core.streams import abortable
+    from copilot_core._streams import abortable
 
     async def fast() -> AsyncIterator[int]:
         for i in range(100):

@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from copilot_core import AbortToken
-from copilot_core.streams import abortable
+from copilot_core._streams import abortable
 
 
 class Firehose:

@@ -3,7 +3,7 @@
 :func:`message_chars` is the size of what a model reads of a message (its text, and the
 name and argument text of its tool calls); :class:`ApproximateTokenCounter` turns it
 into tokens when no tokenizer for the model is known, and the history window
-(:mod:`copilot_core.history`) bounds what it reads with it.
+(:mod:`copilot_core._history`) bounds what it reads with it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from copilot_core.messages import Message
+from copilot_core._messages import Message
 from copilot_core.ports import TokenCounter
 
 __all__ = ["ApproximateTokenCounter", "CachedTokenCounter", "message_chars"]

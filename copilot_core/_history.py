@@ -3,7 +3,7 @@
 A turn gives its agent the newest part of the history that could still fit in the
 model's context, not all of it: messages are read newest first, in pages, until they
 hold ``chars_per_token`` x the model's ``context_limit`` characters (measured by
-:func:`~copilot_core.tokens.message_chars`), or ``context_limit`` messages. Anything
+:func:`~copilot_core._tokens.message_chars`), or ``context_limit`` messages. Anything
 older would be trimmed from the prompt anyway (no tokenizer packs 16 characters of
 chat into one token on average).
 
@@ -19,10 +19,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from copilot_core.messages import Message
+from copilot_core._messages import Message
+from copilot_core._session import Session
+from copilot_core._tokens import message_chars
 from copilot_core.ports import CheckpointStore
-from copilot_core.session import Session
-from copilot_core.tokens import message_chars
 
 __all__ = ["HistoryWindows"]
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from copilot_core.messages import Message
+from copilot_core._messages import Message
 
 __all__ = ["StatsCollector", "TurnStats", "Usage", "stamp_usage"]
 

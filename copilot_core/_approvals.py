@@ -2,7 +2,7 @@
 
 A tool executor *assesses* each call: whether it would change a device or the
 topology, and what exactly (a :class:`ChangePreview`). Under the user's
-:class:`ApprovalPolicy` the :class:`~copilot_core.toolgate.ToolGate` then asks for a
+:class:`ApprovalPolicy` the :class:`~copilot_core._toolgate.ToolGate` then asks for a
 decision before running the call: the turn pauses, clients get ``approval_required``,
 and the call runs only once it is approved. A rejected (or unanswered, or aborted)
 call is answered to the model with a tool message that says so.
@@ -20,7 +20,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from copilot_core.abort import AbortToken
+from copilot_core._abort import AbortToken
 
 __all__ = [
     "ApprovalDecision",

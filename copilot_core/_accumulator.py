@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from copilot_core.deltas import ToolCallDelta
+from copilot_core._deltas import ToolCallDelta
+from copilot_core._tools import ParsedToolCall
 from copilot_core.events import ToolCallEvent
-from copilot_core.tools import ParsedToolCall
 
 __all__ = ["ToolCallAccumulator"]
 

@@ -2,7 +2,7 @@
 
 One run answers one user message. It streams the model's text and tool calls as
 they come, runs the calls of one message concurrently through the
-:class:`~copilot_core.toolgate.ToolGate` (which applies the mode's policy, limits
+:class:`~copilot_core._toolgate.ToolGate` (which applies the mode's policy, limits
 and abort), appends their results in call order, and repeats until the model
 answers without tools, the step budget is spent, the user aborts, or something
 fails. Every finished step is yielded as a :class:`StepCompleted` record that the
@@ -19,10 +19,16 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
-from copilot_core.abort import AbortToken
-from copilot_core.accumulator import ToolCallAccumulator
-from copilot_core.conversation import Conversation
-from copilot_core.deltas import FinishDelta, TextDelta, ToolCallDelta, UsageDelta
+from copilot_core._abort import AbortToken
+from copilot_core._accumulator import ToolCallAccumulator
+from copilot_core._conversation import Conversation
+from copilot_core._deltas import FinishDelta, TextDelta, ToolCallDelta, UsageDelta
+from copilot_core._messages import FunctionCall, Message, ToolCall
+from copilot_core._prompts import TITLE_INSTRUCTION, PromptBook, clean_title, fallback_title
+from copilot_core._streams import Aborted, abortable, race_abort
+from copilot_core._tokens import ApproximateTokenCounter, CachedTokenCounter
+from copilot_core._toolgate import ToolGate
+from copilot_core._tools import ParsedToolCall, ToolContext, ToolSpec, render_tool_output
 from copilot_core.errors import CopilotError, LLMError, LLMNotConfiguredError, error_code
 from copilot_core.events import (
     AgentEvent,
@@ -35,7 +41,6 @@ from copilot_core.events import (
     ToolCallEvent,
     ToolEndEvent,
 )
-from copilot_core.messages import FunctionCall, Message, ToolCall
 from copilot_core.ports import (
     AgentCapabilities,
     AgentInfo,
@@ -48,11 +53,6 @@ from copilot_core.ports import (
     ToolExecutor,
     TopologySource,
 )
-from copilot_core.prompts import TITLE_INSTRUCTION, PromptBook, clean_title, fallback_title
-from copilot_core.streams import Aborted, abortable, race_abort
-from copilot_core.tokens import ApproximateTokenCounter, CachedTokenCounter
-from copilot_core.toolgate import ToolGate
-from copilot_core.tools import ParsedToolCall, ToolContext, ToolSpec, render_tool_output
 
 __all__ = ["AgentSettings", "BuiltinAgent"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from copilot_core._messages import Message
+from copilot_core._session import CopilotMode
+from copilot_core._stats import TurnStats
 from copilot_core.events import TurnEvent
-from copilot_core.messages import Message
-from copilot_core.session import CopilotMode
-from copilot_core.stats import TurnStats
 
 __all__ = ["TurnInfo", "TurnRequest", "TurnResult", "TurnState"]
 

@@ -7,7 +7,7 @@ for every caller (the built-in agent, an MCP client) and every tool source:
   error result naming the tools that are available;
 * malformed calls (arguments that are not a JSON object) get an error result;
 * approval: the executor assesses each call; when the user's
-  :class:`~copilot_core.approvals.ApprovalPolicy` requires it, the call waits for the
+  :class:`~copilot_core._approvals.ApprovalPolicy` requires it, the call waits for the
   user's decision (``ToolContext.approver``) and a rejected call is answered
   ``rejected``, the decision kept with the tool message;
 * the time limit, a cap on the size of a result (a longer one is cut, saying so), and
@@ -29,13 +29,10 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from copilot_core.approvals import ApprovalDecision, ApprovalRequest, ChangePreview
-from copilot_core.errors import CopilotError
-from copilot_core.events import ToolEndEvent, ToolProgressEvent, ToolStartEvent
-from copilot_core.ports import ToolExecutor
-from copilot_core.session import CopilotMode
-from copilot_core.streams import Aborted, race_abort
-from copilot_core.tools import (
+from copilot_core._approvals import ApprovalDecision, ApprovalRequest, ChangePreview
+from copilot_core._session import CopilotMode
+from copilot_core._streams import Aborted, race_abort
+from copilot_core._tools import (
     ParsedToolCall,
     ToolContext,
     ToolProgress,
@@ -43,6 +40,9 @@ from copilot_core.tools import (
     ToolSpec,
     render_tool_output,
 )
+from copilot_core.errors import CopilotError
+from copilot_core.events import ToolEndEvent, ToolProgressEvent, ToolStartEvent
+from copilot_core.ports import ToolExecutor
 
 __all__ = ["ToolGate"]
 

@@ -1,7 +1,7 @@
 """The application service: what adapters (the web API, an embedding program) call.
 
 :class:`ChatService` is a thin facade. It checks requests and ownership, then hands
-turns to the :class:`~copilot_core.runner.TurnRunner` and session operations to the
+turns to the :class:`~copilot_core._runner.TurnRunner` and session operations to the
 :class:`~copilot_core.ports.CheckpointStore`. Everything is scoped by project and
 user: another user's session behaves exactly like one that does not exist.
 """
@@ -12,7 +12,13 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 
-from copilot_core.approvals import ApprovalDecision, DecisionOutcome
+from copilot_core._approvals import ApprovalDecision, DecisionOutcome
+from copilot_core._history import HistoryWindows
+from copilot_core._messages import Role
+from copilot_core._runner import RunnerSettings, TurnHandle, TurnRunner
+from copilot_core._session import CopilotMode, Session
+from copilot_core._turnlog import InMemoryTurnLog
+from copilot_core._turns import TurnRequest
 from copilot_core.errors import (
     AgentNotFoundError,
     ApprovalNotFoundError,
@@ -21,8 +27,6 @@ from copilot_core.errors import (
     SessionNotFoundError,
 )
 from copilot_core.events import TurnEvent
-from copilot_core.history import HistoryWindows
-from copilot_core.messages import Role
 from copilot_core.ports import (
     AgentBackend,
     AgentInfo,
@@ -44,10 +48,6 @@ from copilot_core.rules import (
     check_message,
     check_overrides,
 )
-from copilot_core.runner import RunnerSettings, TurnHandle, TurnRunner
-from copilot_core.session import CopilotMode, Session
-from copilot_core.turnlog import InMemoryTurnLog
-from copilot_core.turns import TurnRequest
 
 __all__ = ["ChatService", "ChatSettings"]
 
@@ -65,7 +65,7 @@ class ChatSettings:
     max_page: int = 1000
     #: The in-memory turn log keeps a finished turn attachable this long (seconds).
     finished_turn_retention: float = 60.0
-    #: History windows (see :mod:`copilot_core.history`).
+    #: History windows (see :mod:`copilot_core._history`).
     history_chars_per_token: int | None = 16
     history_page: int = 256
     history_cache_sessions: int = 32

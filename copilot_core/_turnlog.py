@@ -11,7 +11,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from copilot_core.approvals import ApprovalDecision, DecisionOutcome, TurnControl
+from copilot_core._approvals import ApprovalDecision, DecisionOutcome, TurnControl
+from copilot_core._turns import TurnInfo, TurnState
 from copilot_core.errors import SessionBusyError
 from copilot_core.events import (
     ApprovalRequiredEvent,
@@ -20,7 +21,6 @@ from copilot_core.events import (
     TurnEvent,
     WireEvent,
 )
-from copilot_core.turns import TurnInfo, TurnState
 
 __all__ = ["InMemoryTurnLog"]
 

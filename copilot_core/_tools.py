@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from copilot_core.abort import AbortToken
-from copilot_core.approvals import ApprovalDecision, ApprovalPolicy, ApprovalRequest
-from copilot_core.session import CopilotMode
+from copilot_core._abort import AbortToken
+from copilot_core._approvals import ApprovalDecision, ApprovalPolicy, ApprovalRequest
+from copilot_core._session import CopilotMode
 
 __all__ = [
     "Approver",

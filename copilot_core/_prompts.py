@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from copilot_core.session import CopilotMode
+from copilot_core._session import CopilotMode
 
 __all__ = ["TITLE_INSTRUCTION", "PromptBook", "clean_title", "fallback_title"]
 

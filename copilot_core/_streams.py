@@ -8,7 +8,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import suppress
 from typing import TypeVar
 
-from copilot_core.abort import AbortToken
+from copilot_core._abort import AbortToken
 
 __all__ = ["Aborted", "abortable", "race_abort"]
 

@@ -6,7 +6,7 @@ small frozen dataclasses: a long answer is tens of thousands of them.
 
 from __future__ import annotations
 
-from copilot_core.values import value
+from copilot_core._values import value
 
 __all__ = ["FinishDelta", "ModelDelta", "TextDelta", "ToolCallDelta", "UsageDelta"]
 

@@ -5,14 +5,14 @@
 loads its history window, saves the user message), drives the agent backend in a task
 of its own (so a client that disconnects does not stop it), attaches clients to it,
 aborts it and shuts everything down. It is the only sender of ``abort`` and ``done``:
-backends just stop when the turn's :class:`~copilot_core.abort.AbortToken` fires.
+backends just stop when the turn's :class:`~copilot_core._abort.AbortToken` fires.
 
 For each event the backend yields:
 
 * a wire event goes to the turn log (numbered) and to the observers; once ``abort``
   was sent, the backend's further wire events (but errors) are dropped;
 * a step (:class:`~copilot_core.events.StepCompleted`) goes through the turn's
-  :class:`~copilot_core.conversation.Conversation` (which refuses anything that would
+  :class:`~copilot_core._conversation.Conversation` (which refuses anything that would
   make it invalid) and then the store, in one transaction with its counters;
 * the answer's text is also saved as a draft every ``draft_interval`` seconds or
   ``draft_chars`` characters, replaced by the step when it completes, so a crash loses
@@ -33,15 +33,23 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing, suppress
 from dataclasses import dataclass, field
 
-from copilot_core.abort import AbortToken
-from copilot_core.approvals import (
+from copilot_core._abort import AbortToken
+from copilot_core._approvals import (
     ApprovalDecision,
     ApprovalPolicy,
     ApprovalRequest,
     DecisionOutcome,
     TurnControl,
 )
-from copilot_core.conversation import Conversation
+from copilot_core._conversation import Conversation
+from copilot_core._history import HistoryWindows
+from copilot_core._messages import Message, Role
+from copilot_core._prompts import fallback_title
+from copilot_core._session import CopilotMode, Session
+from copilot_core._stats import StatsCollector, Usage, stamp_usage
+from copilot_core._streams import Aborted, race_abort
+from copilot_core._tools import ToolContext
+from copilot_core._turns import TurnInfo, TurnRequest, TurnResult
 from copilot_core.errors import (
     ConversationInvariantError,
     CopilotError,
@@ -64,8 +72,6 @@ from copilot_core.events import (
     TurnEvent,
     WireEvent,
 )
-from copilot_core.history import HistoryWindows
-from copilot_core.messages import Message, Role
 from copilot_core.ports import (
     AgentBackend,
     AgentRunConfig,
@@ -78,12 +84,6 @@ from copilot_core.ports import (
     ModelSelection,
     TurnLog,
 )
-from copilot_core.prompts import fallback_title
-from copilot_core.session import CopilotMode, Session
-from copilot_core.stats import StatsCollector, Usage, stamp_usage
-from copilot_core.streams import Aborted, race_abort
-from copilot_core.tools import ToolContext
-from copilot_core.turns import TurnInfo, TurnRequest, TurnResult
 
 __all__ = ["RunnerSettings", "TurnHandle", "TurnRunner"]
 

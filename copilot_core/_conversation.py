@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
+from copilot_core._messages import Message, Role
 from copilot_core.errors import ConversationInvariantError
-from copilot_core.messages import Message, Role
 from copilot_core.ports import TokenCounter
 
 __all__ = ["Conversation"]
