@@ -272,6 +272,10 @@ def test_an_external_agent_is_chosen_and_its_activity_shows_as_a_trail(
     expect(answer.locator(".tool-card .tool-status")).to_have_text("done")
     expect(answer.locator(".text-block")).to_contain_text("You asked: hello agent")
     expect(page.get_by_role("button", name="Send")).to_be_visible()
+    # Once the saved turn replaces the live one, the (never saved) trail stays with it.
+    expect(page.locator("#messages")).to_have_attribute("data-state", "saved")
+    expect(trail).to_contain_text("Plan: ▶ look → answer")
+    expect(trail).to_contain_text("info: history")
     screenshot(page, "agent-activity")
 
 

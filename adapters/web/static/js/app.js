@@ -639,7 +639,11 @@ async function showSaved(id) {
     return;
   }
   if (state.session !== id || state.streaming) return;
+  // The agent's activity trail is live only (never saved): the finished turn keeps it.
+  const lastAnswer = () => [...$("messages").querySelectorAll(".message.assistant")].pop();
+  const trail = lastAnswer()?.querySelector(".activity-trail:not([hidden])");
   await renderHistory($("messages"), saved.messages, turnOptions());
+  if (trail) lastAnswer()?.querySelector(".activity-trail")?.replaceWith(trail);
   offerEdit();
   $("messages").dataset.state = "saved";
   scrollDown(true);
