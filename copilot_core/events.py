@@ -311,11 +311,21 @@ _WIRE_TYPES: dict[str, type[WireEvent]] = {
 }
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(item.name for item in fields(kind))
+    return names
+
+
 def event_to_record(event: WireEvent) -> dict[str, Any]:
     """The event as plain JSON data: ``{"type": ..., <field>: ...}``."""
     record: dict[str, Any] = {"type": event.type}
-    for item in fields(event):
-        record[item.name] = getattr(event, item.name)
+    for name in _field_names(type(event)):
+        record[name] = getattr(event, name)
     if isinstance(event, PlanEvent):
         record["steps"] = list(event.steps)
     return record

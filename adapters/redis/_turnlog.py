@@ -127,8 +127,23 @@ return {1, previous}
 """
 
 # KEYS: lease, turn hash, events, session pointer, then the turn's approval keys
-# ARGV: turn id, retention ms
+# (approvals, waiting, decisions)
+# ARGV: turn id, retention ms, then optionally the turn's last entry as ``_APPEND`` takes
+# it (entry id, entry, approval changes): written first, unless the turn was already
+# closed (another replica ended it for dead), so that ending a turn is one round trip.
 _CLOSE = """
+if #ARGV > 2 and redis.call('HGET', KEYS[2], 'closed') == '0' then
+  redis.call('XADD', KEYS[3], ARGV[3], 'e', ARGV[4])
+  for i = 5, #ARGV, 3 do
+    redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1])
+    if ARGV[i + 1] == 'W' then
+      redis.call('HSET', KEYS[6], ARGV[i], ARGV[i + 2])
+    else
+      redis.call('HDEL', KEYS[6], ARGV[i])
+      redis.call('HDEL', KEYS[7], ARGV[i])
+    end
+  end
+end
 redis.call('HSET', KEYS[2], 'closed', '1')
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 for i = 2, #KEYS do
@@ -222,6 +237,11 @@ return 0
 """
 
 
+#: An event not yet in Redis: its sequence number, its record (JSON data) and the
+#: approval changes it brings, as flat triples (``_APPEND``'s arguments).
+_Pending = tuple[int, dict[str, Any], tuple[str, ...]]
+
+
 @dataclass(frozen=True, slots=True)
 class _SessionKeys:
     lease: str
@@ -238,12 +258,14 @@ class _Local:
     events: list[TurnEvent] = field(default_factory=list)
     waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
     #: Events not yet in Redis: (seq, record, approval changes as flat triples).
-    pending: list[tuple[int, str, tuple[str, ...]]] = field(default_factory=list)
+    pending: list[_Pending] = field(default_factory=list)
     #: Approvals a decision from another replica was handed over for (once each).
     delivered: set[str] = field(default_factory=set)
     #: The events up to this one are in Redis (or were given up on).
     written: int = 0
     writer: asyncio.Task[None] | None = None
+    #: ``close`` writes what is still pending itself, with the close script.
+    closing: bool = False
     closed: bool = False
 
     @property
@@ -396,10 +418,11 @@ class RedisTurnLog:
             raise RuntimeError(f"turn {turn_id} is closed")
         stamped = TurnEvent(len(turn.events) + 1, turn.info.session_id, event)
         turn.events.append(stamped)
-        record = _encode(event)
+        # Encoded as JSON by the writer, a batch at a time (a turn streams hundreds).
+        record = event_to_record(event)
         states: tuple[str, ...] = ()
         if isinstance(event, ApprovalRequiredEvent):
-            states = (event.approval_id, _WAITING, f"{stamped.seq}|{record}")
+            states = (event.approval_id, _WAITING, f"{stamped.seq}|{_json(record)}")
         elif isinstance(event, ApprovalResolvedEvent):
             states = (event.approval_id, _RESOLVED, "")
         turn.pending.append((stamped.seq, record, states))
@@ -414,22 +437,37 @@ class RedisTurnLog:
         turn = self._local.get(turn_id)
         if turn is None or turn.closed:
             return
-        await self._flushed(turn)
+        # The writer stops after the batch it is writing; the rest (``done`` at least)
+        # goes with the close script: ending a turn costs one round trip.
+        turn.closing = True
+        if turn.writer is not None and not turn.writer.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(turn.writer)
         info = turn.info
         keys = self._session_keys(info.project_id, info.session_id)
+        script_keys = [
+            keys.lease,
+            self._hash(turn_id),
+            self._events(turn_id),
+            keys.pointer,
+            *self._approval_keys(turn_id),
+        ]
+        batch = list(turn.pending)
         try:
-            await self._call(
-                self._close_script(
-                    keys=[
-                        keys.lease,
-                        self._hash(turn_id),
-                        self._events(turn_id),
-                        keys.pointer,
-                        *self._approval_keys(turn_id),
-                    ],
-                    args=[turn_id, _ms(self.retention)],
+            try:
+                await self._close_script(
+                    keys=script_keys,
+                    args=[turn_id, _ms(self.retention), *_batch_args(batch)],
                 )
-            )
+                turn.pending.clear()
+            except (RedisError, OSError) as exc:
+                # The slow way, which retries writing the events for up to a lease.
+                log.warning("turn %s: closing it in one step failed (%s)", turn_id, exc)
+                turn.closing = False
+                await self._flushed(turn)
+                await self._call(
+                    self._close_script(keys=script_keys, args=[turn_id, _ms(self.retention)])
+                )
         finally:
             turn.closed = True
             turn.wake(None)
@@ -595,10 +633,8 @@ class RedisTurnLog:
         delay = 0.05
         failing_since: float | None = None
         loop = asyncio.get_running_loop()
-        while turn.pending:
+        while turn.pending and not turn.closing:
             batch = list(turn.pending)
-            entry = "[" + ",".join(data for _, data, _ in batch) + "]"
-            states = [part for _, _, changes in batch for part in changes]
             turn_id = turn.info.turn_id
             try:
                 written = await self._append_script(
@@ -607,7 +643,7 @@ class RedisTurnLog:
                         self._events(turn_id),
                         *self._approval_keys(turn_id),
                     ],
-                    args=[f"{batch[-1][0]}-0", entry, *states],
+                    args=_batch_args(batch),
                 )
             except ResponseError as exc:
                 written = 0  # an id that does not grow: as below
@@ -643,7 +679,10 @@ class RedisTurnLog:
         turn.wake(None)
 
     async def _flushed(self, turn: _Local) -> None:
-        while turn.pending or (turn.writer is not None and not turn.writer.done()):
+        """Wait until the pending events are written (by the close, once it closes)."""
+        while (turn.pending and not turn.closing) or (
+            turn.writer is not None and not turn.writer.done()
+        ):
             if turn.writer is None or turn.writer.done():
                 turn.writer = asyncio.get_running_loop().create_task(self._write(turn))
             await asyncio.shield(turn.writer)
@@ -948,6 +987,15 @@ class RedisTurnLog:
             ) from None
 
 
+def _batch_args(batch: list[_Pending]) -> list[str]:
+    """Pending events as ``_APPEND`` (and ``_CLOSE``) take them: the entry's id (its last
+    event's sequence number), the entry (a JSON array), the approval changes."""
+    if not batch:
+        return []
+    entry = _json([record for _, record, _ in batch])
+    return [f"{batch[-1][0]}-0", entry, *(part for _, _, changes in batch for part in changes)]
+
+
 def _ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
@@ -960,8 +1008,12 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+
+
 def _encode(event: WireEvent) -> str:
-    return json.dumps(event_to_record(event), ensure_ascii=True, separators=(",", ":"))
+    return _json(event_to_record(event))
 
 
 def _decode(values: dict[Any, Any]) -> list[WireEvent]:

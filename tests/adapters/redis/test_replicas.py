@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from adapters.redis import REPLICA_LOST, RedisTurnLog
 from copilot_core.errors import SessionBusyError
@@ -191,3 +192,51 @@ async def test_a_replica_killed_mid_turn_has_its_turn_ended_and_the_session_free
         if victim.returncode is None:
             victim.kill()
             await asyncio.wait_for(victim.wait(), 10)
+
+
+async def test_closing_writes_the_last_events_with_the_close_in_one_step(
+    redis_server: RedisForTests,
+) -> None:
+    async with replicas(redis_server) as (client, (a, b)):
+        turn = info()
+        await a.open(turn, TurnControl())
+        a.append(turn.turn_id, ContentEvent("first"))
+        await a.flush(turn.turn_id)
+        a.append(turn.turn_id, ContentEvent("last"))
+        a.append(turn.turn_id, DoneEvent("m1", "first last"))
+        await a.close(turn.turn_id)
+        # The two last events went in as one stream entry, with the close.
+        entries = await client.xrange(f"{a.prefix}:turn:{turn.turn_id}:events")
+        assert [entry_id for entry_id, _ in entries] == [b"1-0", b"3-0"]
+        seen = await follow(b, turn.turn_id)
+        assert [e.event for e in seen] == [
+            ContentEvent("first"),
+            ContentEvent("last"),
+            DoneEvent("m1", "first last"),
+        ]
+        await b.open(info(), TurnControl())  # the session is free
+
+
+async def test_a_close_that_fails_in_one_step_writes_the_events_and_closes_the_slow_way(
+    redis_server: RedisForTests, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with replicas(redis_server) as (_, (a, b)):
+        turn = info()
+        await a.open(turn, TurnControl())
+        a.append(turn.turn_id, ContentEvent("only"))
+        a.append(turn.turn_id, DoneEvent("m1", "only"))
+        script, calls = a._close_script, []
+
+        async def flaky(*, keys: list[str], args: list[str]) -> object:
+            calls.append(len(args))
+            if len(calls) == 1:
+                raise RedisConnectionError("the connection dropped")
+            return await script(keys=keys, args=args)
+
+        monkeypatch.setattr(a, "_close_script", flaky)
+        await a.close(turn.turn_id)
+        assert calls[0] > 2 and calls[1] == 2  # with the events, then the plain close
+        seen = await follow(b, turn.turn_id)
+        assert [e.event for e in seen] == [ContentEvent("only"), DoneEvent("m1", "only")]
+        state = await b.find(PROJECT, "s1")
+        assert state is not None and state.finished
