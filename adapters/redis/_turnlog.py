@@ -34,7 +34,8 @@ Keys (``P`` is the prefix, ``gns3-copilot`` by default):
 
 The replica running a turn keeps its events in memory too: its own clients follow it
 from there, as with the in-memory log, while a background writer appends them to the
-stream in order (``append`` never blocks). Other replicas read the stream (``XREAD
+stream in order (``append`` never blocks). What is still pending when the turn closes
+(``done`` at least) goes in with the close script: ending a turn is one round trip. Other replicas read the stream (``XREAD
 BLOCK``). A turn whose lease expired while it was open (its replica died) is ended by
 whichever replica notices first: an ``error`` (code ``replica_lost``) then ``done``
 appended by one atomic script, after which the session accepts a new turn. When a turn
