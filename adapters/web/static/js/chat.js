@@ -325,8 +325,9 @@ class UndoBox {
       snapshot = el("input");
       snapshot.type = "checkbox";
       label.append(snapshot, el("span", null,
-        `Also restore GNS3 snapshot ${point.gns3_snapshot}: the whole project returns to that ` +
-        "moment (only when every node is stopped)."));
+        "Also restore the GNS3 snapshot taken then: the whole project returns to that moment " +
+        "(only when every node is stopped)."));
+      label.title = point.gns3_snapshot;
       box.append(label);
     }
     const buttons = el("div", "dialog-buttons");
