@@ -114,6 +114,7 @@ def test_an_approved_change_is_undone_from_its_card_and_is_gone_from_gns3(
     confirm = _confirm(box)
     # Every node is stopped, so the restore point holds a GNS3 snapshot: offered, not chosen.
     expect(confirm.get_by_role("checkbox")).not_to_be_checked()
+    screenshot(page, "undo-confirm")
     confirm.get_by_role("button", name="Cancel").click()  # cancelling changes nothing
     expect(box.get_by_role("group", name="Confirm the undo")).to_have_count(0)
     expect(box.get_by_role("button", name="Undo this change")).to_be_focused()
