@@ -69,8 +69,31 @@ function turnOptions() {
     decide,
     userId: state.user ? state.user.user_id : null,
     onToolEnd: () => lab && lab.refreshSoon(),
+    undo,
   };
 }
+
+// "Undo this change" on a tool card: the session's restore points and a rollback.
+function restorePoints(rest = "") {
+  const running = state.streaming;
+  const session = running ? running.context.session : state.session;
+  return chatPath(`/sessions/${encodeURIComponent(session)}/restore-points${rest}`);
+}
+
+const undo = {
+  async point(id) {
+    const points = await guarded(() => call("GET", restorePoints()));
+    return points === undefined ? undefined : points.find((p) => p.id === id) || null;
+  },
+  async rollBack(id, useSnapshot) {
+    try {
+      const path = restorePoints(`/${encodeURIComponent(id)}/rollback?use_snapshot=${useSnapshot}`);
+      return await guarded(() => call("POST", path));
+    } finally {
+      if (lab) lab.refreshSoon(0);
+    }
+  },
+};
 
 async function decide(approvalId, decision, comment) {
   const running = state.streaming;

@@ -1,6 +1,6 @@
 // The conversation pane: saved messages, and a live turn built from SSE events.
 
-import { call } from "./api.js";
+import { ApiError, call } from "./api.js";
 import { MarkdownBlock, addCopyButtons, copyText } from "./markdown.js";
 
 function el(tag, className, text) {
@@ -219,6 +219,216 @@ class ToolCard {
   }
 }
 
+// "Undo this change": the restore point a change's result names (tool_end output, or a
+// saved tool message's metadata), rolled back after an inline confirmation.
+export function restorePointOf(content, metadata) {
+  const saved = metadata && metadata.restore_point_id;
+  if (typeof saved === "string" && saved) return saved;
+  try {
+    const id = JSON.parse(content)?.restore_point_id;
+    return typeof id === "string" && id ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+// Why a rollback did not run, in words; gone: the button cannot help any more.
+function undoProblem(error) {
+  if (!(error instanceof ApiError)) {
+    return { text: "The service did not answer: check your connection, then try again." };
+  }
+  const detail = forPeople(error.detail);
+  if (error.status === 404) {
+    return { text: "This restore point no longer exists, so the change cannot be undone from here.", gone: true };
+  }
+  if (error.status === 409 && /not opened|closed/i.test(error.detail)) {
+    return { text: "The project is not open in GNS3: open it, then try again." };
+  }
+  if (error.status === 409) {
+    return { text: "The copilot is still answering in this session: wait for it to finish (or press Stop), then try again." };
+  }
+  if (error.status === 501) return { text: "This service cannot roll changes back.", gone: true };
+  if (error.status === 502 || error.status === 503) {
+    return { text: `Not undone: ${detail} Check that GNS3 is running, then try again.` };
+  }
+  return { text: `The change was not undone: ${detail}` };
+}
+
+const ITEM_WORDS = { success: "as it was", partial_success: "partly put back", failed: "not put back" };
+
+class UndoBox {
+  // actions: {point(id) -> restore point | null, rollBack(id, useSnapshot) -> reply};
+  // both resolve undefined when the page signed out (an expired token).
+  constructor(pointId, actions, { label = "Undo this change", what = "this change" } = {}) {
+    this.pointId = pointId;
+    this.actions = actions;
+    this.label = label;
+    this.element = el("div", "undo-box");
+    this.element.setAttribute("role", "group");
+    this.element.setAttribute("aria-label", `Undo ${what}`);
+    this.element.dataset.restorePoint = pointId;
+    this.element.dataset.state = "ready";
+    this.button = el("button", "undo-button", label);
+    this.button.type = "button";
+    this.button.addEventListener("click", () => this.ask());
+    this.panel = el("div", "undo-panel");
+    this.element.append(this.button, this.panel);
+  }
+
+  busy(text) {
+    this.button.disabled = true;
+    this.button.textContent = text;
+    this.element.setAttribute("aria-busy", "true");
+  }
+
+  ready(label = this.label) {
+    this.button.disabled = false;
+    this.button.textContent = label;
+    this.element.removeAttribute("aria-busy");
+  }
+
+  async ask() {
+    this.busy("Looking up the restore point…");
+    this.panel.replaceChildren();
+    let point;
+    try {
+      point = await this.actions.point(this.pointId);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    if (point === undefined) return;
+    if (point === null) {
+      this.fail(new ApiError(404));
+      return;
+    }
+    this.confirm(point);
+  }
+
+  confirm(point) {
+    this.element.dataset.state = "confirm";
+    this.button.hidden = true;
+    const box = el("div", "undo-confirm");
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", "Confirm the undo");
+    const parts = [];
+    if (point.topology) parts.push("the topology (nodes, links, link filters, drawings)");
+    if ((point.devices || []).length) parts.push(`the configuration of ${point.devices.join(", ")}`);
+    const when = new Date(point.created_at).toLocaleString();
+    box.append(el("p", null,
+      `Put back ${parts.join(" and ") || "what this change touched"} as it was at ${when}, ` +
+      `before ${point.tool_name}${point.summary ? ` (${point.summary})` : ""}? ` +
+      "Later changes to the same nodes and devices are undone too."));
+    let snapshot = null;
+    if (point.gns3_snapshot) {
+      const label = el("label", "undo-snapshot");
+      snapshot = el("input");
+      snapshot.type = "checkbox";
+      label.append(snapshot, el("span", null,
+        "Also restore the GNS3 snapshot taken then: the whole project returns to that moment " +
+        "(only when every node is stopped)."));
+      label.title = point.gns3_snapshot;
+      box.append(label);
+    }
+    const buttons = el("div", "dialog-buttons");
+    const go = el("button", "danger", "Roll back");
+    go.type = "button";
+    const cancel = el("button", null, "Cancel");
+    cancel.type = "button";
+    buttons.append(go, cancel);
+    box.append(buttons);
+    this.panel.replaceChildren(box);
+    const back = () => {
+      this.panel.replaceChildren();
+      this.element.dataset.state = "ready";
+      this.button.hidden = false;
+      this.ready();
+      this.button.focus();
+    };
+    cancel.addEventListener("click", back);
+    box.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.stopPropagation();
+        back();
+      }
+    });
+    go.addEventListener("click", () => this.run(Boolean(snapshot && snapshot.checked)));
+    cancel.focus();
+  }
+
+  async run(useSnapshot) {
+    this.panel.replaceChildren();
+    this.button.hidden = false;
+    this.element.dataset.state = "running";
+    this.busy("Rolling back…");
+    let reply;
+    try {
+      reply = await this.actions.rollBack(this.pointId, useSnapshot);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    if (reply !== undefined) this.show(reply, useSnapshot);
+  }
+
+  fail(error) {
+    const problem = undoProblem(error);
+    this.element.dataset.state = "error";
+    this.button.hidden = false;
+    if (problem.gone) this.button.remove();
+    else this.ready();
+    const text = el("p", "undo-error", problem.text);
+    text.setAttribute("role", "alert");
+    this.panel.replaceChildren(text);
+  }
+
+  show(reply, useSnapshot) {
+    const status = reply.status;
+    const done = status === "success";
+    this.element.dataset.state = done ? "undone" : status === "partial_success" ? "partial" : "failed";
+    const headline = done
+      ? "Undone: everything is as it was before this change."
+      : status === "partial_success"
+        ? "Partly undone: not everything is as it was (see below)."
+        : `Not undone${reply.error ? `: ${forPeople(reply.error)}` : ": nothing could be put back as it was."}`;
+    const head = el("p", "undo-headline", headline);
+    head.setAttribute("role", done ? "status" : "alert");
+    const list = el("ul", "undo-results");
+    list.setAttribute("aria-label", "State after the rollback");
+    for (const item of reply.results || []) {
+      const row = el("li");
+      row.dataset.status = item.status;
+      const name = item.device_name === "topology" ? "Topology" : item.device_name;
+      const output = item.output || {};
+      row.append(el("strong", null, `${name}: `), el("span", null, output.state || ITEM_WORDS[item.status] || item.status));
+      if (item.error) row.append(el("span", "undo-error", ` — ${forPeople(item.error)}`));
+      const differences = output.differences || [];
+      if (differences.length) {
+        const more = el("ul");
+        for (const line of differences.slice(0, 5)) more.append(el("li", null, String(line)));
+        if (differences.length > 5) more.append(el("li", null, `and ${differences.length - 5} more`));
+        row.append(more);
+      }
+      list.append(row);
+    }
+    this.panel.replaceChildren(head);
+    if (list.children.length) this.panel.append(list);
+    const note = reply.notes?.gns3_snapshot; // said only when the user asked for the snapshot
+    const restored = (reply.results || []).find((item) => item.output?.gns3_snapshot_restored);
+    if (useSnapshot && note) this.panel.append(el("p", "tv-note", `GNS3 snapshot ${note}.`));
+    else if (restored) this.panel.append(el("p", "tv-note", `GNS3 snapshot ${restored.output.gns3_snapshot_restored} restored.`));
+    if (done) {
+      this.button.remove();
+      if (reply.restore_point_id) {
+        const again = new UndoBox(reply.restore_point_id, this.actions, { label: "Undo this rollback", what: "this rollback" });
+        this.panel.append(again.element);
+      }
+    } else {
+      this.ready("Try again");
+    }
+  }
+}
+
 // The user's decision on a call that changes the lab (approval_required).
 class ApprovalCard {
   constructor(parent, event, { decide, userId }) {
@@ -296,7 +506,7 @@ class ApprovalCard {
 
 // One assistant turn: activity trail, text blocks, tool and approval cards, in order.
 export class TurnView {
-  constructor(container, { onAction, decide, userId, onToolEnd } = {}) {
+  constructor(container, { onAction, decide, userId, onToolEnd, undo } = {}) {
     this.element = el("article", "message assistant");
     this.element.setAttribute("aria-label", "Copilot answer");
     this.trail = el("ol", "activity-trail");
@@ -317,6 +527,7 @@ export class TurnView {
     this.decide = decide;
     this.userId = userId;
     this.onToolEnd = onToolEnd;
+    this.undo = undo;
     this.typing = el("span", "typing", "…");
     this.typing.setAttribute("aria-label", "The copilot is answering");
     this.body.append(this.typing);
@@ -348,6 +559,13 @@ export class TurnView {
       this.body.append(this.typing);
     }
     return card;
+  }
+
+  // The Undo button under a change's card, when its result names a restore point.
+  offerUndo(card, pointId) {
+    if (!pointId || !this.undo || card.undoBox) return;
+    card.undoBox = new UndoBox(pointId, this.undo, { what: card.name.textContent });
+    card.element.after(card.undoBox.element);
   }
 
   addTrail(kind, text) {
@@ -394,10 +612,13 @@ export class TurnView {
       case "tool_progress":
         this.card(event.tool_call_id, event.tool_name).progress(event.device, event.text || "");
         break;
-      case "tool_end":
-        this.card(event.tool_call_id, event.tool_name).setOutput(event.tool_output, event.status, event.tool_name);
+      case "tool_end": {
+        const card = this.card(event.tool_call_id, event.tool_name);
+        card.setOutput(event.tool_output, event.status, event.tool_name);
+        this.offerUndo(card, restorePointOf(event.tool_output));
         if (this.onToolEnd) this.onToolEnd(event);
         break;
+      }
       case "approval_required":
         this.approval(event);
         break;
@@ -516,6 +737,7 @@ export function renderHistory(container, messages, options = {}) {
         card.setOutput(message.content, toolStatus(message.content, message.metadata?.status), message.name);
         const approval = message.metadata?.approval;
         if (approval) card.element.dataset.approval = approval.decision;
+        turn.offerUndo(card, restorePointOf(message.content, message.metadata));
       }
     }
   }
