@@ -122,7 +122,7 @@ async def open_database(
 
 
 async def open_turn_log(
-    url: SecretStr | None, retention: float, lease: float
+    url: SecretStr | None, retention: float, lease: float, prefix: str
 ) -> AsyncIterator[RedisTurnLog | InMemoryTurnLog]:
     """The Redis turn log when ``redis_url`` is set (a clear ``ServiceUnavailableError``
     when Redis cannot be used), else turns in this process's memory."""
@@ -130,7 +130,7 @@ async def open_turn_log(
         yield InMemoryTurnLog(retention=retention)
         return
     client = await connect_redis(url.get_secret_value())
-    turn_log = RedisTurnLog(client, retention=retention, lease=lease)
+    turn_log = RedisTurnLog(client, retention=retention, lease=lease, prefix=prefix)
     try:
         await turn_log.start()
         yield turn_log
@@ -349,6 +349,7 @@ class Gateways(containers.DeclarativeContainer):
         url=config.redis_url,
         retention=config.chat.finished_turn_retention,
         lease=config.turn_lease,
+        prefix=config.redis_prefix,
     )
     llm_settings = providers.Resource(
         open_llm_settings,

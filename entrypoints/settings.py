@@ -452,6 +452,14 @@ class Settings(BaseSettings):
             "Prefer the environment."
         ),
     )
+    redis_prefix: str = Field(
+        default="gns3-copilot",
+        pattern=r"^[A-Za-z0-9_.-]{1,64}$",
+        description=(
+            "With Redis: the prefix of the copilot's keys and channels (one per deployment "
+            "sharing a Redis server; every replica of a deployment uses the same)."
+        ),
+    )
     turn_lease: float = Field(
         default=15.0,
         gt=0,

@@ -34,12 +34,16 @@ Keys (``P`` is the prefix, ``gns3-copilot`` by default):
 
 The replica running a turn keeps its events in memory too: its own clients follow it
 from there, as with the in-memory log, while a background writer appends them to the
-stream in order (``append`` never blocks). What is still pending when the turn closes
-(``done`` at least) goes in with the close script: ending a turn is one round trip. Other replicas read the stream (``XREAD
-BLOCK``). A turn whose lease expired while it was open (its replica died) is ended by
-whichever replica notices first: an ``error`` (code ``replica_lost``) then ``done``
-appended by one atomic script, after which the session accepts a new turn. When a turn
-closes, its keys expire after ``retention`` seconds.
+stream in order (``append`` never blocks). Its clients see an event only once it is in
+the stream (a round trip later): a client whose replica dies re-attaches on another one
+right after the last event it saw, which is there, and so are the ``error`` and ``done``
+that end the turn after it (while Redis refuses writes, nobody else can follow, and the
+events are shown at once). What is still pending when the turn closes (``done`` at
+least) goes in with the close script: ending a turn is one round trip. Other replicas
+read the stream (``XREAD BLOCK``). A turn whose lease expired while it was open (its
+replica died) is ended by whichever replica notices first: an ``error`` (code
+``replica_lost``) then ``done`` appended by one atomic script, after which the session
+accepts a new turn. When a turn closes, its keys expire after ``retention`` seconds.
 
 A decision sent on the replica that runs the turn goes straight to its
 :class:`~copilot_core._approvals.TurnControl`. From another replica, one script checks
@@ -264,6 +268,8 @@ class _Local:
     delivered: set[str] = field(default_factory=set)
     #: The events up to this one are in Redis (or were given up on).
     written: int = 0
+    #: The last write to Redis failed: this replica's clients are not held back meanwhile.
+    unshared: bool = False
     writer: asyncio.Task[None] | None = None
     #: ``close`` writes what is still pending itself, with the close script.
     closing: bool = False
@@ -274,16 +280,22 @@ class _Local:
         return self.control.abort
 
     def shown(self, stamped: TurnEvent) -> bool:
-        """Whether this replica's clients may see the event: an ``approval_required``
-        only once it is in Redis, so that a decision sent on another replica finds it."""
+        """Whether this replica's clients may see the event: only once it is in Redis,
+        so that a client who re-attaches on another replica (this one may die at any
+        moment) goes on right after it, and a decision sent on another replica finds an
+        ``approval_required``. While Redis refuses writes, other replicas cannot follow
+        anyway: every event but an ``approval_required`` is shown at once then."""
         return (
             self.closed
             or stamped.seq <= self.written
-            or not isinstance(stamped.event, ApprovalRequiredEvent)
+            or (self.unshared and not isinstance(stamped.event, ApprovalRequiredEvent))
         )
 
     def unwritten_approval(self) -> bool:
-        return any(not self.shown(stamped) for stamped in self.events[self.written :])
+        return not self.closed and any(
+            isinstance(stamped.event, ApprovalRequiredEvent)
+            for stamped in self.events[self.written :]
+        )
 
     def wake(self, why: str | None) -> None:
         if not self.waiters:
@@ -651,6 +663,9 @@ class RedisTurnLog:
                 log.warning("turn %s: its stream refused events (%s)", turn_id, exc)
             except (RedisError, OSError) as exc:
                 log.warning("turn %s: writing events to Redis failed (%s)", turn_id, exc)
+                if not turn.unshared:
+                    turn.unshared = True
+                    turn.wake(None)
                 failing_since = failing_since or loop.time()
                 if loop.time() - failing_since > self.lease:
                     log.error("turn %s: dropped %s events Redis refused", turn_id, len(batch))
@@ -668,6 +683,7 @@ class RedisTurnLog:
                 break
             del turn.pending[: len(batch)]
             turn.written = max(turn.written, batch[-1][0])
+            turn.unshared = False
             turn.wake(None)
             delay = 0.05
             failing_since = None

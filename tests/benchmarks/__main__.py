@@ -3,12 +3,15 @@
 Without names it runs ``turns`` (the turn pipeline against its bare baseline), then
 ``store``, ``postgres`` (the pipeline on PostgreSQL against SQLite; it needs the
 PostgreSQL server of the tests), ``redis`` (approval decisions across replicas; it needs
-the Redis server of the tests), ``web_sse``, ``llm``, ``subprocess_agent``, ``consoles``,
-``restore_points`` (it starts a gns3-server), ``first_turn``, ``mcp`` and ``soak``, each in
-its own process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a smoke
-run; ``bench_turns``, ``bench_store``, ``bench_postgres``, ``bench_redis``,
-``bench_restore_points`` and ``bench_soak`` know it). They print figures and
-assert nothing about speed; the exit status is non-zero only when a benchmark crashed.
+the Redis server of the tests), ``replicas`` (turns over HTTP against ``serve``
+processes: SQLite, PostgreSQL + Redis with one replica and two, and two with one
+SIGKILLed half-way; it needs both servers and starts a gns3-server), ``web_sse``,
+``llm``, ``subprocess_agent``, ``consoles``, ``restore_points`` (it starts a
+gns3-server), ``first_turn``, ``mcp`` and ``soak``, each in its own process. Arguments
+after ``--`` go to every benchmark (``-- --quick`` for a smoke run; ``bench_turns``,
+``bench_store``, ``bench_postgres``, ``bench_redis``, ``bench_replicas``,
+``bench_restore_points`` and ``bench_soak`` know it). They print figures and assert
+nothing about speed; the exit status is non-zero only when a benchmark crashed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ BENCHMARKS = (
     "store",
     "postgres",
     "redis",
+    "replicas",
     "web_sse",
     "llm",
     "subprocess_agent",
@@ -33,7 +37,7 @@ BENCHMARKS = (
     "page",
     "soak",
 )
-_TAKES_QUICK = {"turns", "store", "postgres", "redis", "soak", "restore_points"}
+_TAKES_QUICK = {"turns", "store", "postgres", "redis", "replicas", "soak", "restore_points"}
 
 
 def main(argv: list[str]) -> int:

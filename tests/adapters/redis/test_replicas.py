@@ -240,3 +240,70 @@ async def test_a_close_that_fails_in_one_step_writes_the_events_and_closes_the_s
         assert [e.event for e in seen] == [ContentEvent("only"), DoneEvent("m1", "only")]
         state = await b.find(PROJECT, "s1")
         assert state is not None and state.finished
+
+
+async def collect(log: RedisTurnLog, turn_id: str, into: list[TurnEvent]) -> None:
+    async for event in log.subscribe(turn_id):
+        into.append(event)
+
+
+async def test_a_client_of_a_replica_that_dies_re_attaches_elsewhere_and_sees_the_turn_end(
+    redis_server: RedisForTests,
+) -> None:
+    """The running replica's clients see an event only once other replicas can: one that
+    dies with events not yet written leaves its clients right before them, so that
+    re-attaching on another replica goes on with the ``error`` and ``done`` that end the
+    turn (a client ahead of Redis would get neither, and ids used twice)."""
+    async with replicas(redis_server, lease=0.6) as (_, (a, b)):
+        turn = info()
+        await a.open(turn, TurnControl())
+        for n in range(3):
+            a.append(turn.turn_id, ContentEvent(f"{n}"))
+        await a.flush(turn.turn_id)
+        on_a: list[TurnEvent] = []
+        client = asyncio.create_task(collect(a, turn.turn_id, on_a))
+        try:
+            for n in range(3, 6):
+                a.append(turn.turn_id, ContentEvent(f"{n}"))
+            # A dies before its writer ran: 4 to 6 never reach Redis.
+            writer = a._local[turn.turn_id].writer
+            assert writer is not None
+            writer.cancel()
+            for task in a._tasks:
+                task.cancel()
+            await asyncio.sleep(0.3)
+            assert [e.seq for e in on_a] == [1, 2, 3]
+        finally:
+            client.cancel()
+        resumed = await follow(b, turn.turn_id, after=on_a[-1].seq)
+        assert [e.seq for e in resumed] == [4, 5]
+        error = resumed[0].event
+        assert isinstance(error, ErrorEvent)
+        assert error.code == REPLICA_LOST
+        assert resumed[1].event == DoneEvent(None, "")
+
+
+async def test_while_redis_refuses_writes_the_running_replicas_clients_still_follow(
+    redis_server: RedisForTests, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with replicas(redis_server, count=1) as (_, (a,)):
+        turn = info()
+        await a.open(turn, TurnControl())
+
+        async def refused(*args: object, **kwargs: object) -> int:
+            raise RedisConnectionError("Redis went away")
+
+        monkeypatch.setattr(a, "_append_script", refused)
+        on_a: list[TurnEvent] = []
+        client = asyncio.create_task(collect(a, turn.turn_id, on_a))
+        try:
+            for n in range(3):
+                a.append(turn.turn_id, ContentEvent(f"{n}"))
+            async with asyncio.timeout(5):
+                while len(on_a) < 3:
+                    await asyncio.sleep(0.01)
+            assert [e.event for e in on_a] == [ContentEvent(f"{n}") for n in range(3)]
+        finally:
+            client.cancel()
+            monkeypatch.undo()
+            a._given_up(a._local[turn.turn_id])
