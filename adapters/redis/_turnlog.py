@@ -131,23 +131,33 @@ redis.call('HSET', KEYS[3], 'project', ARGV[3], 'session', ARGV[4], 'user', ARGV
 return {1, previous}
 """
 
+# Lua: append an entry of events to a turn's stream and apply its approval changes. From
+# ARGV[first]: the entry id, the entry, then for each approval_required of the entry
+# (approval id, 'W', '{seq}|{event}') and for each approval_resolved (approval id, 'R', '').
+_WRITE_ENTRY = """
+local function write_entry(events, approvals, waiting, decisions, first)
+  redis.call('XADD', events, ARGV[first], 'e', ARGV[first + 1])
+  for i = first + 2, #ARGV, 3 do
+    redis.call('HSET', approvals, ARGV[i], ARGV[i + 1])
+    if ARGV[i + 1] == 'W' then
+      redis.call('HSET', waiting, ARGV[i], ARGV[i + 2])
+    else
+      redis.call('HDEL', waiting, ARGV[i])
+      redis.call('HDEL', decisions, ARGV[i])
+    end
+  end
+end
+"""
 # KEYS: lease, turn hash, events, session pointer, then the turn's approval keys
 # (approvals, waiting, decisions)
 # ARGV: turn id, retention ms, then optionally the turn's last entry as ``_APPEND`` takes
-# it (entry id, entry, approval changes): written first, unless the turn was already
-# closed (another replica ended it for dead), so that ending a turn is one round trip.
-_CLOSE = """
+# it: written first, unless the turn was already closed (another replica ended it for
+# dead), so that ending a turn is one round trip.
+_CLOSE = (
+    _WRITE_ENTRY
+    + """
 if #ARGV > 2 and redis.call('HGET', KEYS[2], 'closed') == '0' then
-  redis.call('XADD', KEYS[3], ARGV[3], 'e', ARGV[4])
-  for i = 5, #ARGV, 3 do
-    redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1])
-    if ARGV[i + 1] == 'W' then
-      redis.call('HSET', KEYS[6], ARGV[i], ARGV[i + 2])
-    else
-      redis.call('HDEL', KEYS[6], ARGV[i])
-      redis.call('HDEL', KEYS[7], ARGV[i])
-    end
-  end
+  write_entry(KEYS[3], KEYS[5], KEYS[6], KEYS[7], 3)
 end
 redis.call('HSET', KEYS[2], 'closed', '1')
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -157,6 +167,7 @@ end
 if redis.call('GET', KEYS[4]) == ARGV[1] then redis.call('PEXPIRE', KEYS[4], ARGV[2]) end
 return 1
 """
+)
 
 # KEYS: lease, turn hash, events, session pointer, previous turn hash, then the turn's
 # approval keys
@@ -197,23 +208,16 @@ return 1
 """
 
 # KEYS: turn hash, events, approvals, waiting, decisions
-# ARGV: entry id, entry, then for each approval_required of the entry (approval id, 'W',
-# '{seq}|{event}') and for each approval_resolved (approval id, 'R', '').
+# ARGV: an entry as ``_WRITE_ENTRY`` takes it.
 # Nothing is written once the turn is closed (another replica ended it for dead).
-_APPEND = """
+_APPEND = (
+    _WRITE_ENTRY
+    + """
 if redis.call('HGET', KEYS[1], 'closed') ~= '0' then return 0 end
-redis.call('XADD', KEYS[2], ARGV[1], 'e', ARGV[2])
-for i = 3, #ARGV, 3 do
-  redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
-  if ARGV[i + 1] == 'W' then
-    redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 2])
-  else
-    redis.call('HDEL', KEYS[4], ARGV[i])
-    redis.call('HDEL', KEYS[5], ARGV[i])
-  end
-end
+write_entry(KEYS[2], KEYS[3], KEYS[4], KEYS[5], 1)
 return 1
 """
+)
 
 # KEYS: turn hash, lease, approvals, decisions
 # ARGV: turn id, approval id, decision, channel, message
