@@ -61,18 +61,8 @@ def replica_env(
 
 @pytest.fixture
 def lab(gns3_server: RealGns3Server) -> Iterator[tuple[str, str]]:
-    token = gns3_server.token()
-    headers = {"Authorization": f"Bearer {token}"}
-    made = httpx.post(
-        f"{gns3_server.url}/v3/projects",
-        json={"name": f"replicas-killed-{time.time_ns()}"},
-        headers=headers,
-        timeout=30,
-    )
-    assert made.status_code == 201, made.text
-    project = str(made.json()["project_id"])
-    yield project, token
-    httpx.delete(f"{gns3_server.url}/v3/projects/{project}", headers=headers, timeout=30)
+    with gns3_server.scratch_project("replicas-killed") as made:
+        yield made
 
 
 @pytest.fixture

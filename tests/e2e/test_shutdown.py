@@ -66,18 +66,8 @@ def sigterm_under_load(gns3: RealGns3Server, root: Path, project: str, token: st
 
 @pytest.fixture
 def lab(gns3_server: RealGns3Server) -> Iterator[tuple[str, str]]:
-    token = gns3_server.token()
-    headers = {"Authorization": f"Bearer {token}"}
-    made = httpx.post(
-        f"{gns3_server.url}/v3/projects",
-        json={"name": f"shutdown-{time.time_ns()}"},
-        headers=headers,
-        timeout=30,
-    )
-    assert made.status_code == 201, made.text
-    project = str(made.json()["project_id"])
-    yield project, token
-    httpx.delete(f"{gns3_server.url}/v3/projects/{project}", headers=headers, timeout=30)
+    with gns3_server.scratch_project("shutdown") as made:
+        yield made
 
 
 def test_sigterm_during_ten_streams_on_a_loaded_machine_ends_them_all_and_exits(

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -234,6 +236,25 @@ class RealGns3Server:
         )
         response.raise_for_status()
         return self.token(username, password)
+
+    @contextmanager
+    def scratch_project(self, name: str) -> Iterator[tuple[str, str]]:
+        """A new project (``name`` and a unique suffix) for one test, deleted after it;
+        yields its id and an admin token."""
+        token = self.token()
+        headers = {"Authorization": f"Bearer {token}"}
+        made = httpx.post(
+            f"{self.url}/v3/projects",
+            json={"name": f"{name}-{time.time_ns()}"},
+            headers=headers,
+            timeout=30,
+        )
+        assert made.status_code == 201, made.text
+        project = str(made.json()["project_id"])
+        try:
+            yield project, token
+        finally:
+            httpx.delete(f"{self.url}/v3/projects/{project}", headers=headers, timeout=30)
 
     def __enter__(self) -> RealGns3Server:
         return self.start()
