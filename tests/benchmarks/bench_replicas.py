@@ -540,14 +540,7 @@ def delete_prefix(prefix: str) -> None:
 
 
 def make_project(gns3: RealGns3Server, token: str) -> str:
-    made = httpx.post(
-        f"{gns3.url}/v3/projects",
-        json={"name": f"bench-replicas-{time.time_ns()}"},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
-    )
-    made.raise_for_status()
-    return str(made.json()["project_id"])
+    return gns3.new_project("bench-replicas", token)
 
 
 def run(settings: Settings) -> tuple[list[Row], list[str]]:

@@ -25,8 +25,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
-
 from tests.fakes.copilot_service import serve_copilot
 from tests.fakes.gns3_server import RealGns3Server
 from tests.fakes.load import StreamWatcher, busy_cpus, configure_llm
@@ -52,14 +50,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def project(gns3: RealGns3Server, token: str) -> str:
-    made = httpx.post(
-        f"{gns3.url}/v3/projects",
-        json={"name": f"soak-{time.time_ns()}"},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
-    )
-    made.raise_for_status()
-    return str(made.json()["project_id"])
+    return gns3.new_project("soak", token)
 
 
 def many_streams(gns3: RealGns3Server, token: str, lab: str, root: Path, count: int) -> bool:

@@ -237,24 +237,31 @@ class RealGns3Server:
         response.raise_for_status()
         return self.token(username, password)
 
-    @contextmanager
-    def scratch_project(self, name: str) -> Iterator[tuple[str, str]]:
-        """A new project (``name`` and a unique suffix) for one test, deleted after it;
-        yields its id and an admin token."""
-        token = self.token()
-        headers = {"Authorization": f"Bearer {token}"}
+    def new_project(self, name: str, token: str) -> str:
+        """Create a project named ``name`` and a unique suffix; returns its id."""
         made = httpx.post(
             f"{self.url}/v3/projects",
             json={"name": f"{name}-{time.time_ns()}"},
-            headers=headers,
+            headers={"Authorization": f"Bearer {token}"},
             timeout=30,
         )
         assert made.status_code == 201, made.text
-        project = str(made.json()["project_id"])
+        return str(made.json()["project_id"])
+
+    @contextmanager
+    def scratch_project(self, name: str) -> Iterator[tuple[str, str]]:
+        """A new project for one test, deleted after it; yields its id and an admin
+        token."""
+        token = self.token()
+        project = self.new_project(name, token)
         try:
             yield project, token
         finally:
-            httpx.delete(f"{self.url}/v3/projects/{project}", headers=headers, timeout=30)
+            httpx.delete(
+                f"{self.url}/v3/projects/{project}",
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=30,
+            )
 
     def __enter__(self) -> RealGns3Server:
         return self.start()
