@@ -109,7 +109,16 @@ class TurnHandle:
     """A turn as its clients see it: follow its events; wait for its result when this
     process runs it."""
 
-    __slots__ = ("_finished", "_live", "_log", "info", "last_seq", "pending")
+    __slots__ = (
+        "_finished",
+        "_live",
+        "_log",
+        "info",
+        "last_seq",
+        "pending",
+        "session_id",
+        "turn_id",
+    )
 
     def __init__(
         self,
@@ -122,6 +131,8 @@ class TurnHandle:
         live: _LiveTurn | None = None,
     ) -> None:
         self.info = info
+        self.turn_id: str = info.turn_id
+        self.session_id: str = info.session_id
         #: How many events the turn had when this handle was made.
         self.last_seq = last_seq
         #: Its ``approval_required`` events still waiting for a decision, then.
@@ -135,14 +146,6 @@ class TurnHandle:
         """Whether the turn has ended (as of when this handle was made, for a turn that
         another process runs)."""
         return self._live.result.done() if self._live is not None else self._finished
-
-    @property
-    def turn_id(self) -> str:
-        return self.info.turn_id
-
-    @property
-    def session_id(self) -> str:
-        return self.info.session_id
 
     def subscribe(self, after: int = 0, heartbeat: float | None = None) -> AsyncIterator[TurnEvent]:
         """Every event after ``after``, then live ones until ``done`` (see ``TurnLog``)."""
@@ -408,7 +411,13 @@ class TurnRunner:
             events = turn.backend.run(turn.query, turn.history, turn.config)
             async with aclosing(events):
                 async for event in events:
-                    await self._handle(turn, event)
+                    # A streamed token is most of a turn's events: handled here, without
+                    # a coroutine of its own unless its draft is due.
+                    if type(event) is ContentEvent:
+                        if self._content(turn, event):
+                            await self._save_draft(turn)
+                    else:
+                        await self._handle(turn, event)
         except CopilotError as exc:
             self._fail(turn, exc.message, error_code(exc))
         except Exception:
@@ -417,17 +426,21 @@ class TurnRunner:
         finally:
             await self._finish(turn)
 
+    def _content(self, turn: _LiveTurn, event: ContentEvent) -> bool:
+        """Publish a token and add it to the draft; whether the draft is due to be saved."""
+        self._publish(turn, event)
+        draft = turn.draft
+        draft.parts.append(event.content)
+        draft.chars += len(event.content)
+        return (
+            draft.chars - draft.saved_chars >= self.settings.draft_chars
+            or time.monotonic() - draft.saved_at >= self.settings.draft_interval
+        )
+
     async def _handle(self, turn: _LiveTurn, event: AgentEvent) -> None:
         match event:
-            case ContentEvent(content=text):
-                self._publish(turn, event)
-                draft = turn.draft
-                draft.parts.append(text)
-                draft.chars += len(text)
-                if (
-                    draft.chars - draft.saved_chars >= self.settings.draft_chars
-                    or time.monotonic() - draft.saved_at >= self.settings.draft_interval
-                ):
+            case ContentEvent():
+                if self._content(turn, event):
                     await self._save_draft(turn)
             case StepCompleted(messages=messages):
                 await self._save_step(turn, messages)
@@ -599,7 +612,8 @@ class TurnRunner:
             self._log.append(turn.info.turn_id, event)
         except Exception:
             log.exception("the turn log refused an event of turn %s", turn.info.turn_id)
-        self._observe(turn, event)
+        if self._observers:
+            self._observe(turn, event)
 
     def _send_abort(self, turn: _LiveTurn) -> None:
         if not turn.abort_sent:

@@ -69,7 +69,8 @@ class _Channel:
 
     def take(self) -> object:
         item = self.items.popleft()
-        self._release_putter()
+        if self.putter is not None:
+            self._release_putter()
         return item
 
     def close(self) -> None:

@@ -67,7 +67,8 @@ class InMemoryTurnLog:
             raise RuntimeError(f"turn {turn_id} is closed")
         stamped = TurnEvent(len(turn.events) + 1, turn.info.session_id, event)
         turn.events.append(stamped)
-        turn.wake(None)
+        if turn.waiters:
+            turn.wake(None)
         return stamped
 
     async def close(self, turn_id: str) -> None:

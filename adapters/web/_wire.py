@@ -34,7 +34,10 @@ __all__ = ["copilot_event"]
 
 def copilot_event(stamped: TurnEvent) -> dict[str, Any]:
     """The wire object of one stamped event."""
-    return {"type": stamped.event.type, "session_id": stamped.session_id, **_fields(stamped.event)}
+    event = stamped.event
+    if type(event) is ContentEvent:  # most of a turn's events: a streamed token
+        return {"type": "content", "session_id": stamped.session_id, "content": event.content}
+    return {"type": event.type, "session_id": stamped.session_id, **_fields(event)}
 
 
 def _fields(event: WireEvent) -> dict[str, Any]:
