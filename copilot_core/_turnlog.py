@@ -15,11 +15,10 @@ from copilot_core._approvals import ApprovalDecision, DecisionOutcome, TurnContr
 from copilot_core._turns import TurnInfo, TurnState
 from copilot_core.errors import SessionBusyError
 from copilot_core.events import (
-    ApprovalRequiredEvent,
-    ApprovalResolvedEvent,
     HeartbeatEvent,
     TurnEvent,
     WireEvent,
+    pending_approvals,
 )
 
 __all__ = ["InMemoryTurnLog"]
@@ -97,7 +96,12 @@ class InMemoryTurnLog:
         if turn_id is None:
             return None
         turn = self._turns[turn_id]
-        return TurnState(turn.info, len(turn.events), turn.closed, _pending(turn))
+        return TurnState(
+            turn.info,
+            len(turn.events),
+            turn.closed,
+            () if turn.closed else pending_approvals(turn.events),
+        )
 
     async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
         turn = self._open_turn(project_id, session_id)
@@ -153,20 +157,6 @@ class InMemoryTurnLog:
         key = (turn.info.project_id, turn.info.session_id)
         if self._latest.get(key) == turn_id:
             del self._latest[key]
-
-
-def _pending(turn: _Turn) -> tuple[TurnEvent, ...]:
-    """The turn's ``approval_required`` events not followed by their resolution."""
-    if turn.closed:
-        return ()
-    waiting: dict[str, TurnEvent] = {}
-    for stamped in turn.events:
-        event = stamped.event
-        if isinstance(event, ApprovalRequiredEvent):
-            waiting[event.approval_id] = stamped
-        elif isinstance(event, ApprovalResolvedEvent):
-            waiting.pop(event.approval_id, None)
-    return tuple(waiting.values())
 
 
 def _settle(waiter: asyncio.Future[str | None], why: str | None) -> None:

@@ -21,6 +21,7 @@ logs that are shared between processes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import field, fields
 from typing import Any, ClassVar
 
@@ -54,6 +55,7 @@ __all__ = [
     "WireEvent",
     "event_from_record",
     "event_to_record",
+    "pending_approvals",
 ]
 
 
@@ -340,3 +342,16 @@ def event_from_record(record: dict[str, Any]) -> WireEvent:
     if kind is PlanEvent:
         data["steps"] = tuple(data.get("steps", ()))
     return kind(**data)
+
+
+def pending_approvals(events: Iterable[TurnEvent]) -> tuple[TurnEvent, ...]:
+    """The ``approval_required`` events of a turn not followed by their
+    ``approval_resolved``, oldest first."""
+    waiting: dict[str, TurnEvent] = {}
+    for stamped in events:
+        event = stamped.event
+        if isinstance(event, ApprovalRequiredEvent):
+            waiting[event.approval_id] = stamped
+        elif isinstance(event, ApprovalResolvedEvent):
+            waiting.pop(event.approval_id, None)
+    return tuple(waiting.values())

@@ -96,6 +96,7 @@ from copilot_core.events import (
     WireEvent,
     event_from_record,
     event_to_record,
+    pending_approvals,
 )
 from copilot_core.ports import ApprovalDecision, DecisionOutcome, TurnControl, TurnInfo, TurnState
 
@@ -528,7 +529,12 @@ class RedisTurnLog:
         if local is not None:
             if local.unwritten_approval():  # shown only once another replica can decide
                 await self._flushed(local)
-            return TurnState(local.info, len(local.events), local.closed, _pending_approvals(local))
+            return TurnState(
+                local.info,
+                len(local.events),
+                local.closed,
+                () if local.closed else pending_approvals(local.events),
+            )
         # One snapshot: the approvals still waiting are those of the events counted.
         pipe = self.client.pipeline(transaction=True)
         pipe.hgetall(self._hash(turn_id))
@@ -1048,20 +1054,6 @@ def _turn_fields(turn_id: str, fields: dict[Any, Any]) -> tuple[TurnInfo, bool]:
     return TurnInfo(turn_id, data["project"], data["session"], data["user"]), (
         data.get("closed") == "1"
     )
-
-
-def _pending_approvals(turn: _Local) -> tuple[TurnEvent, ...]:
-    """A local turn's ``approval_required`` events not followed by their resolution."""
-    if turn.closed:
-        return ()
-    waiting: dict[str, TurnEvent] = {}
-    for stamped in turn.events:
-        event = stamped.event
-        if isinstance(event, ApprovalRequiredEvent):
-            waiting[event.approval_id] = stamped
-        elif isinstance(event, ApprovalResolvedEvent):
-            waiting.pop(event.approval_id, None)
-    return tuple(waiting.values())
 
 
 def _waiting_events(session_id: str, waiting: dict[Any, Any]) -> tuple[TurnEvent, ...]:
