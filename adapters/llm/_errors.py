@@ -48,10 +48,10 @@ _LC_TIMEOUT = _lc_types("ModelTimeoutError")
 _LC_CONNECTION = _lc_types("ModelConnectionError")
 
 
-def _transport_types(attribute: str) -> tuple[type[BaseException], ...]:
-    """``httpx.<attribute>`` and, when installed, its fork ``httpx2`` (openai 3.x uses it)."""
+def _exception_types(*names: tuple[str, str]) -> tuple[type[BaseException], ...]:
+    """The exception classes ``module.attribute`` of those modules that are installed."""
     found: list[type[BaseException]] = []
-    for module_name in ("httpx", "httpx2"):
+    for module_name, attribute in names:
         try:
             module = importlib.import_module(module_name)
         except ImportError:
@@ -60,6 +60,11 @@ def _transport_types(attribute: str) -> tuple[type[BaseException], ...]:
         if isinstance(value, type) and issubclass(value, BaseException):
             found.append(value)
     return tuple(found)
+
+
+def _transport_types(attribute: str) -> tuple[type[BaseException], ...]:
+    """``httpx.<attribute>`` and, when installed, its fork ``httpx2`` (openai 3.x uses it)."""
+    return _exception_types(("httpx", attribute), ("httpx2", attribute))
 
 
 _TRANSPORT = _transport_types("TransportError")
@@ -245,16 +250,7 @@ def _sdk_types(attribute: str) -> tuple[type[BaseException], ...]:
     names = [("openai", attribute), ("anthropic", attribute)]
     if attribute == "APIError":
         names.append(("ollama", "ResponseError"))
-    found: list[type[BaseException]] = []
-    for module_name, name in names:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        value = getattr(module, name, None)
-        if isinstance(value, type) and issubclass(value, BaseException):
-            found.append(value)
-    return tuple(found)
+    return _exception_types(*names)
 
 
 _SDK_API_ERRORS = _sdk_types("APIError")

@@ -197,13 +197,20 @@ def build_chat_model(
             "max_retries": max_retries,
             "timeout": timeout,
         }
-        if settings.temperature is not None:
-            options["temperature"] = settings.temperature
-        if settings.max_tokens is not None:
-            options["max_tokens"] = settings.max_tokens
-        options.update(extra)
+        options.update(_sampling(settings), **extra)
         return ChatOpenAI(**options)
     raise ValueError(f"unsupported LLM provider {settings.provider!r}")  # pragma: no cover
+
+
+def _sampling(settings: LLMSettings, *, max_tokens: str = "max_tokens") -> dict[str, Any]:
+    """The user's temperature and answer length, when set (``max_tokens``: the client's
+    name for the length)."""
+    options: dict[str, Any] = {}
+    if settings.temperature is not None:
+        options["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        options[max_tokens] = settings.max_tokens
+    return options
 
 
 def _anthropic(
@@ -220,11 +227,7 @@ def _anthropic(
         "max_retries": max_retries,
         "default_request_timeout": timeout,
     }
-    if settings.temperature is not None:
-        options["temperature"] = settings.temperature
-    if settings.max_tokens is not None:
-        options["max_tokens"] = settings.max_tokens
-    options.update(extra)
+    options.update(_sampling(settings), **extra)
     return ChatAnthropic(**options)
 
 
@@ -242,10 +245,7 @@ def _ollama(
         "base_url": settings.effective_base_url,
         "client_kwargs": client,
     }
-    if settings.temperature is not None:
-        options["temperature"] = settings.temperature
-    if settings.max_tokens is not None:
-        options["num_predict"] = settings.max_tokens
+    options.update(_sampling(settings, max_tokens="num_predict"))
     if settings.context_limit is not None:
         # Ollama's default context is a few thousand tokens and it truncates silently.
         options["num_ctx"] = settings.context_limit
