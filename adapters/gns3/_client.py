@@ -98,6 +98,10 @@ def _gns3_message(response: httpx.Response) -> str:
     return str(body)[:500]
 
 
+#: What GNS3 does to a node, or to all of a project's nodes, on request.
+_NODE_ACTIONS = frozenset({"start", "stop", "suspend", "reload"})
+
+
 class Gns3Client:
     """A thin async client of the GNS3 v3 API; every call takes the caller's token.
 
@@ -394,7 +398,7 @@ class Gns3Client:
 
     async def project_nodes_action(self, token: str, project_id: str, action: str) -> None:
         """``start``, ``stop``, ``suspend`` or ``reload`` every node of the project."""
-        if action not in {"start", "stop", "suspend", "reload"}:
+        if action not in _NODE_ACTIONS:
             raise ValueError(f"unknown node action {action!r}")
         await self._request(
             "POST",
@@ -406,7 +410,7 @@ class Gns3Client:
 
     async def node_action(self, token: str, project_id: str, node_id: str, action: str) -> None:
         """``start``, ``stop``, ``suspend`` or ``reload`` one node (GNS3 needs a ``{}`` body)."""
-        if action not in {"start", "stop", "suspend", "reload"}:
+        if action not in _NODE_ACTIONS:
             raise ValueError(f"unknown node action {action!r}")
         await self._request(
             "POST",
