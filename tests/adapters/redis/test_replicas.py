@@ -195,17 +195,26 @@ async def test_a_replica_killed_mid_turn_has_its_turn_ended_and_the_session_free
 
 
 async def test_closing_writes_the_last_events_with_the_close_in_one_step(
-    redis_server: RedisForTests,
+    redis_server: RedisForTests, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with replicas(redis_server) as (client, (a, b)):
         turn = info()
         await a.open(turn, TurnControl())
         a.append(turn.turn_id, ContentEvent("first"))
         await a.flush(turn.turn_id)
+        script, appended = a._append_script, []
+
+        async def counted(*, keys: list[str], args: list[str]) -> object:
+            appended.append(args[0])
+            return await script(keys=keys, args=args)
+
+        monkeypatch.setattr(a, "_append_script", counted)
         a.append(turn.turn_id, ContentEvent("last"))
         a.append(turn.turn_id, DoneEvent("m1", "first last"))
         await a.close(turn.turn_id)
-        # The two last events went in as one stream entry, with the close.
+        # The two last events went in as one stream entry, with the close: the event
+        # writer sent nothing more after the flush.
+        assert appended == []
         entries = await client.xrange(f"{a.prefix}:turn:{turn.turn_id}:events")
         assert [entry_id for entry_id, _ in entries] == [b"1-0", b"3-0"]
         seen = await follow(b, turn.turn_id)
