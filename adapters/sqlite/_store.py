@@ -90,9 +90,9 @@ class SqliteCheckpointStore:
 
     At most ``max_open`` databases stay open (least recently used ones are closed
     when idle). Each has one connection in WAL mode with a busy timeout; every
-    write is one ``BEGIN IMMEDIATE`` transaction. Lifecycle: ``await open()`` (or
-    ``async with``) before use, ``await close()`` at the end; :meth:`close_project`
-    closes one project's database.
+    write is one transaction: a single statement, or ``BEGIN IMMEDIATE`` … ``COMMIT``.
+    Lifecycle: ``await open()`` (or ``async with``) before use, ``await close()`` at the
+    end; :meth:`close_project` closes one project's database.
     """
 
     def __init__(
@@ -217,7 +217,7 @@ class SqliteCheckpointStore:
 
     # ================================================================= sessions
     async def create_session(self, session: Session) -> Session:
-        async with self._write(session.project_id) as conn:
+        async with self._use(session.project_id) as conn:
             try:
                 cursor = await conn.execute(
                     "INSERT INTO chat_sessions (thread_id, user_id, project_id, title, "
@@ -291,7 +291,7 @@ class SqliteCheckpointStore:
     ) -> None:
         stamp = encode_time(at)
         usage = usage or Usage()
-        async with self._write(project_id) as conn:
+        async with self._use(project_id) as conn:
             cursor = await conn.execute(
                 "UPDATE chat_sessions SET "
                 "llm_calls_count = llm_calls_count + ?, "
@@ -336,7 +336,7 @@ class SqliteCheckpointStore:
 
     async def truncate(self, project_id: str, thread_id: str, message_id: str) -> int:
         # The counting trigger takes each deleted message (and its usage) off.
-        async with self._write(project_id) as conn:
+        async with self._use(project_id) as conn:
             cursor = await conn.execute(
                 "DELETE FROM chat_messages WHERE session_id = "
                 "(SELECT id FROM chat_sessions WHERE thread_id = ?) AND seq >= "
@@ -354,7 +354,7 @@ class SqliteCheckpointStore:
     async def rename_session(
         self, project_id: str, thread_id: str, title: str, at: datetime
     ) -> Session | None:
-        async with self._write(project_id) as conn:
+        async with self._use(project_id) as conn:
             rows = await conn.execute_fetchall(
                 "UPDATE chat_sessions SET title = ?, updated_at = ? WHERE thread_id = ? "
                 f"RETURNING {SESSION_JSON}",
@@ -363,7 +363,7 @@ class SqliteCheckpointStore:
         return _first_session(rows)
 
     async def set_pinned(self, project_id: str, thread_id: str, pinned: bool) -> Session | None:
-        async with self._write(project_id) as conn:
+        async with self._use(project_id) as conn:
             rows = await conn.execute_fetchall(
                 f"UPDATE chat_sessions SET pinned = ? WHERE thread_id = ? RETURNING {SESSION_JSON}",
                 (int(pinned), thread_id),
@@ -408,34 +408,53 @@ class SqliteCheckpointStore:
         # follow in SQLite: triggers add each inserted row, and the usage recorded in
         # the step's first message, and take a deleted draft off.
         texts = [encode_message(message) for message in stamp_usage(messages, usage)]
+        if replaces is None:
+            async with self._use(project_id) as conn:
+                await self._append(conn, project_id, thread_id, texts, usage)
+            return
+        if len(texts) == 1 and not usage:
+            # A newer draft (or an answer without usage) takes the draft's row in one
+            # statement: same place, same count.
+            async with self._use(project_id) as conn:
+                cursor = await conn.execute(_REWRITE_DRAFT, (texts[0], thread_id, replaces))
+                if cursor.rowcount == 0:  # no such draft: an append
+                    await self._append(conn, project_id, thread_id, texts, usage)
+            return
         async with self._write(project_id) as conn:
-            if replaces is not None:
-                # The draft is the session's last message, or nothing is deleted.
-                await conn.execute(
-                    "DELETE FROM chat_messages WHERE id = (SELECT m.id FROM chat_messages m "
-                    "JOIN chat_sessions s ON s.id = m.session_id WHERE s.thread_id = ? "
-                    "ORDER BY m.seq DESC LIMIT 1) AND json_extract(message, '$.id') = ?",
-                    (thread_id, replaces),
-                )
-            if not texts:
-                if usage:  # nothing to record it in: counted as record_turn does
-                    cursor = await conn.execute(_ADD_USAGE, (*_usage_params(usage), thread_id))
-                    if cursor.rowcount == 0:
-                        raise SessionNotFoundError(thread_id)
-                else:
-                    await self._require(conn, project_id, thread_id)
-                return
-            # Each row takes the next sequence number of its session (an index seek),
-            # and nothing is inserted when the session does not exist.
-            cursor = await conn.executemany(
-                "INSERT INTO chat_messages (session_id, seq, message) "
-                "SELECT id, 1 + (SELECT COALESCE(MAX(seq), 0) FROM chat_messages "
-                "WHERE session_id = chat_sessions.id), ? FROM chat_sessions "
-                "WHERE thread_id = ?",
-                [(text, thread_id) for text in texts],
+            # The draft is the session's last message, or nothing is deleted.
+            await conn.execute(
+                "DELETE FROM chat_messages WHERE id = (SELECT m.id FROM chat_messages m "
+                "JOIN chat_sessions s ON s.id = m.session_id WHERE s.thread_id = ? "
+                "ORDER BY m.seq DESC LIMIT 1) AND json_extract(message, '$.id') = ?",
+                (thread_id, replaces),
             )
-            if cursor.rowcount != len(texts):
-                raise SessionNotFoundError(thread_id)
+            await self._append(conn, project_id, thread_id, texts, usage)
+
+    async def _append(
+        self,
+        conn: aiosqlite.Connection,
+        project_id: str,
+        thread_id: str,
+        texts: list[str],
+        usage: Usage | None,
+    ) -> None:
+        """The messages' rows in one statement: all of them, or none when the session
+        does not exist."""
+        if not texts:
+            if usage:  # nothing to record it in: counted as record_turn does
+                cursor = await conn.execute(_ADD_USAGE, (*_usage_params(usage), thread_id))
+                if cursor.rowcount == 0:
+                    raise SessionNotFoundError(thread_id)
+            else:
+                await self._require(conn, project_id, thread_id)
+            return
+        if len(texts) == 1:
+            cursor = await conn.execute(_APPEND_ONE, (texts[0], thread_id))
+        else:
+            rows = json.dumps(texts, ensure_ascii=False, separators=(",", ":"))
+            cursor = await conn.execute(_APPEND_MANY, (rows, thread_id))
+        if cursor.rowcount != len(texts):
+            raise SessionNotFoundError(thread_id)
 
     async def history(
         self,
@@ -502,7 +521,7 @@ class SqliteCheckpointStore:
     # =========================================================== restore points
     async def save_restore_point(self, point: RestorePoint) -> None:
         state = encode_state(point.state)  # fails before any write
-        async with self._write(point.project_id) as conn:
+        async with self._use(point.project_id) as conn:
             cursor = await conn.execute(
                 "INSERT INTO restore_points (point_id, session_id, created_at, tool_call_id, "
                 "tool_name, summary, state) SELECT ?, id, ?, ?, ?, ?, ? FROM chat_sessions "
@@ -549,27 +568,26 @@ class SqliteCheckpointStore:
     # ================================================================ databases
     @contextlib.asynccontextmanager
     async def _write(self, project_id: str) -> AsyncIterator[aiosqlite.Connection]:
-        """One write transaction: committed on success, else rolled back.
-
-        The connection's ``isolation_level="IMMEDIATE"`` makes sqlite3 issue
-        ``BEGIN IMMEDIATE`` right before the first data-changing statement, in the
-        same call (one thread hop fewer than an explicit ``BEGIN``). Statements in
-        the body must therefore write first and read after, if they read.
-        """
+        """Several statements as one write transaction: committed on success, else
+        rolled back. (A single statement needs none: see :meth:`_use`.)"""
         async with self._use(project_id) as conn:
-            if conn.in_transaction:  # an earlier use was cancelled mid-transaction
-                await _rollback(conn)
+            await conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
             except BaseException:
                 await _rollback(conn)
                 raise
-            if conn.in_transaction:
-                await conn.commit()
+            await conn.commit()
 
     @contextlib.asynccontextmanager
     async def _use(self, project_id: str) -> AsyncIterator[aiosqlite.Connection]:
-        """The project's connection, held exclusively; SQLite errors become store errors."""
+        """The project's connection, held exclusively; SQLite errors become store errors.
+
+        The connection is in autocommit mode: one statement is one transaction, which
+        costs one thread hop (an implicit ``BEGIN`` would need a ``COMMIT``, a second
+        hop). A write statement takes SQLite's write lock when it starts, waiting up to
+        ``busy_timeout`` for it.
+        """
         while True:
             database = await self._acquire(project_id)
             try:
@@ -583,6 +601,8 @@ class SqliteCheckpointStore:
             database.users -= 1
         try:
             try:
+                if database.conn.in_transaction:  # a use was cancelled mid-transaction
+                    await _rollback(database.conn)
                 yield database.conn
             except sqlite3.Error as exc:
                 error = _translate(project_id, exc)
@@ -638,7 +658,7 @@ class SqliteCheckpointStore:
             ) from exc
         try:
             conn = await aiosqlite.connect(
-                str(path), isolation_level="IMMEDIATE", timeout=self.busy_timeout
+                str(path), isolation_level=None, timeout=self.busy_timeout
             )
         except sqlite3.Error as exc:
             raise _translate(project_id, exc) from exc
@@ -702,6 +722,30 @@ def _point(project_id: str, thread_id: str, row: Any) -> RestorePoint:
         state=decoded,
     )
 
+
+# A message takes its session's next sequence number (an index seek); nothing is
+# inserted when the session does not exist.
+_APPEND_ONE = (
+    "INSERT INTO chat_messages (session_id, seq, message) "
+    "SELECT id, 1 + (SELECT COALESCE(MAX(seq), 0) FROM chat_messages "
+    "WHERE session_id = chat_sessions.id), ? FROM chat_sessions WHERE thread_id = ?"
+)
+
+# Several messages (a JSON array of their texts) in one statement, in the order given
+# (SQLite reads the SELECT to its end before inserting: MAX(seq) is the one before).
+_APPEND_MANY = (
+    "INSERT INTO chat_messages (session_id, seq, message) "
+    "SELECT s.id, 1 + j.key + (SELECT COALESCE(MAX(seq), 0) FROM chat_messages "
+    "WHERE session_id = s.id), j.value FROM chat_sessions s, json_each(?) j "
+    "WHERE s.thread_id = ? ORDER BY j.key"
+)
+
+# The draft's row, when the draft is still the session's last message.
+_REWRITE_DRAFT = (
+    "UPDATE chat_messages SET message = ? WHERE id = (SELECT m.id FROM chat_messages m "
+    "JOIN chat_sessions s ON s.id = m.session_id WHERE s.thread_id = ? "
+    "ORDER BY m.seq DESC LIMIT 1) AND json_extract(message, '$.id') = ?"
+)
 
 _ADD_USAGE = (
     "UPDATE chat_sessions SET llm_calls_count = llm_calls_count + ?, "

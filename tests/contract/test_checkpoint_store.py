@@ -409,11 +409,14 @@ async def test_replaces_deletes_nothing_unless_the_draft_is_the_last_message(
     await store.append_messages(PROJECT, "s1", numbered(2))
     await store.append_messages(PROJECT, "s1", step(3), replaces="m-1")  # not the last one
     await store.append_messages(PROJECT, "s1", numbered(1), replaces="ghost")
+    # A single message, as a newer draft is, rewrites nothing either.
+    lone = Message.assistant("lone", "not a draft's successor", at(4), partial=True)
+    await store.append_messages(PROJECT, "s1", [lone], replaces="m-2")
     history = (await store.history(PROJECT, "s1")).messages
-    assert [m.id for m in history] == ["m-1", "m-2", "a-3", "t-3-0", "t-3-1", "m-1"]
+    assert [m.id for m in history] == ["m-1", "m-2", "a-3", "t-3-0", "t-3-1", "m-1", "lone"]
     got = await store.get_session(PROJECT, "s1")
     assert got is not None
-    assert got.message_count == 6
+    assert got.message_count == 7
 
 
 async def test_record_turn_adds_what_is_left_and_stamps_the_time(store: CheckpointStore) -> None:
