@@ -25,7 +25,7 @@ from copilot_core._conversation import Conversation
 from copilot_core._deltas import FinishDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core._messages import FunctionCall, Message, ToolCall
 from copilot_core._prompts import TITLE_INSTRUCTION, PromptBook, clean_title, fallback_title
-from copilot_core._streams import Aborted, abortable, race_abort
+from copilot_core._streams import Aborted, abortable, abortable_batches, race_abort
 from copilot_core._tokens import ApproximateTokenCounter, CachedTokenCounter
 from copilot_core._toolgate import ToolGate
 from copilot_core._tools import ParsedToolCall, ToolContext, ToolSpec, render_tool_output
@@ -173,21 +173,24 @@ class BuiltinAgent:
             reply = _Reply()
             accumulator = ToolCallAccumulator(self._ids.new_id)
             started = time.monotonic()
-            deltas = abortable(
+            batches = abortable_batches(
                 selection.model.stream(prompt, specs, selection.options),
                 abort,
                 self._settings.stream_buffer,
             )
             try:
-                async with aclosing(deltas):
-                    async for delta in deltas:
-                        if isinstance(delta, TextDelta):
-                            if delta.text:
-                                reply.text.append(delta.text)
-                                yield ContentEvent(delta.text)
-                        else:
-                            for fragment in _absorb(delta, reply, accumulator):
-                                yield fragment
+                async with aclosing(batches):
+                    async for batch in batches:
+                        for delta in batch:
+                            if abort.is_aborted():
+                                break  # (nothing the user did not see goes in the reply)
+                            if isinstance(delta, TextDelta):
+                                if delta.text:
+                                    reply.text.append(delta.text)
+                                    yield ContentEvent(delta.text)
+                            else:
+                                for fragment in _absorb(delta, reply, accumulator):
+                                    yield fragment
             except CopilotError as exc:
                 reply.error = exc
             if reply.error is None and not abort.is_aborted():
