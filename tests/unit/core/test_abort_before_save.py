@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from copilot_core import Message
+from copilot_core import Message, RunnerSettings
 from copilot_core.ports import TextDelta, Usage
 from copilot_core.testing import Hang, InMemoryCheckpointStore, tool_reply
 
@@ -94,3 +94,26 @@ async def test_abort_while_a_tool_runs_is_sent_before_the_step_is_saved() -> Non
 async def only_session(world: World) -> str:
     (session,) = await world.store.list_sessions(PROJECT, ALICE)
     return session.thread_id
+
+
+async def test_tokens_already_buffered_when_abort_fires_are_neither_sent_nor_saved() -> None:
+    # The model's whole reply is buffered at once; the turn is paused on the draft of its
+    # first token (a draft per character) when the user aborts. The rest of the buffer
+    # must go nowhere: not to the clients, not into the saved partial answer.
+    store = HeldStore()
+    world = World(store=store, runner_settings=RunnerSettings(draft_chars=1))
+    world.model.add([TextDelta("seen"), TextDelta(" unseen"), TextDelta(" too"), Hang()])
+    turn = await world.service.start_turn(world.request("explain"))
+    events = []
+    async with asyncio.timeout(5):
+        async for event in turn.subscribe():
+            events.append(event)
+            if event.type == "content" and len(events) == 1:
+                while store.held < 1:  # the draft of "seen" is being saved
+                    await asyncio.sleep(0)
+                await world.service.abort(PROJECT, turn.session_id, ALICE)
+                store.release.set()
+    assert [e.type for e in events] == ["content", "abort", "done"]
+    history = [Message.from_dict(m) for m in await world.messages(await only_session(world))]
+    assert history[-1].content == "seen"
+    assert history[-1].metadata["aborted"] is True
