@@ -438,10 +438,8 @@ class TurnRunner:
         )
 
     async def _handle(self, turn: _LiveTurn, event: AgentEvent) -> None:
+        """Every event but a streamed token (:meth:`_drive` gives those to :meth:`_content`)."""
         match event:
-            case ContentEvent():
-                if self._content(turn, event):
-                    await self._save_draft(turn)
             case StepCompleted(messages=messages):
                 await self._save_step(turn, messages)
             case LLMCallCompleted(input_tokens=input_tokens, output_tokens=output_tokens):
