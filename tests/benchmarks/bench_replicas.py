@@ -600,22 +600,15 @@ def run(settings: Settings) -> tuple[list[Row], list[str]]:
         )
     for name, side in (("one replica", one), ("two replicas", two)):
         rows.append(Row(f"{label}: turns/s: {name}", "turn/s", sqlite.w4_rate, side.w4_rate))
-        rows.append(
-            Row(
-                f"{label}: p50: {name}",
-                "ms",
-                percentile(sqlite.w4, 50) * 1e3,
-                percentile(side.w4, 50) * 1e3,
+        for q in (50, 99):
+            rows.append(
+                Row(
+                    f"{label}: p{q}: {name}",
+                    "ms",
+                    percentile(sqlite.w4, q) * 1e3,
+                    percentile(side.w4, q) * 1e3,
+                )
             )
-        )
-        rows.append(
-            Row(
-                f"{label}: p99: {name}",
-                "ms",
-                percentile(sqlite.w4, 99) * 1e3,
-                percentile(side.w4, 99) * 1e3,
-            )
-        )
     rows.append(
         Row(
             f"{label}: p99, two replicas against one (baseline: one replica)",
@@ -633,12 +626,10 @@ def run(settings: Settings) -> tuple[list[Row], list[str]]:
     completed = [t.seconds for t in killed.turns if t.outcome == "completed" and t.seconds]
     kill_label = f"{label}, replica A SIGKILLed half-way"
     rows.append(Row(f"{kill_label}: turns/s", "turn/s", None, killed.rate))
-    rows.append(
-        Row(f"{kill_label}: completed turns, p50", "ms", None, percentile(completed, 50) * 1e3)
-    )
-    rows.append(
-        Row(f"{kill_label}: completed turns, p99", "ms", None, percentile(completed, 99) * 1e3)
-    )
+    for q in (50, 99):
+        rows.append(
+            Row(f"{kill_label}: completed turns, p{q}", "ms", None, percentile(completed, q) * 1e3)
+        )
     rows.append(Row(f"{kill_label}: completed", "turns", None, outcomes.get("completed", 0)))
     rows.append(
         Row(
