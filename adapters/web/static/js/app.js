@@ -73,11 +73,15 @@ function turnOptions() {
   };
 }
 
+// The session a card's action belongs to: the running turn's, else the one shown.
+function actionSession() {
+  const running = state.streaming;
+  return running ? running.context.session : state.session;
+}
+
 // "Undo this change" on a tool card: the session's restore points and a rollback.
 function restorePoints(rest = "") {
-  const running = state.streaming;
-  const session = running ? running.context.session : state.session;
-  return chatPath(`/sessions/${encodeURIComponent(session)}/restore-points${rest}`);
+  return chatPath(`/sessions/${encodeURIComponent(actionSession())}/restore-points${rest}`);
 }
 
 const undo = {
@@ -96,8 +100,7 @@ const undo = {
 };
 
 async function decide(approvalId, decision, comment) {
-  const running = state.streaming;
-  const session = running ? running.context.session : state.session;
+  const session = actionSession();
   try {
     await call("POST", chatPath(`/sessions/${session}/approvals/${approvalId}`), { decision, comment });
     return true;
