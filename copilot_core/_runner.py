@@ -194,6 +194,8 @@ class _LiveTurn:
     history: list[Message] = field(default_factory=list)
     config: AgentRunConfig | None = None
     session: Session | None = None
+    #: The messages the session held before this turn (0 for a new one).
+    stored_before: int = 0
     conversation: Conversation = field(default_factory=Conversation)
     added: list[Message] = field(default_factory=list)
     stats: StatsCollector = field(default_factory=StatsCollector)
@@ -277,7 +279,8 @@ class TurnRunner:
                 or self.settings.default_mode
             )
             now = self._clock.now()
-            if session is None:
+            user_message = Message.user(self._ids.new_id(), query, now)
+            if session is None:  # created with its first message: one write
                 session = await self._store.create_session(
                     Session(
                         thread_id=session_id,
@@ -287,7 +290,8 @@ class TurnRunner:
                         created_at=now,
                         updated_at=now,
                         metadata={"agent_id": agent_id},
-                    )
+                    ),
+                    [user_message],
                 )
             else:
                 if request.replace_from is not None:
@@ -299,8 +303,8 @@ class TurnRunner:
                 turn.history = await self.windows.load(
                     session, selection.context_limit if selection else None
                 )
-            user_message = Message.user(self._ids.new_id(), query, now)
-            await self._store.append_messages(request.project_id, session_id, [user_message])
+                turn.stored_before = session.message_count
+                await self._store.append_messages(request.project_id, session_id, [user_message])
         except BaseException:
             del self._live[info.turn_id]
             turn.result.cancel()
@@ -532,7 +536,7 @@ class TurnRunner:
                 self.windows.keep(
                     session,
                     [*turn.history, *turn.added],
-                    session.message_count + len(turn.added),
+                    turn.stored_before + len(turn.added),
                     model.context_limit if model is not None else None,
                 )
         except Exception:

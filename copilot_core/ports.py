@@ -220,8 +220,15 @@ class CheckpointStore(Protocol):
     :meth:`list_sessions`, which filters by user.
     """
 
-    async def create_session(self, session: Session) -> Session:
-        """Store a new session; returns it with its ``id`` set."""
+    async def create_session(self, session: Session, messages: Sequence[Message] = ()) -> Session:
+        """Store a new session with its first ``messages`` (a turn's question), in one
+        transaction: the session and all of them, or nothing.
+
+        The messages are stored and counted as :meth:`append_messages` without ``usage``
+        would. Returns the session as stored: its ``id`` set and ``message_count`` counting
+        the messages. Raises ``ValueError`` when the thread id exists (then nothing is
+        written).
+        """
         ...
 
     async def get_session(self, project_id: str, thread_id: str) -> Session | None: ...

@@ -286,14 +286,15 @@ class InMemoryCheckpointStore:
         self._points: dict[tuple[str, str], list[RestorePoint]] = {}
         self._row_ids = itertools.count(1)
 
-    async def create_session(self, session: Session) -> Session:
+    async def create_session(self, session: Session, messages: Sequence[Message] = ()) -> Session:
         project = self._sessions.setdefault(session.project_id, {})
         if session.thread_id in project:
             raise ValueError(f"session {session.thread_id!r} exists already")
-        stored = session.model_copy(update={"id": next(self._row_ids)})
-        project[session.thread_id] = stored
-        self._messages[(session.project_id, session.thread_id)] = []
-        return stored
+        first = list(messages)  # all or none, even if iterating fails
+        project[session.thread_id] = session.model_copy(update={"id": next(self._row_ids)})
+        self._messages[(session.project_id, session.thread_id)] = first
+        self._count(session.project_id, session.thread_id, len(first), None)
+        return project[session.thread_id]
 
     async def get_session(self, project_id: str, thread_id: str) -> Session | None:
         return self._sessions.get(project_id, {}).get(thread_id)

@@ -28,12 +28,17 @@ __all__ = ["PostgresCheckpointStore"]
 _PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 _THIS = "project_id = %s AND thread_id = %s"
 
+# The session and its first messages (numbered from 1) in one statement; nothing is
+# inserted when the thread id exists.
 _INSERT_SESSION = (
-    "INSERT INTO chat_sessions (project_id, thread_id, user_id, title, copilot_mode, pinned, "
-    "message_count, llm_calls_count, input_tokens, output_tokens, total_tokens, "
-    "last_message_at, created_at, updated_at, metadata, stats) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-    "ON CONFLICT (project_id, thread_id) DO NOTHING RETURNING id"
+    "WITH s AS (INSERT INTO chat_sessions (project_id, thread_id, user_id, title, "
+    "copilot_mode, pinned, message_count, llm_calls_count, input_tokens, output_tokens, "
+    "total_tokens, last_message_at, created_at, updated_at, metadata, stats, last_seq) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (project_id, thread_id) DO NOTHING RETURNING id), "
+    "m AS (INSERT INTO chat_messages (session_id, seq, message) "
+    "SELECT s.id, m.n, m.message FROM s, unnest(%b::text[]) WITH ORDINALITY AS m(message, n)) "
+    "SELECT id FROM s"
 )
 
 # Nothing is inserted when the session does not exist. The session's row is locked
@@ -105,8 +110,10 @@ class PostgresCheckpointStore:
         self.database = database
 
     # ================================================================ sessions
-    async def create_session(self, session: Session) -> Session:
+    async def create_session(self, session: Session, messages: Sequence[Message] = ()) -> Session:
         project_id = _project(session.project_id)
+        texts = [encode_message(message) for message in messages]
+        count = session.message_count + len(texts)
         params = (
             project_id,
             safe_text(session.thread_id),
@@ -114,7 +121,7 @@ class PostgresCheckpointStore:
             safe_text(session.title),
             session.copilot_mode.value,
             session.pinned,
-            session.message_count,
+            count,
             session.llm_calls_count,
             session.input_tokens,
             session.output_tokens,
@@ -124,13 +131,15 @@ class PostgresCheckpointStore:
             utc(session.updated_at),
             encode_json(session.metadata),
             encode_json(session.stats),
+            len(texts),
+            texts,
         )
         async with self.database.connection() as conn:
             cursor = await conn.execute(_INSERT_SESSION, params)
             row = await cursor.fetchone()
         if row is None:
             raise ValueError(f"session {session.thread_id!r} exists already")
-        return session.model_copy(update={"id": row[0]})
+        return session.model_copy(update={"id": row[0], "message_count": count})
 
     async def get_session(self, project_id: str, thread_id: str) -> Session | None:
         return await self._one(

@@ -2,11 +2,12 @@
 
 Tables:
 
-* ``chat_sessions``: spec 000's columns, types, defaults and three indexes, plus one
-  column of ours, ``copilot_mode`` (so that listing can filter by mode in SQL), and
-  one index of ours, ``idx_user_sessions`` (a user's sessions in listing order).
-  Databases made by older versions lack ``pinned`` (spec 000's migration) and
-  ``copilot_mode``; both are added on open.
+* ``chat_sessions``: spec 000's columns, types, defaults and three indexes, plus two
+  columns of ours, ``copilot_mode`` (so that listing can filter by mode in SQL) and
+  ``opening_messages`` (always NULL at rest: see version 5), and one index of ours,
+  ``idx_user_sessions`` (a user's sessions in listing order). Databases made by older
+  versions lack ``pinned`` (spec 000's migration) and our columns; they are added on
+  open.
 * ``chat_messages``: the append-only conversation log: one row per message, the
   OpenAI-shape JSON, ordered by a per-session sequence number starting at 1.
 * ``restore_points``: what the lab looked like before an approved change (one row per
@@ -20,7 +21,10 @@ left the counter behind its history; now each step is counted with its messages)
 adds the triggers that keep the counters equal to the log: inserting a message adds it,
 and the usage its ``metadata.usage`` records, to its session's counters; deleting one
 takes them off (a step costs no statement of its own for its counters); 4 adds
-``restore_points``.
+``restore_points``; 5 lets a session be created with its first messages in one
+statement: an ``INSERT`` into ``chat_sessions`` that sets ``opening_messages`` (a JSON
+array of message texts) fires a trigger that appends them to the log, as sequence
+numbers 1, 2, ..., and clears the column (the counting trigger counts them).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import aiosqlite
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +114,7 @@ _COUNTERS = (
 _ADDED_COLUMNS = (
     ("pinned", "BOOLEAN DEFAULT FALSE"),
     ("copilot_mode", "TEXT NOT NULL DEFAULT 'teaching_assistant'"),
+    ("opening_messages", "TEXT"),
 )
 
 
@@ -140,6 +145,16 @@ _COUNTING_TRIGGERS = (
     f"total_tokens = MAX(total_tokens - {_usage('OLD', 'input_tokens')} "
     f"- {_usage('OLD', 'output_tokens')}, 0) "
     "WHERE id = OLD.session_id; END",
+)
+
+
+# A new session's first messages go in with its row: one statement, one transaction.
+_OPENING_TRIGGER = (
+    "CREATE TRIGGER IF NOT EXISTS append_opening_messages AFTER INSERT ON chat_sessions "
+    "WHEN NEW.opening_messages IS NOT NULL BEGIN "
+    "INSERT INTO chat_messages (session_id, seq, message) "
+    "SELECT NEW.id, 1 + j.key, j.value FROM json_each(NEW.opening_messages) j ORDER BY j.key; "
+    "UPDATE chat_sessions SET opening_messages = NULL WHERE id = NEW.id; END"
 )
 
 
@@ -191,6 +206,9 @@ async def migrate(conn: aiosqlite.Connection) -> None:
                 "ON restore_points(session_id, id)"
             )
             await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (4)")
+        await conn.execute(_OPENING_TRIGGER)
+        if 5 not in applied:
+            await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (5)")
     except BaseException:
         await conn.rollback()
         raise

@@ -216,14 +216,18 @@ class SqliteCheckpointStore:
         return base / DATABASE_DIR / DATABASE_NAME
 
     # ================================================================= sessions
-    async def create_session(self, session: Session) -> Session:
+    async def create_session(self, session: Session, messages: Sequence[Message] = ()) -> Session:
+        # The first messages ride in the row's opening_messages column, which a trigger
+        # empties into the log (schema version 5): one statement, one transaction.
+        opening = _json_array([encode_message(message) for message in messages])
         async with self._use(session.project_id) as conn:
             try:
                 cursor = await conn.execute(
                     "INSERT INTO chat_sessions (thread_id, user_id, project_id, title, "
                     "copilot_mode, pinned, message_count, llm_calls_count, input_tokens, "
                     "output_tokens, total_tokens, last_message_at, created_at, updated_at, "
-                    "metadata, stats) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "metadata, stats, opening_messages) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         session.thread_id,
                         session.user_id,
@@ -241,12 +245,14 @@ class SqliteCheckpointStore:
                         encode_time(session.updated_at),
                         encode_json(session.metadata),
                         encode_json(session.stats),
+                        opening,
                     ),
                 )
             except sqlite3.IntegrityError as exc:
                 raise ValueError(f"session {session.thread_id!r} exists already") from exc
             row_id = cursor.lastrowid
-        return session.model_copy(update={"id": row_id})
+        count = session.message_count + len(messages)
+        return session.model_copy(update={"id": row_id, "message_count": count})
 
     async def get_session(self, project_id: str, thread_id: str) -> Session | None:
         async with self._use(project_id) as conn:
@@ -451,8 +457,7 @@ class SqliteCheckpointStore:
         if len(texts) == 1:
             cursor = await conn.execute(_APPEND_ONE, (texts[0], thread_id))
         else:
-            rows = json.dumps(texts, ensure_ascii=False, separators=(",", ":"))
-            cursor = await conn.execute(_APPEND_MANY, (rows, thread_id))
+            cursor = await conn.execute(_APPEND_MANY, (_json_array(texts), thread_id))
         if cursor.rowcount != len(texts):
             raise SessionNotFoundError(thread_id)
 
@@ -752,6 +757,11 @@ _ADD_USAGE = (
     "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
     "total_tokens = total_tokens + ? WHERE thread_id = ?"
 )
+
+
+def _json_array(texts: list[str]) -> str | None:
+    """Message texts as one JSON array (what ``json_each`` reads), or None for none."""
+    return json.dumps(texts, ensure_ascii=False, separators=(",", ":")) if texts else None
 
 
 def _usage_params(usage: Usage) -> tuple[int, int, int, int]:

@@ -89,8 +89,18 @@ class StoresAgree(RuleBasedStateMachine):
         kind, value = outcomes[1]
         return value if kind == "ok" else None
 
-    @rule(project=projects, thread=threads, user=users, mode=modes, at=moments)
-    def create(self, project: str, thread: str, user: str, mode: CopilotMode, at: datetime) -> None:
+    @rule(
+        project=projects,
+        thread=threads,
+        user=users,
+        mode=modes,
+        at=moments,
+        opening=st.integers(0, 2),
+    )
+    def create(
+        self, project: str, thread: str, user: str, mode: CopilotMode, at: datetime, opening: int
+    ) -> None:
+        """A session, sometimes with its first messages (a clash writes none of them)."""
         session = Session(
             thread_id=thread,
             user_id=user,
@@ -101,7 +111,10 @@ class StoresAgree(RuleBasedStateMachine):
             metadata={"n": self.counter},
         )
         self.counter += 1
-        self.both(lambda store: store.create_session(session))
+        first = [Message.user(f"m{self.counter + n}", "opening", at) for n in range(opening)]
+        self.counter += opening
+        if self.both(lambda store: store.create_session(session, first)) is not None:
+            self.appended[(project, thread)] = [message.id for message in first]
 
     @rule(
         project=projects,

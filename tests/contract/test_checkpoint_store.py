@@ -212,6 +212,40 @@ async def test_creating_an_existing_thread_id_is_refused_and_changes_nothing(
     assert got.title == "first"
 
 
+async def test_a_session_created_with_its_first_messages_holds_and_counts_them(
+    store: CheckpointStore,
+) -> None:
+    first = [Message.user("u-1", "Why is R1 not pinging R2? « ok » 日本", at(1)), *step(2)]
+    created = await store.create_session(session("s1", title="Ping"), first)
+    assert created.id is not None
+    assert created.message_count == len(first)
+    assert await store.get_session(PROJECT, "s1") == created
+    assert (await store.history(PROJECT, "s1")).messages == first
+    # The log goes on after them, numbered as if they had been appended.
+    more = numbered(2)
+    await store.append_messages(PROJECT, "s1", more)
+    assert (await store.history(PROJECT, "s1")).messages == [*first, *more]
+    assert (await store.history(PROJECT, "s1", limit=2)).next_cursor == len(first) + 1
+    stored = await store.get_session(PROJECT, "s1")
+    assert stored is not None
+    assert stored.message_count == len(first) + len(more)
+
+
+async def test_a_creation_refused_or_broken_writes_none_of_its_messages(
+    store: CheckpointStore,
+) -> None:
+    await store.create_session(session("s1", title="first"), numbered(1))
+    with pytest.raises(ValueError, match="s1"):
+        await store.create_session(session("s1", title="second"), step(5))
+    with pytest.raises(RuntimeError, match="the step broke"):
+        await store.create_session(session("s2"), ExplodingMessages(step(3), good=2))
+    assert await store.get_session(PROJECT, "s2") is None
+    assert (await store.history(PROJECT, "s1")).messages == numbered(1)
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert (got.title, got.message_count) == ("first", 1)
+
+
 async def test_sessions_belong_to_their_project(store: CheckpointStore) -> None:
     await store.create_session(session("s1"))
     await store.create_session(session("s2", project=OTHER_PROJECT))

@@ -151,6 +151,7 @@ async def test_schema_is_spec_000s_with_a_message_log_and_a_version(
         "stats": ("TEXT", None),
         "pinned": ("BOOLEAN", "FALSE"),
         "copilot_mode": ("TEXT", "'teaching_assistant'"),
+        "opening_messages": ("TEXT", None),  # a new session's first messages, in transit
     }
     indexes = {
         name: [row[2] for row in query(path, f"PRAGMA index_info({name})")]
@@ -283,10 +284,43 @@ async def test_a_version_3_database_gains_restore_points_that_survive_a_restart(
     point = RestorePoint("p1", P1, "s1", T0, "call-1", "create_gns3_node", "before", {"a": [1]})
     async with SqliteCheckpointStore(data_dir) as store:
         await store.save_restore_point(point)
-    assert query(path, "SELECT max(version) FROM copilot_schema_version") == [(4,)]
+    assert query(path, "SELECT max(version) FROM copilot_schema_version") == [(SCHEMA_VERSION,)]
     async with SqliteCheckpointStore(data_dir) as store:  # a restart
         assert await store.restore_points(P1, "s1") == [point]
         assert (await store.history(P1, "s1")).messages == [Message.user("m1", "hello", T0)]
+
+
+async def test_a_version_4_database_learns_to_take_a_session_with_its_first_messages(
+    data_dir: Path,
+) -> None:
+    async with SqliteCheckpointStore(data_dir) as store:
+        await store.create_session(new_session("s1"))
+        await store.append_messages(P1, "s1", [Message.user("m1", "hello", T0)])
+    path = db_path(data_dir, P1)
+    # Make it a database of version 4: no opening_messages column, no trigger, no 5.
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER append_opening_messages")
+    conn.execute("ALTER TABLE chat_sessions DROP COLUMN opening_messages")
+    conn.execute("DELETE FROM copilot_schema_version WHERE version = 5")
+    conn.commit()
+    conn.close()
+    first = [Message.user("m2", "why is R1 down?", T0)]
+    async with SqliteCheckpointStore(data_dir) as store:
+        created = await store.create_session(new_session("s2"), first)
+        assert created.message_count == 1
+        assert (await store.history(P1, "s2")).messages == first
+        assert (await store.history(P1, "s1")).messages == [Message.user("m1", "hello", T0)]
+    assert query(path, "SELECT max(version) FROM copilot_schema_version") == [(5,)]
+    # The column only carries the messages into the log: empty at rest.
+    assert query(path, "SELECT thread_id, opening_messages FROM chat_sessions") == [
+        ("s1", None),
+        ("s2", None),
+    ]
+    assert query(
+        path,
+        "SELECT s.thread_id, m.seq FROM chat_messages m JOIN chat_sessions s "
+        "ON s.id = m.session_id ORDER BY m.id",
+    ) == [("s1", 1), ("s2", 1)]
 
 
 # ============================================================== transactions

@@ -151,6 +151,15 @@ async def test_the_window_is_kept_for_the_next_turn_and_prompts_the_model_the_sa
     assert reads == []  # the last turn read nothing: the turn before kept its window
 
 
+async def test_a_new_sessions_first_turn_keeps_its_window_for_the_second() -> None:
+    # The first turn creates the session with its question in one write; the window it
+    # keeps counts that question once, so the second turn finds it current.
+    chat, store, _ = build(ChatSettings(history_page=7))
+    session_id = await run_turns(chat, store, 1)
+    await run_turns(chat, store, 1, session_id)
+    assert store.read == []
+
+
 async def test_a_kept_window_is_not_used_once_the_session_changed_elsewhere() -> None:
     chat, store, model = build(ChatSettings(history_page=7))
     session_id = await run_turns(chat, store, 3)
