@@ -51,18 +51,37 @@ class Conversation(Sequence[Message]):
     ) -> Conversation:
         """A conversation from stored messages that may be cut: tool messages whose call
         is not among them (a window that starts mid-step) and assistant calls left
-        without all their results are dropped, so the rest is valid."""
-        kept: list[Message] = []
-        for unit in _units(messages):
-            head = unit[0]
+        without all their results are dropped, so the rest is valid.
+
+        A turn restores its whole history window (hundreds of messages), so a unit that
+        is already valid (a message alone, or a call with its results, one each, in
+        order) is taken whole; any other goes through :meth:`append`, which refuses it
+        exactly as it would refuse it message by message.
+        """
+        conversation = cls(counter=counter)
+        messages = list(messages)
+        i, end = 0, len(messages)
+        while i < end:
+            head = messages[i]
+            i += 1
             if head.role is Role.TOOL:
+                continue  # a result whose call is not in the window
+            calls = head.tool_calls if head.role is Role.ASSISTANT else None
+            if not calls:
+                conversation._add_unit([head])
                 continue
-            if head.role is Role.ASSISTANT and head.tool_calls:
-                answered = {m.tool_call_id for m in unit[1:]}
-                if any(call.id not in answered for call in head.tool_calls):
-                    continue
-            kept.extend(unit)
-        return cls(kept, counter=counter)
+            ids = [call.id for call in calls]
+            first = i  # the results that follow it, as _units groups them
+            while i < end and messages[i].role is Role.TOOL and messages[i].tool_call_id in ids:
+                i += 1
+            unit = messages[first - 1 : i]
+            answered = [m.tool_call_id for m in unit[1:]]
+            if answered == ids and len(set(ids)) == len(ids):
+                conversation._add_unit(unit)
+            elif all(call_id in answered for call_id in ids):
+                conversation.extend(unit)  # out of order or repeated: refused there
+            # else: a call left without all its results (the window's newest step)
+        return conversation
 
     # ------------------------------------------------------------------ mutation
     def append(self, message: Message) -> None:
@@ -136,6 +155,18 @@ class Conversation(Sequence[Message]):
             total -= costs[index]
         return [system, *(m for i, unit in enumerate(units) if i not in dropped for m in unit)]
 
+    def _add_unit(self, unit: list[Message]) -> None:
+        """Append a unit known to be valid: one message that calls no tool, or a call with
+        its results, one each, in order (see :meth:`restore`)."""
+        counter = self._counter
+        cost = counter.count(unit) if counter is not None else 0
+        if unit[0].role is Role.USER:
+            self._newest_user = len(self._units)
+        self._messages.extend(unit)
+        self._units.append(unit)
+        self._costs.append(cost)
+        self._total += cost
+
     def _add_to_units(self, message: Message) -> None:
         cost = self._counter.count((message,)) if self._counter is not None else 0
         if message.role is Role.TOOL and self._units:
@@ -184,24 +215,3 @@ class Conversation(Sequence[Message]):
 
     def __repr__(self) -> str:
         return f"Conversation({len(self._messages)} messages, open={list(self._open)})"
-
-
-def _units(messages: Sequence[Message]) -> list[list[Message]]:
-    """Messages grouped into what must stay together: an assistant message with its tool
-    results; every other message alone (tool messages whose call is not in the group
-    before them form units of their own)."""
-    units: list[list[Message]] = []
-    for message in messages:
-        if message.role is Role.TOOL and units and _answers(units[-1][0], message):
-            units[-1].append(message)
-        else:
-            units.append([message])
-    return units
-
-
-def _answers(head: Message, message: Message) -> bool:
-    return (
-        head.role is Role.ASSISTANT
-        and head.tool_calls is not None
-        and any(call.id == message.tool_call_id for call in head.tool_calls)
-    )

@@ -49,7 +49,17 @@ class CachedTokenCounter:
         self._max_entries = max_entries
 
     def count(self, messages: Sequence[Message]) -> int:
-        return sum(self.count_one(message) for message in messages)
+        # count_one inlined: a turn counts its whole history window this way.
+        cache = self._cache
+        total = 0
+        for message in messages:
+            cached = cache.get(message.id)
+            if cached is None:
+                total += self.count_one(message)
+            else:
+                cache.move_to_end(message.id)
+                total += cached
+        return total
 
     def count_one(self, message: Message) -> int:
         cached = self._cache.get(message.id)

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from copilot_core import Conversation, Message
+from copilot_core import ApproximateTokenCounter, Conversation, Message, Role
 from copilot_core.errors import ConversationInvariantError
 from copilot_core.ports import FunctionCall, ToolCall
 
@@ -71,3 +74,89 @@ def test_can_append_probes_without_changing_anything() -> None:
     assert not conversation.can_append([user("u2")])
     assert conversation.open_tool_call_ids == ("c1",)
     assert len(conversation) == 2
+
+
+# ------------------------------------------------------------------ restore
+def restored_one_by_one(messages: Sequence[Message]) -> Conversation:
+    """What :meth:`Conversation.restore` means, written plainly: group each assistant call
+    with the tool messages right after it that answer one of its calls, drop results
+    without their call and calls without all their results, append the rest one by one."""
+    units: list[list[Message]] = []
+    for message in messages:
+        head = units[-1][0] if units else None
+        if (
+            message.role is Role.TOOL
+            and head is not None
+            and head.role is Role.ASSISTANT
+            and any(call.id == message.tool_call_id for call in head.tool_calls or ())
+        ):
+            units[-1].append(message)
+        else:
+            units.append([message])
+    conversation = Conversation(counter=ApproximateTokenCounter())
+    for unit in units:
+        head = unit[0]
+        answered = {m.tool_call_id for m in unit[1:]}
+        if head.role is Role.TOOL or any(c.id not in answered for c in head.tool_calls or ()):
+            continue
+        conversation.extend(unit)
+    return conversation
+
+
+def outcome(build: object) -> object:
+    try:
+        conversation = build()  # type: ignore[operator]
+    except ConversationInvariantError as exc:
+        return ("refused", str(exc))
+    system = Message.system("system", "you are a copilot")
+    return (
+        list(conversation),
+        conversation.open_tool_call_ids,
+        [conversation.prompt(system, budget) for budget in (0, 30, 60, 10_000)],
+    )
+
+
+@st.composite
+def steps(draw: st.DrawFn) -> list[Message]:
+    """A call with its results: mostly as stored (one each, in order), sometimes out of
+    order, repeated, missing, or calling one id twice."""
+    n = draw(st.integers(0, 99))
+    ids = draw(st.lists(st.sampled_from(["c1", "c2", "c3"]), min_size=1, max_size=3))
+    answered = draw(
+        st.one_of(
+            st.just(ids),
+            st.just(ids),
+            st.permutations(ids),
+            st.lists(st.sampled_from([*ids, "c9"]), max_size=4),
+        )
+    )
+    return [calls(f"a{n}", *ids), *(result(f"r{n}-{k}", c) for k, c in enumerate(answered))]
+
+
+units = st.one_of(
+    st.builds(lambda n: [user(f"u{n}")], st.integers(0, 99)),
+    st.builds(lambda n: [Message.assistant(f"f{n}", "an answer", NOW)], st.integers(0, 99)),
+    steps(),
+    st.builds(lambda n, c: [result(f"o{n}", c)], st.integers(0, 99), st.sampled_from(["c1", "c9"])),
+)
+# A window of a stored history: cut anywhere at both ends.
+windows = st.builds(
+    lambda parts, start, stop: [m for part in parts for m in part][start : stop or None],
+    st.lists(units, max_size=8),
+    st.integers(0, 3),
+    st.integers(-3, 0),
+)
+
+
+@settings(max_examples=400)  # cheap: a few ms for all of them
+@given(windows)
+def test_restore_keeps_refuses_and_prompts_as_appending_one_by_one_would(
+    messages: list[Message],
+) -> None:
+    # Cut windows, orphans, calls missing results, results out of order or repeated,
+    # repeated call ids: restore takes valid units whole, and must agree with the
+    # plain definition on every one of them.
+    counter = ApproximateTokenCounter()
+    assert outcome(lambda: Conversation.restore(messages, counter=counter)) == outcome(
+        lambda: restored_one_by_one(messages)
+    )
