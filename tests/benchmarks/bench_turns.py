@@ -32,12 +32,14 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
+import functools
 import gc
 import io
 import json
 import os
 import platform
 import pstats
+import random
 import sqlite3
 import statistics
 import sys
@@ -623,21 +625,31 @@ class Bench:
             for _ in range(s.warmup):
                 await bare_turn(self.plans["w1"], log)
 
-            # ---- W1: product and baseline round-robin, one turn of each per round
-            product_times: dict[int, list[float]] = {depth: [] for depth in s.depths}
-            bare_times: list[float] = []
-            gen_times: list[float] = []
-            cold_times: list[float] = []
+            # ---- W1: one turn of each kind per round, product and baseline, in an order
+            # shuffled every round: in a fixed order the garbage collector's periodic
+            # passes (every so many allocations, and a round allocates about the same
+            # each time) land on the same kind of turn round after round, and its median
+            # carries them while the others' do not.
             deepest = s.depths[-1]
-            for _ in range(s.reps):
-                for depth in s.depths:
-                    outcome = await product_turn(chat, W1_QUERY, sessions.get(depth))
-                    product_times[depth].append(outcome.seconds)
-                cold = await product_turn(product.cold_chat, W1_QUERY, cold_session)
-                cold_times.append(cold.seconds)
-                bare_times.append((await bare_turn(self.plans["w1"], log)).seconds)
-                gen_times.append((await bare_turn(self.plans["w1"], None)).seconds)
             plan = self.plans["w1"]
+            kinds: dict[str, Callable[[], Awaitable[Outcome]]] = {
+                **{
+                    f"product-{depth}": functools.partial(
+                        product_turn, chat, W1_QUERY, sessions.get(depth)
+                    )
+                    for depth in s.depths
+                },
+                "cold": functools.partial(product_turn, product.cold_chat, W1_QUERY, cold_session),
+                "bare": functools.partial(bare_turn, plan, log),
+                "generator": functools.partial(bare_turn, plan, None),
+            }
+            times: dict[str, list[float]] = {kind: [] for kind in kinds}
+            order = random.Random(12)
+            for _ in range(s.reps):
+                for kind in order.sample(list(kinds), len(kinds)):
+                    times[kind].append((await kinds[kind]()).seconds)
+            product_times = {depth: times[f"product-{depth}"] for depth in s.depths}
+            bare_times, gen_times, cold_times = times["bare"], times["generator"], times["cold"]
             base = statistics.median(bare_times)
             self.notes.append(
                 f"W1: {plan.events} events a turn, {plan.message_bytes} bytes of messages; "
