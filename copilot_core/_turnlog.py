@@ -15,6 +15,7 @@ from copilot_core._approvals import ApprovalDecision, DecisionOutcome, TurnContr
 from copilot_core._turns import TurnInfo, TurnState
 from copilot_core.errors import SessionBusyError
 from copilot_core.events import (
+    ContentEvent,
     HeartbeatEvent,
     TurnEvent,
     WireEvent,
@@ -31,7 +32,10 @@ class _Turn:
     info: TurnInfo
     control: TurnControl
     previous: str | None
-    events: list[TurnEvent] = field(default_factory=list)
+    #: The turn's events, in order. A streamed token is kept as its text alone: a turn
+    #: keeps thousands of them, and a string, unlike an event object, is not something
+    #: the garbage collector has to visit again and again while the turn is retained.
+    events: list[WireEvent | str] = field(default_factory=list)
     waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
     closed: bool = False
 
@@ -64,11 +68,14 @@ class InMemoryTurnLog:
         turn = self._turns[turn_id]
         if turn.closed:
             raise RuntimeError(f"turn {turn_id} is closed")
-        stamped = TurnEvent(len(turn.events) + 1, turn.info.session_id, event)
-        turn.events.append(stamped)
+        events = turn.events
+        if type(event) is ContentEvent and not event.from_answer:
+            events.append(event.content)
+        else:
+            events.append(event)
         if turn.waiters:
             turn.wake(None)
-        return stamped
+        return TurnEvent(len(events), turn.info.session_id, event)
 
     async def close(self, turn_id: str) -> None:
         turn = self._turns.get(turn_id)
@@ -100,7 +107,7 @@ class InMemoryTurnLog:
             turn.info,
             len(turn.events),
             turn.closed,
-            () if turn.closed else pending_approvals(turn.events),
+            () if turn.closed else _pending(turn),
         )
 
     async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
@@ -130,10 +137,14 @@ class InMemoryTurnLog:
         index = max(after, 0)
         loop = asyncio.get_running_loop()
         events = turn.events
+        session_id = turn.info.session_id
         while True:
             while index < len(events):
-                yield events[index]
+                item = events[index]
                 index += 1
+                yield TurnEvent(
+                    index, session_id, ContentEvent(item) if isinstance(item, str) else item
+                )
             if turn.closed:
                 return
             waiter: asyncio.Future[str | None] = loop.create_future()
@@ -162,3 +173,13 @@ class InMemoryTurnLog:
 def _settle(waiter: asyncio.Future[str | None], why: str | None) -> None:
     if not waiter.done():
         waiter.set_result(why)
+
+
+def _pending(turn: _Turn) -> tuple[TurnEvent, ...]:
+    """The turn's approvals still waiting for a decision (its tokens are not looked at)."""
+    session_id = turn.info.session_id
+    return pending_approvals(
+        TurnEvent(seq, session_id, item)
+        for seq, item in enumerate(turn.events, start=1)
+        if not isinstance(item, str)
+    )

@@ -411,6 +411,7 @@ async def test_find_lists_the_waiting_approvals_with_their_numbers_until_resolve
 
 
 EVERY_KIND: list[WireEvent] = [
+    ContentEvent(" a streamed token ☃"),
     ContentEvent("Bonjour ☃ \ud83d", from_answer=True),
     ToolCallEvent("call_1", "get_topology", '{"x": 1', complete=False),
     ToolStartEvent("get_topology", "call_1"),
