@@ -268,19 +268,36 @@ async def test_a_database_made_without_pinned_is_migrated(data_dir: Path) -> Non
     assert {"idx_pinned_updated", "idx_messages_session_seq"} <= names
 
 
-async def test_a_version_3_database_gains_restore_points_that_survive_a_restart(
-    data_dir: Path,
-) -> None:
+# What each schema version added, undone: to make a database of an older version.
+_UNDO = {
+    5: (
+        "DROP TRIGGER append_opening_messages",
+        "ALTER TABLE chat_sessions DROP COLUMN opening_messages",
+    ),
+    4: ("DROP TABLE restore_points",),
+}
+
+
+async def older_database(data_dir: Path, version: int) -> Path:
+    """A database of schema ``version`` holding session s1 with one message."""
     async with SqliteCheckpointStore(data_dir) as store:
         await store.create_session(new_session("s1"))
         await store.append_messages(P1, "s1", [Message.user("m1", "hello", T0)])
     path = db_path(data_dir, P1)
-    # Make it a database of version 3: no restore_points table, no version 4.
     conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE restore_points")
-    conn.execute("DELETE FROM copilot_schema_version WHERE version = 4")
+    for newer in range(SCHEMA_VERSION, version, -1):
+        for statement in _UNDO[newer]:
+            conn.execute(statement)
+    conn.execute("DELETE FROM copilot_schema_version WHERE version > ?", (version,))
     conn.commit()
     conn.close()
+    return path
+
+
+async def test_a_version_3_database_gains_restore_points_that_survive_a_restart(
+    data_dir: Path,
+) -> None:
+    path = await older_database(data_dir, 3)
     point = RestorePoint("p1", P1, "s1", T0, "call-1", "create_gns3_node", "before", {"a": [1]})
     async with SqliteCheckpointStore(data_dir) as store:
         await store.save_restore_point(point)
@@ -293,17 +310,7 @@ async def test_a_version_3_database_gains_restore_points_that_survive_a_restart(
 async def test_a_version_4_database_learns_to_take_a_session_with_its_first_messages(
     data_dir: Path,
 ) -> None:
-    async with SqliteCheckpointStore(data_dir) as store:
-        await store.create_session(new_session("s1"))
-        await store.append_messages(P1, "s1", [Message.user("m1", "hello", T0)])
-    path = db_path(data_dir, P1)
-    # Make it a database of version 4: no opening_messages column, no trigger, no 5.
-    conn = sqlite3.connect(path)
-    conn.execute("DROP TRIGGER append_opening_messages")
-    conn.execute("ALTER TABLE chat_sessions DROP COLUMN opening_messages")
-    conn.execute("DELETE FROM copilot_schema_version WHERE version = 5")
-    conn.commit()
-    conn.close()
+    path = await older_database(data_dir, 4)
     first = [Message.user("m2", "why is R1 down?", T0)]
     async with SqliteCheckpointStore(data_dir) as store:
         created = await store.create_session(new_session("s2"), first)
