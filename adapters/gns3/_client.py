@@ -180,6 +180,30 @@ class Gns3Client:
             return None
         return response.json()
 
+    async def _in_project(
+        self,
+        method: str,
+        project_id: str,
+        path: str,
+        token: str,
+        *,
+        json_body: Any = None,
+        content: bytes | None = None,
+        what: str,
+        raw: bool = False,
+    ) -> Any:
+        """:meth:`_request` on ``path`` under the project, a 404 naming the project."""
+        return await self._request(
+            method,
+            f"/projects/{project_id}{path}",
+            token,
+            json_body=json_body,
+            content=content,
+            what=what,
+            project_id=project_id,
+            raw=raw,
+        )
+
     async def _send(
         self, method: str, path: str, token: str | None, body: Any, content: bytes | None = None
     ) -> httpx.Response:
@@ -238,15 +262,7 @@ class Gns3Client:
 
     # ------------------------------------------------------------------ projects
     async def project(self, token: str, project_id: str) -> JSON:
-        return dict(
-            await self._request(
-                "GET",
-                f"/projects/{project_id}",
-                token,
-                what="read the project",
-                project_id=project_id,
-            )
-        )
+        return dict(await self._in_project("GET", project_id, "", token, what="read the project"))
 
     async def opened_project(self, token: str, project_id: str) -> JSON:
         """The project, or :class:`ProjectNotOpenedError` when it is closed."""
@@ -266,33 +282,15 @@ class Gns3Client:
         )
 
     async def close_project(self, token: str, project_id: str) -> None:
-        await self._request(
-            "POST",
-            f"/projects/{project_id}/close",
-            token,
-            what="close the project",
-            project_id=project_id,
-        )
+        await self._in_project("POST", project_id, "/close", token, what="close the project")
 
     async def open_project(self, token: str, project_id: str) -> JSON:
         return dict(
-            await self._request(
-                "POST",
-                f"/projects/{project_id}/open",
-                token,
-                what="open the project",
-                project_id=project_id,
-            )
+            await self._in_project("POST", project_id, "/open", token, what="open the project")
         )
 
     async def delete_project(self, token: str, project_id: str) -> None:
-        await self._request(
-            "DELETE",
-            f"/projects/{project_id}",
-            token,
-            what="delete the project",
-            project_id=project_id,
-        )
+        await self._in_project("DELETE", project_id, "", token, what="delete the project")
 
     # ----------------------------------------------------------------- templates
     async def templates(self, token: str) -> list[JSON]:
@@ -301,23 +299,13 @@ class Gns3Client:
     # --------------------------------------------------------------------- nodes
     async def nodes(self, token: str, project_id: str) -> list[JSON]:
         return list(
-            await self._request(
-                "GET",
-                f"/projects/{project_id}/nodes",
-                token,
-                what="list the nodes",
-                project_id=project_id,
-            )
+            await self._in_project("GET", project_id, "/nodes", token, what="list the nodes")
         )
 
     async def node(self, token: str, project_id: str, node_id: str) -> JSON:
         return dict(
-            await self._request(
-                "GET",
-                f"/projects/{project_id}/nodes/{node_id}",
-                token,
-                what="read the node",
-                project_id=project_id,
+            await self._in_project(
+                "GET", project_id, f"/nodes/{node_id}", token, what="read the node"
             )
         )
 
@@ -326,60 +314,51 @@ class Gns3Client:
     ) -> JSON:
         """Create a node; GNS3 names it from the template (rename it afterwards)."""
         return dict(
-            await self._request(
+            await self._in_project(
                 "POST",
-                f"/projects/{project_id}/templates/{template_id}",
+                project_id,
+                f"/templates/{template_id}",
                 token,
                 json_body={"x": x, "y": y, "compute_id": "local"},
                 what="create the node",
-                project_id=project_id,
             )
         )
 
     async def update_node(self, token: str, project_id: str, node_id: str, **fields: Any) -> JSON:
         return dict(
-            await self._request(
+            await self._in_project(
                 "PUT",
-                f"/projects/{project_id}/nodes/{node_id}",
+                project_id,
+                f"/nodes/{node_id}",
                 token,
                 json_body=fields,
                 what="update the node",
-                project_id=project_id,
             )
         )
 
     async def delete_node(self, token: str, project_id: str, node_id: str) -> None:
-        await self._request(
-            "DELETE",
-            f"/projects/{project_id}/nodes/{node_id}",
-            token,
-            what="delete the node",
-            project_id=project_id,
+        await self._in_project(
+            "DELETE", project_id, f"/nodes/{node_id}", token, what="delete the node"
         )
 
     async def create_node(self, token: str, project_id: str, body: JSON) -> JSON:
         """Create a node from its own description (``name``, ``node_type``, ``compute_id``,
         ``properties``…), without a template."""
         return dict(
-            await self._request(
-                "POST",
-                f"/projects/{project_id}/nodes",
-                token,
-                json_body=body,
-                what="create the node",
-                project_id=project_id,
+            await self._in_project(
+                "POST", project_id, "/nodes", token, json_body=body, what="create the node"
             )
         )
 
     async def node_file(self, token: str, project_id: str, node_id: str, path: str) -> bytes:
         """A file of the node's directory (a VPCS's ``startup.vpc``), as GNS3 keeps it."""
         return bytes(
-            await self._request(
+            await self._in_project(
                 "GET",
-                f"/projects/{project_id}/nodes/{node_id}/files/{path}",
+                project_id,
+                f"/nodes/{node_id}/files/{path}",
                 token,
                 what=f"read the node's file {path}",
-                project_id=project_id,
                 raw=True,
             )
         )
@@ -387,50 +366,40 @@ class Gns3Client:
     async def write_node_file(
         self, token: str, project_id: str, node_id: str, path: str, content: bytes
     ) -> None:
-        await self._request(
+        await self._in_project(
             "POST",
-            f"/projects/{project_id}/nodes/{node_id}/files/{path}",
+            project_id,
+            f"/nodes/{node_id}/files/{path}",
             token,
             content=content,
             what=f"write the node's file {path}",
-            project_id=project_id,
         )
 
     async def project_nodes_action(self, token: str, project_id: str, action: str) -> None:
         """``start``, ``stop``, ``suspend`` or ``reload`` every node of the project."""
         if action not in _NODE_ACTIONS:
             raise ValueError(f"unknown node action {action!r}")
-        await self._request(
-            "POST",
-            f"/projects/{project_id}/nodes/{action}",
-            token,
-            what=f"{action} the project's nodes",
-            project_id=project_id,
+        await self._in_project(
+            "POST", project_id, f"/nodes/{action}", token, what=f"{action} the project's nodes"
         )
 
     async def node_action(self, token: str, project_id: str, node_id: str, action: str) -> None:
         """``start``, ``stop``, ``suspend`` or ``reload`` one node (GNS3 needs a ``{}`` body)."""
         if action not in _NODE_ACTIONS:
             raise ValueError(f"unknown node action {action!r}")
-        await self._request(
+        await self._in_project(
             "POST",
-            f"/projects/{project_id}/nodes/{node_id}/{action}",
+            project_id,
+            f"/nodes/{node_id}/{action}",
             token,
             json_body={},
             what=f"{action} the node",
-            project_id=project_id,
         )
 
     # --------------------------------------------------------------------- links
     async def links(self, token: str, project_id: str) -> list[JSON]:
         return list(
-            await self._request(
-                "GET",
-                f"/projects/{project_id}/links",
-                token,
-                what="list the links",
-                project_id=project_id,
-            )
+            await self._in_project("GET", project_id, "/links", token, what="list the links")
         )
 
     async def create_link(
@@ -444,46 +413,33 @@ class Gns3Client:
             ]
         }
         return dict(
-            await self._request(
-                "POST",
-                f"/projects/{project_id}/links",
-                token,
-                json_body=body,
-                what="create the link",
-                project_id=project_id,
+            await self._in_project(
+                "POST", project_id, "/links", token, json_body=body, what="create the link"
             )
         )
 
     async def delete_link(self, token: str, project_id: str, link_id: str) -> None:
-        await self._request(
-            "DELETE",
-            f"/projects/{project_id}/links/{link_id}",
-            token,
-            what="delete the link",
-            project_id=project_id,
+        await self._in_project(
+            "DELETE", project_id, f"/links/{link_id}", token, what="delete the link"
         )
 
     async def link(self, token: str, project_id: str, link_id: str) -> JSON:
         return dict(
-            await self._request(
-                "GET",
-                f"/projects/{project_id}/links/{link_id}",
-                token,
-                what="read the link",
-                project_id=project_id,
+            await self._in_project(
+                "GET", project_id, f"/links/{link_id}", token, what="read the link"
             )
         )
 
     async def update_link(self, token: str, project_id: str, link_id: str, **fields: Any) -> JSON:
         """Change a link's ``filters`` (the whole set: GNS3 replaces it) or ``suspend``."""
         return dict(
-            await self._request(
+            await self._in_project(
                 "PUT",
-                f"/projects/{project_id}/links/{link_id}",
+                project_id,
+                f"/links/{link_id}",
                 token,
                 json_body=fields,
                 what="update the link",
-                project_id=project_id,
             )
         )
 
@@ -491,37 +447,26 @@ class Gns3Client:
         """The filters this link's type offers: ``type``, ``name``, ``description`` and
         ``parameters`` (``name``, ``type`` int|text, ``minimum``, ``maximum``, ``unit``)."""
         return list(
-            await self._request(
+            await self._in_project(
                 "GET",
-                f"/projects/{project_id}/links/{link_id}/available_filters",
+                project_id,
+                f"/links/{link_id}/available_filters",
                 token,
                 what="list the link's filters",
-                project_id=project_id,
             )
         )
 
     # ------------------------------------------------------------------ drawings
     async def drawings(self, token: str, project_id: str) -> list[JSON]:
         return list(
-            await self._request(
-                "GET",
-                f"/projects/{project_id}/drawings",
-                token,
-                what="list the drawings",
-                project_id=project_id,
-            )
+            await self._in_project("GET", project_id, "/drawings", token, what="list the drawings")
         )
 
     async def create_drawing(self, token: str, project_id: str, body: JSON) -> JSON:
         """A drawing: ``svg`` (an SVG document as text), ``x``, ``y``, ``z``, ``rotation``."""
         return dict(
-            await self._request(
-                "POST",
-                f"/projects/{project_id}/drawings",
-                token,
-                json_body=body,
-                what="create the drawing",
-                project_id=project_id,
+            await self._in_project(
+                "POST", project_id, "/drawings", token, json_body=body, what="create the drawing"
             )
         )
 
@@ -529,23 +474,19 @@ class Gns3Client:
         self, token: str, project_id: str, drawing_id: str, **fields: Any
     ) -> JSON:
         return dict(
-            await self._request(
+            await self._in_project(
                 "PUT",
-                f"/projects/{project_id}/drawings/{drawing_id}",
+                project_id,
+                f"/drawings/{drawing_id}",
                 token,
                 json_body=fields,
                 what="update the drawing",
-                project_id=project_id,
             )
         )
 
     async def delete_drawing(self, token: str, project_id: str, drawing_id: str) -> None:
-        await self._request(
-            "DELETE",
-            f"/projects/{project_id}/drawings/{drawing_id}",
-            token,
-            what="delete the drawing",
-            project_id=project_id,
+        await self._in_project(
+            "DELETE", project_id, f"/drawings/{drawing_id}", token, what="delete the drawing"
         )
 
     # ----------------------------------------------------------------- snapshots
@@ -553,47 +494,39 @@ class Gns3Client:
         """``name``, ``snapshot_id``, ``created_at`` (epoch seconds). GNS3 makes new
         snapshot ids whenever it loads the project (a restore included): names last."""
         return list(
-            await self._request(
-                "GET",
-                f"/projects/{project_id}/snapshots",
-                token,
-                what="list the snapshots",
-                project_id=project_id,
+            await self._in_project(
+                "GET", project_id, "/snapshots", token, what="list the snapshots"
             )
         )
 
     async def create_snapshot(self, token: str, project_id: str, name: str) -> JSON:
         """Refused (409) while a node runs, or when the name is taken."""
         return dict(
-            await self._request(
+            await self._in_project(
                 "POST",
-                f"/projects/{project_id}/snapshots",
+                project_id,
+                "/snapshots",
                 token,
                 json_body={"name": name},
                 what="take a snapshot",
-                project_id=project_id,
             )
         )
 
     async def restore_snapshot(self, token: str, project_id: str, snapshot_id: str) -> JSON:
         """The project comes back as it was (its nodes stopped, every id new)."""
         return dict(
-            await self._request(
+            await self._in_project(
                 "POST",
-                f"/projects/{project_id}/snapshots/{snapshot_id}/restore",
+                project_id,
+                f"/snapshots/{snapshot_id}/restore",
                 token,
                 what="restore the snapshot",
-                project_id=project_id,
             )
         )
 
     async def delete_snapshot(self, token: str, project_id: str, snapshot_id: str) -> None:
-        await self._request(
-            "DELETE",
-            f"/projects/{project_id}/snapshots/{snapshot_id}",
-            token,
-            what="delete the snapshot",
-            project_id=project_id,
+        await self._in_project(
+            "DELETE", project_id, f"/snapshots/{snapshot_id}", token, what="delete the snapshot"
         )
 
     # ------------------------------------------------------------------- capture
@@ -601,25 +534,25 @@ class Gns3Client:
         self, token: str, project_id: str, link_id: str, file_name: str
     ) -> JSON:
         return dict(
-            await self._request(
+            await self._in_project(
                 "POST",
-                f"/projects/{project_id}/links/{link_id}/capture/start",
+                project_id,
+                f"/links/{link_id}/capture/start",
                 token,
                 json_body={"capture_file_name": file_name, "data_link_type": "DLT_EN10MB"},
                 what="start the packet capture",
-                project_id=project_id,
             )
             or {}
         )
 
     async def stop_capture(self, token: str, project_id: str, link_id: str) -> None:
-        await self._request(
+        await self._in_project(
             "POST",
-            f"/projects/{project_id}/links/{link_id}/capture/stop",
+            project_id,
+            f"/links/{link_id}/capture/stop",
             token,
             json_body={},
             what="stop the packet capture",
-            project_id=project_id,
         )
 
     async def capture_stream(
