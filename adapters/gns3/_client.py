@@ -585,39 +585,19 @@ class Gns3Client:
             ) from exc
 
     # ------------------------------------------------------------- notifications
-    async def notifications(self, token: str, project_id: str) -> AsyncGenerator[JSON, None]:
+    def notifications(self, token: str, project_id: str) -> AsyncGenerator[JSON, None]:
         """The project's notification stream (``node.created``, ``link.updated``, ``ping``…).
 
         Endless: the caller bounds it (cancel or close the iterator).
         """
-        url = f"{self._api}/projects/{project_id}/notifications"
-        try:
-            async with self._http.stream(
-                "GET",
-                url,
-                headers=self._headers(token),
-                timeout=httpx.Timeout(self._timeout, read=None),
-            ) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    self._raise_for_status(response, "follow the notifications", project_id)
-                async for line in response.aiter_lines():
-                    line = line.strip()
-                    if not line:
-                        continue
-                    try:
-                        event = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(event, dict):
-                        yield event
-        except httpx.TransportError as exc:
-            raise Gns3Error(
-                f"The notification stream from GNS3 failed ({type(exc).__name__})."
-            ) from exc
+        return self._json_lines(
+            f"/projects/{project_id}/notifications",
+            token,
+            what="follow the notifications",
+            project_id=project_id,
+        )
 
-    # ------------------------------------------------- controller notifications
-    async def controller_notifications(
+    def controller_notifications(
         self, token: str, *, on_open: Callable[[], Awaitable[None]] | None = None
     ) -> AsyncGenerator[JSON, None]:
         """The controller's notification stream (``GET /v3/notifications``): JSON lines
@@ -627,17 +607,34 @@ class Gns3Client:
         ``on_open`` is awaited once the stream is accepted, before any event is read.
         Endless: the caller bounds it (cancel or close the iterator).
         """
-        url = f"{self._api}/notifications"
+        return self._json_lines(
+            "/notifications",
+            token,
+            what="follow the controller's notifications",
+            on_open=on_open,
+        )
+
+    async def _json_lines(
+        self,
+        path: str,
+        token: str,
+        *,
+        what: str,
+        project_id: str | None = None,
+        on_open: Callable[[], Awaitable[None]] | None = None,
+    ) -> AsyncGenerator[JSON, None]:
+        """A stream of JSON lines, each object yielded (anything else skipped), with no read
+        timeout; a broken connection is :class:`Gns3UnavailableError`."""
         try:
             async with self._http.stream(
                 "GET",
-                url,
+                f"{self._api}{path}",
                 headers=self._headers(token),
                 timeout=httpx.Timeout(self._timeout, read=None),
             ) as response:
                 if response.status_code >= 400:
                     await response.aread()
-                    self._raise_for_status(response, "follow the controller's notifications", None)
+                    self._raise_for_status(response, what, project_id)
                 if on_open is not None:
                     await on_open()
                 async for line in response.aiter_lines():
