@@ -8,11 +8,12 @@ object (older histories stored one) and turns it into canonical JSON text.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 __all__ = ["FunctionCall", "Message", "Role", "ToolCall"]
 
@@ -143,10 +144,36 @@ class Message(_Frozen):
             data = dict(data, content="")
         return cls.model_validate(data)
 
+    @classmethod
+    def from_json_texts(cls, texts: Sequence[str], first: int = 1) -> list[Message]:
+        """Messages from the JSON texts a store keeps (one :meth:`to_dict` each), in order.
+
+        One pydantic-core pass when every text allows it; otherwise text by text, through
+        :meth:`from_dict` (older shapes) and ``json.loads`` (pydantic-core's parser refuses
+        an escaped lone surrogate, a model's half emoji). ``first`` is the sequence number
+        of the first text; ``ValueError`` names the first text that is not a message.
+        """
+        if not texts:
+            return []
+        try:
+            return _MESSAGE_LIST.validate_json("[" + ",".join(texts) + "]")
+        except ValidationError:
+            pass
+        messages: list[Message] = []
+        for offset, text in enumerate(texts):
+            try:
+                messages.append(cls.from_dict(json.loads(text)))
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"stored message #{first + offset} is not a message") from exc
+        return messages
+
     @property
     def created_at(self) -> str | None:
         value = self.metadata.get("created_at")
         return value if isinstance(value, str) else None
+
+
+_MESSAGE_LIST: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
 def _stamp(created_at: datetime) -> dict[str, Any]:

@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
 from copilot_core import CopilotMode, Message, Session
 
 __all__ = [
@@ -36,7 +34,6 @@ SESSION_COLUMNS = (
 )
 """The ``chat_sessions`` columns :func:`decode_session` reads, in its order."""
 
-_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _MODES = {mode.value: mode for mode in CopilotMode}
 
 
@@ -122,23 +119,5 @@ def decode_session(row: Sequence[Any]) -> Session:
 
 
 def decode_messages(texts: Sequence[str], first: int = 1) -> list[Message]:
-    """Messages from their stored JSON texts, in order (one pydantic-core pass when
-    every text allows it).
-
-    ``first`` is the sequence number of the first text; ``ValueError`` names the
-    sequence number of the first text that is not a message.
-    """
-    if not texts:
-        return []
-    try:
-        return _MESSAGES.validate_json("[" + ",".join(texts) + "]")
-    except ValidationError:
-        pass
-    # pydantic-core's JSON parser refuses an escaped lone surrogate; json.loads takes it.
-    messages: list[Message] = []
-    for offset, text in enumerate(texts):
-        try:
-            messages.append(Message.from_dict(json.loads(text)))
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"stored message #{first + offset} is not a message") from exc
-    return messages
+    """Messages from their stored texts (see :meth:`Message.from_json_texts`)."""
+    return Message.from_json_texts(texts, first)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from copilot_core import CopilotMode, Message, Session
 
@@ -63,7 +63,6 @@ SESSION_JSON = (
 )
 
 _SESSIONS: TypeAdapter[list[Session]] = TypeAdapter(list[Session])
-_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
 def encode_time(value: datetime) -> str:
@@ -124,31 +123,8 @@ def _with_utc_times(session: Session) -> Session:
 
 
 def decode_messages(texts: Sequence[str], first: int = 1) -> list[Message]:
-    """Decode stored message JSON texts, in order, in one pass of pydantic-core.
-
-    ``first`` is the sequence number of the first text. Raises ``ValueError`` naming
-    the sequence number of the first text that is not a message.
-    """
-    if not texts:
-        return []
-    try:
-        return _MESSAGES.validate_json("[" + ",".join(texts) + "]")
-    except ValidationError:
-        pass
-    # Some row needs the slow path: a lone surrogate (which pydantic-core's JSON parser
-    # refuses and json.loads accepts), or the shape of an older writer.
-    messages: list[Message] = []
-    for index, text in enumerate(texts):
-        try:
-            messages.append(Message.model_validate_json(text))
-            continue
-        except ValidationError:
-            pass
-        try:
-            messages.append(Message.from_dict(json.loads(text)))
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"stored message #{first + index} is not a message") from exc
-    return messages
+    """Messages from their stored texts (see :meth:`Message.from_json_texts`)."""
+    return Message.from_json_texts(texts, first)
 
 
 def encode_state(state: Mapping[str, Any]) -> str:
