@@ -71,7 +71,7 @@ class Conversation(Sequence[Message]):
                 conversation._add_unit([head])
                 continue
             ids = [call.id for call in calls]
-            first = i  # the results that follow it, as _units groups them
+            first = i  # the tool messages right after it that answer one of its calls
             while i < end and messages[i].role is Role.TOOL and messages[i].tool_call_id in ids:
                 i += 1
             unit = messages[first - 1 : i]
