@@ -215,7 +215,9 @@ async def test_creating_an_existing_thread_id_is_refused_and_changes_nothing(
 async def test_a_session_created_with_its_first_messages_holds_and_counts_them(
     store: CheckpointStore,
 ) -> None:
-    first = [Message.user("u-1", "Why is R1 not pinging R2? « ok » 日本", at(1)), *step(2)]
+    # A question as a client may send it: JSON allows an escaped lone surrogate and NUL.
+    odd = "Why is R1 not pinging R2? « ok » 日本, half an emoji: \ud83d, NUL: \x00"
+    first = [Message.user("u-1", odd, at(1)), *step(2)]
     created = await store.create_session(session("s1", title="Ping"), first)
     assert created.id is not None
     assert created.message_count == len(first)
