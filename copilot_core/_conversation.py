@@ -112,8 +112,14 @@ class Conversation(Sequence[Message]):
                 # servers number calls per message ("call_0"), and each is answered
                 # before the next message anyway.
                 self._open = {call.id: call.function.name for call in message.tool_calls}
-        self._messages.append(message)
-        self._add_to_units(message)
+        if message.role is Role.TOOL and self._units:  # a result joins its call's unit
+            cost = self._counter.count((message,)) if self._counter is not None else 0
+            self._messages.append(message)
+            self._units[-1].append(message)
+            self._costs[-1] += cost
+            self._total += cost
+        else:
+            self._add_unit([message])
 
     def extend(self, messages: Iterable[Message]) -> None:
         for message in messages:
@@ -156,8 +162,8 @@ class Conversation(Sequence[Message]):
         return [system, *(m for i, unit in enumerate(units) if i not in dropped for m in unit)]
 
     def _add_unit(self, unit: list[Message]) -> None:
-        """Append a unit known to be valid: one message that calls no tool, or a call with
-        its results, one each, in order (see :meth:`restore`)."""
+        """Start a new unit with ``unit``, whose messages were checked against the
+        invariant (by :meth:`append`, or whole by :meth:`restore`)."""
         counter = self._counter
         cost = counter.count(unit) if counter is not None else 0
         if unit[0].role is Role.USER:
@@ -165,18 +171,6 @@ class Conversation(Sequence[Message]):
         self._messages.extend(unit)
         self._units.append(unit)
         self._costs.append(cost)
-        self._total += cost
-
-    def _add_to_units(self, message: Message) -> None:
-        cost = self._counter.count((message,)) if self._counter is not None else 0
-        if message.role is Role.TOOL and self._units:
-            self._units[-1].append(message)  # append() checked it answers the last unit
-            self._costs[-1] += cost
-        else:
-            if message.role is Role.USER:
-                self._newest_user = len(self._units)
-            self._units.append([message])
-            self._costs.append(cost)
         self._total += cost
 
     # ------------------------------------------------------------------- queries
