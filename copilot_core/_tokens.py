@@ -49,23 +49,19 @@ class CachedTokenCounter:
         self._max_entries = max_entries
 
     def count(self, messages: Sequence[Message]) -> int:
-        # count_one inlined: a turn counts its whole history window this way.
         cache = self._cache
         total = 0
-        for message in messages:
+        for message in messages:  # a turn counts its whole history window here
             cached = cache.get(message.id)
             if cached is None:
-                total += self.count_one(message)
+                total += self._measure(message)
             else:
                 cache.move_to_end(message.id)
                 total += cached
         return total
 
-    def count_one(self, message: Message) -> int:
-        cached = self._cache.get(message.id)
-        if cached is not None:
-            self._cache.move_to_end(message.id)
-            return cached
+    def _measure(self, message: Message) -> int:
+        """Count a message not in the cache, and keep it there."""
         value = self._counter.count((message,))
         self._cache[message.id] = value
         if len(self._cache) > self._max_entries:
