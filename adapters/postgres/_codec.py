@@ -19,7 +19,6 @@ from copilot_core import CopilotMode, Message, Session
 
 __all__ = [
     "SESSION_COLUMNS",
-    "decode_messages",
     "decode_session",
     "encode_json",
     "encode_message",
@@ -116,8 +115,3 @@ def decode_session(row: Sequence[Any]) -> Session:
         metadata=_json_object(metadata),
         stats=_json_object(stats),
     )
-
-
-def decode_messages(texts: Sequence[str], first: int = 1) -> list[Message]:
-    """Messages from their stored texts (see :meth:`Message.from_json_texts`)."""
-    return Message.from_json_texts(texts, first)

@@ -10,7 +10,6 @@ from typing import Any
 
 from adapters.postgres._codec import (
     SESSION_COLUMNS,
-    decode_messages,
     decode_session,
     encode_json,
     encode_message,
@@ -417,7 +416,7 @@ class PostgresCheckpointStore:
         rows.reverse()
         oldest = int(rows[0][0])
         try:
-            messages = decode_messages([row[1] for row in rows], first=oldest)
+            messages = Message.from_json_texts([row[1] for row in rows], oldest)
         except ValueError as exc:
             raise StoreCorruptedError(project_id, f"session {thread_id!r}: {exc}") from exc
         return HistoryPage(messages, oldest if oldest > 1 else None)

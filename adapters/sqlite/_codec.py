@@ -19,7 +19,6 @@ from copilot_core import CopilotMode, Message, Session
 
 __all__ = [
     "SESSION_JSON",
-    "decode_messages",
     "decode_sessions",
     "decode_state",
     "decode_time",
@@ -120,11 +119,6 @@ def _with_utc_times(session: Session) -> Session:
             "last_message_at": None if last is None else _as_utc(last),
         }
     )
-
-
-def decode_messages(texts: Sequence[str], first: int = 1) -> list[Message]:
-    """Messages from their stored texts (see :meth:`Message.from_json_texts`)."""
-    return Message.from_json_texts(texts, first)
 
 
 def encode_state(state: Mapping[str, Any]) -> str:

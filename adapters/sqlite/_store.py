@@ -22,7 +22,6 @@ import aiosqlite
 
 from adapters.sqlite._codec import (
     SESSION_JSON,
-    decode_messages,
     decode_sessions,
     decode_state,
     decode_time,
@@ -489,7 +488,7 @@ class SqliteCheckpointStore:
                 return HistoryPage([], None)
         rows.reverse()
         try:
-            messages = decode_messages([row[1] for row in rows], first=rows[0][0])
+            messages = Message.from_json_texts([row[1] for row in rows], rows[0][0])
         except ValueError as exc:
             raise StoreCorruptedError(project_id, f"session {thread_id!r}: {exc}") from exc
         oldest = rows[0][0]
