@@ -21,6 +21,7 @@ from copilot_core.errors import (
     ServiceUnavailableError,
     SessionBusyError,
     SessionNotFoundError,
+    StoreError,
 )
 from copilot_core.events import AgentEvent, ContentEvent, TurnEvent
 from copilot_core.ports import (
@@ -28,8 +29,11 @@ from copilot_core.ports import (
     AgentInfo,
     AgentRunConfig,
     Message,
+    Role,
+    Session,
     TextDelta,
     TurnInfo,
+    Usage,
 )
 from copilot_core.testing import (
     FakeToolExecutor,
@@ -245,3 +249,44 @@ async def test_another_turn_on_a_busy_session_is_refused_until_the_first_ends() 
     assert [e.type for e in await follow(fourth.subscribe())][-1] == "done"
     with pytest.raises(SessionNotFoundError):
         await rig.chat.start_turn(rig.request("x", session_id="no-such-session"))
+
+
+async def test_a_question_the_store_cannot_take_leaves_no_new_session_behind() -> None:
+    # The new session and its question are one write: when the question cannot be
+    # stored, there is no empty session left in the user's list.
+    class QuestionRefusingStore(InMemoryCheckpointStore):
+        async def create_session(
+            self, session: Session, messages: Sequence[Message] = ()
+        ) -> Session:
+            if messages:
+                raise StoreError("The disk is full.")
+            return await super().create_session(session, messages)
+
+        async def append_messages(
+            self,
+            project_id: str,
+            thread_id: str,
+            messages: Sequence[Message],
+            *,
+            usage: Usage | None = None,
+            replaces: str | None = None,
+        ) -> None:
+            if any(message.role is Role.USER for message in messages):
+                raise StoreError("The disk is full.")
+            await super().append_messages(
+                project_id, thread_id, messages, usage=usage, replaces=replaces
+            )
+
+    rig = Rig()
+    store = QuestionRefusingStore()
+    clock, ids = SteppingClock(), SequentialIds()
+    chat = ChatService(
+        store,
+        {"copilot": BuiltinAgent(FakeToolExecutor(), None, clock=clock, ids=ids)},
+        models=StaticModelProvider(ModelSelection(rig.model)),
+        clock=clock,
+        ids=ids,
+    )
+    with pytest.raises(StoreError, match="disk is full"):
+        await chat.start_turn(rig.request("why is R1 down?"))
+    assert await store.list_sessions(PROJECT, ALICE) == []
