@@ -14,8 +14,8 @@ key-like string has been masked.
 from __future__ import annotations
 
 import email.utils
-import importlib
 import re
+import sys
 import time
 from dataclasses import dataclass
 
@@ -48,27 +48,26 @@ _LC_TIMEOUT = _lc_types("ModelTimeoutError")
 _LC_CONNECTION = _lc_types("ModelConnectionError")
 
 
-def _exception_types(*names: tuple[str, str]) -> tuple[type[BaseException], ...]:
-    """The exception classes ``module.attribute`` of those modules that are installed."""
+def _loaded_types(*names: tuple[str, str]) -> tuple[type[BaseException], ...]:
+    """The exception classes ``module.attribute`` of those modules already imported.
+
+    Nothing is imported here: an exception can only come from a package that has been
+    loaded, and loading them all up front costs the service seconds at start and
+    thousands of modules (anthropic alone is 3,000) that every full garbage collection
+    then walks. A provider's SDK loads when a model of that provider is built.
+    """
     found: list[type[BaseException]] = []
     for module_name, attribute in names:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        value = getattr(module, attribute, None)
+        value = getattr(sys.modules.get(module_name), attribute, None)
         if isinstance(value, type) and issubclass(value, BaseException):
             found.append(value)
     return tuple(found)
 
 
 def _transport_types(attribute: str) -> tuple[type[BaseException], ...]:
-    """``httpx.<attribute>`` and, when installed, its fork ``httpx2`` (openai 3.x uses it)."""
-    return _exception_types(("httpx", attribute), ("httpx2", attribute))
+    """``httpx.<attribute>`` and, when loaded, its fork ``httpx2`` (openai 3.x uses it)."""
+    return _loaded_types(("httpx", attribute), ("httpx2", attribute))
 
-
-_TRANSPORT = _transport_types("TransportError")
-_TIMEOUT = _transport_types("TimeoutException")
 
 _KEY_LIKE = re.compile(r"\b(sk|pk|rk|key|gsk|xai)[-_][A-Za-z0-9_\-*.]{4,}", re.IGNORECASE)
 _MAX_QUOTE = 300
@@ -149,7 +148,7 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
     # Only now the wording: a 429 may well speak of tokens without being about context.
     if status in {None, 400, 413, 422} and _says_context_length(detail):
         return context
-    if isinstance(exc, (TimeoutError, *_TIMEOUT, *_LC_TIMEOUT)):
+    if isinstance(exc, (TimeoutError, *_transport_types("TimeoutException"), *_LC_TIMEOUT)):
         if streaming:
             return LLMStreamInterruptedError(
                 f"The language model server at {where} stopped sending the reply (timed out)."
@@ -164,7 +163,7 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
             f"The language model server at {where} failed with HTTP {status}"
             f"{_quote(detail)}. Try again later."
         )
-    if isinstance(exc, (*_TRANSPORT, *_LC_CONNECTION, ConnectionError)) or (
+    if isinstance(exc, (*_transport_types("TransportError"), *_LC_CONNECTION, ConnectionError)) or (
         _is_sdk_connection_error(exc)
     ):
         if streaming:
@@ -246,23 +245,19 @@ def _mentions_model(detail: str) -> bool:
 
 def _sdk_types(attribute: str) -> tuple[type[BaseException], ...]:
     """``openai.<attribute>``, ``anthropic.<attribute>`` and, for ``APIError``, the
-    ``ollama`` client's ``ResponseError``: whichever of those packages is installed."""
+    ``ollama`` client's ``ResponseError``: whichever of those packages is loaded."""
     names = [("openai", attribute), ("anthropic", attribute)]
     if attribute == "APIError":
         names.append(("ollama", "ResponseError"))
-    return _exception_types(*names)
-
-
-_SDK_API_ERRORS = _sdk_types("APIError")
-_SDK_CONNECTION_ERRORS = _sdk_types("APIConnectionError")
+    return _loaded_types(*names)
 
 
 def _is_sdk_api_error(exc: BaseException) -> bool:
-    return isinstance(exc, _SDK_API_ERRORS)
+    return isinstance(exc, _sdk_types("APIError"))
 
 
 def _is_sdk_connection_error(exc: BaseException) -> bool:
-    return isinstance(exc, _SDK_CONNECTION_ERRORS)
+    return isinstance(exc, _sdk_types("APIConnectionError"))
 
 
 def _retry_after(exc: BaseException) -> float | None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import email.utils
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,6 +23,7 @@ from copilot_core.errors import (
     LLMUnavailableError,
 )
 
+ROOT = Path(__file__).resolve().parents[3]
 SECRET = "sk-proj-AbCdEfGhIjKlMnOp"
 PROVIDER = ProviderInfo("http://llm.local:8000/v1", "qwen2.5", (SECRET,))
 
@@ -135,3 +139,32 @@ def test_context_length_wording_on_a_400_or_413() -> None:
         )
         assert isinstance(error, LLMContextLengthError), status
         assert "qwen2.5" in str(error)
+
+
+def test_the_sdks_own_errors_are_recognised_without_this_module_importing_them() -> None:
+    import anthropic
+    import ollama
+    import openai
+
+    request = httpx.Request("POST", "http://llm.local:8000/v1/messages")
+    cut = translate_error(anthropic.APIConnectionError(request=request), PROVIDER, streaming=True)
+    assert isinstance(cut, LLMStreamInterruptedError)
+    down = translate_error(openai.APIConnectionError(request=request), PROVIDER, streaming=False)
+    assert isinstance(down, LLMUnavailableError)
+    failed = translate_error(ollama.ResponseError("model crashed", -1), PROVIDER, streaming=True)
+    assert isinstance(failed, LLMStreamInterruptedError)
+    assert "model crashed" in str(failed)
+
+
+def test_importing_the_service_loads_no_provider_sdk() -> None:
+    """A provider's SDK loads when a model of that provider is built: anthropic alone
+    is 3,000 modules, seconds of start-up and a slower full garbage collection."""
+    code = (
+        "import sys, entrypoints, adapters.llm; "
+        "print(' '.join(m for m in ('anthropic', 'openai', 'ollama') if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.strip() == ""
