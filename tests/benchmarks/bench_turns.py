@@ -97,6 +97,7 @@ from copilot_core.testing import (
     text_reply,
     tool_reply,
 )
+from entrypoints.cli import settle_heap
 from tests.benchmarks.bench_store import BareSqlite
 from tests.benchmarks.loopback import (
     ServerProcess,
@@ -1059,6 +1060,7 @@ async def serve_child(kind: str, data: Path, prefills: str, plans: dict[str, Pla
             depths = [int(d) for d in prefills.split(",") if d]
             sessions = {str(d): await prefill(product.store, d) for d in depths}
             async with serve(product_app(product)) as port:
+                settle_heap()  # as `gns3-copilot serve` does once started
                 announce_ready({"port": port, "sessions": sessions})
                 await wait_for_stop()
     else:
