@@ -46,7 +46,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,7 @@ from copilot_core.ports import (
     CheckpointStore,
     FinishDelta,
     FunctionCall,
+    ModelDelta,
     Principal,
     TextDelta,
     ToolCall,
@@ -195,7 +196,7 @@ class ForgetfulModel:
 
     def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], options: CallOptions
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[ModelDelta, None]:
         self.inner.calls.clear()
         return self.inner.stream(messages, tools, options)
 
