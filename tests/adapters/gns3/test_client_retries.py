@@ -155,3 +155,45 @@ async def test_a_write_whose_connection_was_refused_is_retried(
     assert gns3.seen == [f"POST /v3/projects/{PROJECT}/close HTTP/1.1"]  # sent once, when up
     assert "retry 1" in caplog.text
     await starter.aclose()
+
+
+@pytest.mark.parametrize("stream", ["project", "controller"])
+async def test_a_notification_stream_cut_mid_way_is_gns3_unavailable(stream: str) -> None:
+    """GNS3 stops in the middle of a notification stream: the events already sent are
+    delivered, then the broken connection is Gns3UnavailableError (not an httpx error)."""
+    event = {"action": "node.updated", "event": {"node_id": "n1", "status": "started"}}
+
+    async def cut_after_one_event(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        line = json.dumps(event).encode() + b"\n"
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n" % (len(line), line)
+        )
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.transport.abort()  # mid-stream: no final chunk
+
+    server = await asyncio.start_server(cut_after_one_event, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    received: list[object] = []
+    try:
+        async with client(port) as gns3_client, asyncio.timeout(10):
+            events = (
+                gns3_client.notifications("token", PROJECT)
+                if stream == "project"
+                else gns3_client.controller_notifications("token")
+            )
+            with pytest.raises(Gns3UnavailableError) as caught:
+                async for item in events:
+                    received.append(item)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert received == [event]
+    assert caught.value.retry_after == 5
+    assert f"notification stream from GNS3 at http://127.0.0.1:{port} failed" in (
+        caught.value.message
+    )
