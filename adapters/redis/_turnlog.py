@@ -77,7 +77,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -89,6 +89,7 @@ from copilot_core.errors import ServiceUnavailableError, SessionBusyError
 from copilot_core.events import (
     ApprovalRequiredEvent,
     ApprovalResolvedEvent,
+    ContentEvent,
     DoneEvent,
     ErrorEvent,
     HeartbeatEvent,
@@ -247,9 +248,9 @@ return 0
 """
 
 
-#: An event not yet in Redis: its sequence number, its record (JSON data) and the
-#: approval changes it brings, as flat triples (``_APPEND``'s arguments).
-_Pending = tuple[int, dict[str, Any], tuple[str, ...]]
+#: An event not yet in Redis: its sequence number, the event and the approval changes
+#: it brings, as flat triples (``_APPEND``'s arguments).
+_Pending = tuple[int, WireEvent, tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,13 +438,12 @@ class RedisTurnLog:
         stamped = TurnEvent(len(turn.events) + 1, turn.info.session_id, event)
         turn.events.append(stamped)
         # Encoded as JSON by the writer, a batch at a time (a turn streams hundreds).
-        record = event_to_record(event)
         states: tuple[str, ...] = ()
         if isinstance(event, ApprovalRequiredEvent):
-            states = (event.approval_id, _WAITING, f"{stamped.seq}|{_json(record)}")
+            states = (event.approval_id, _WAITING, f"{stamped.seq}|{_encode(event)}")
         elif isinstance(event, ApprovalResolvedEvent):
             states = (event.approval_id, _RESOLVED, "")
-        turn.pending.append((stamped.seq, record, states))
+        turn.pending.append((stamped.seq, event, states))
         if turn.writer is None or turn.writer.done():
             turn.writer = asyncio.get_running_loop().create_task(
                 self._write(turn), name=f"redis-turnlog-writer-{turn_id}"
@@ -1019,7 +1019,7 @@ def _batch_args(batch: list[_Pending]) -> list[str]:
     event's sequence number), the entry (a JSON array), the approval changes."""
     if not batch:
         return []
-    entry = _json([record for _, record, _ in batch])
+    entry = "[" + ",".join([_encode(event) for _, event, _ in batch]) + "]"
     return [f"{batch[-1][0]}-0", entry, *(part for _, _, changes in batch for part in changes)]
 
 
@@ -1035,12 +1035,21 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+_quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
+
+
 def _json(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+    return _ENCODER.encode(data)
 
 
 def _encode(event: WireEvent) -> str:
-    return _json(event_to_record(event))
+    """The event's record as JSON. A streamed token (most of a turn's events) is
+    written out directly, the same text that encoding its record gives."""
+    if type(event) is ContentEvent:
+        tail = ',"from_answer":true}' if event.from_answer else ',"from_answer":false}'
+        return '{"type":"content","content":' + _quote(event.content) + tail
+    return _ENCODER.encode(event_to_record(event))
 
 
 def _decode(values: dict[Any, Any]) -> list[WireEvent]:
