@@ -46,9 +46,10 @@ def settle_heap() -> tuple[int, int]:
     """Take what start-up built out of the garbage collector's full passes.
 
     Modules, classes, compiled schemas and the wired container live as long as the
-    process: some 200,000 objects that each full collection would otherwise walk again,
-    with the event loop stopped, every few seconds under load (150-250 ms each on a
-    2-core machine, felt by every open stream at once). Start-up's garbage is collected
+    process: about 400,000 objects once ``serve`` has started (warm-up included), that
+    each full collection would otherwise walk again, with the event loop stopped, every
+    few seconds under load (150-250 ms each on a 2-core machine, felt by every open
+    stream at once). Start-up's garbage is collected
     first; what is left is frozen. For the process that owns the service, once it has
     started (never a library: freezing is process-wide). Returns the objects collected
     and the objects now frozen.
