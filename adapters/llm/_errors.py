@@ -52,9 +52,9 @@ def _loaded_types(*names: tuple[str, str]) -> tuple[type[BaseException], ...]:
     """The exception classes ``module.attribute`` of those modules already imported.
 
     Nothing is imported here: an exception can only come from a package that has been
-    loaded, and loading them all up front costs the service seconds at start and
-    thousands of modules (anthropic alone is 3,000) that every full garbage collection
-    then walks. A provider's SDK loads when a model of that provider is built.
+    loaded, and importing every SDK with this module would cost whoever imports the
+    adapters seconds and thousands of modules (anthropic alone is 3,000) for providers
+    they may never use. A provider's SDK loads when a model of that provider is built.
     """
     found: list[type[BaseException]] = []
     for module_name, attribute in names:

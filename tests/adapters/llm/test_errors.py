@@ -158,7 +158,8 @@ def test_the_sdks_own_errors_are_recognised_without_this_module_importing_them()
 
 def test_importing_the_service_loads_no_provider_sdk() -> None:
     """A provider's SDK loads when a model of that provider is built: anthropic alone
-    is 3,000 modules, seconds of start-up and a slower full garbage collection."""
+    is 3,000 modules and more than a second to import, for a service that may never use
+    it."""
     code = (
         "import sys, entrypoints, adapters.llm; "
         "print(' '.join(m for m in ('anthropic', 'openai', 'ollama') if m in sys.modules))"
