@@ -266,9 +266,12 @@ class _Local:
     info: TurnInfo
     control: TurnControl
     previous: str
-    events: list[TurnEvent] = field(default_factory=list)
+    #: The turn's events, in order; a streamed token as its text alone (as in the
+    #: in-memory log: a string is not something the garbage collector visits while the
+    #: turn is retained).
+    events: list[WireEvent | str] = field(default_factory=list)
     waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
-    #: Events not yet in Redis: (seq, record, approval changes as flat triples).
+    #: Events not yet in Redis: (seq, event, approval changes as flat triples).
     pending: list[_Pending] = field(default_factory=list)
     #: Approvals a decision from another replica was handed over for (once each).
     delivered: set[str] = field(default_factory=set)
@@ -285,22 +288,35 @@ class _Local:
     def abort(self) -> AbortToken:
         return self.control.abort
 
-    def shown(self, stamped: TurnEvent) -> bool:
-        """Whether this replica's clients may see the event: only once it is in Redis,
-        so that a client who re-attaches on another replica (this one may die at any
-        moment) goes on right after it, and a decision sent on another replica finds an
-        ``approval_required``. While Redis refuses writes, other replicas cannot follow
-        anyway: every event but an ``approval_required`` is shown at once then."""
+    def shown(self, seq: int) -> bool:
+        """Whether this replica's clients may see event ``seq``: only once it is in
+        Redis, so that a client who re-attaches on another replica (this one may die at
+        any moment) goes on right after it, and a decision sent on another replica finds
+        an ``approval_required``. While Redis refuses writes, other replicas cannot
+        follow anyway: every event but an ``approval_required`` is shown at once then."""
         return (
             self.closed
-            or stamped.seq <= self.written
-            or (self.unshared and not isinstance(stamped.event, ApprovalRequiredEvent))
+            or seq <= self.written
+            or (self.unshared and not isinstance(self.events[seq - 1], ApprovalRequiredEvent))
         )
+
+    def stamped(self, seq: int) -> TurnEvent:
+        """Event ``seq`` as clients receive it."""
+        item = self.events[seq - 1]
+        event = ContentEvent(item) if isinstance(item, str) else item
+        return TurnEvent(seq, self.info.session_id, event)
 
     def unwritten_approval(self) -> bool:
         return not self.closed and any(
-            isinstance(stamped.event, ApprovalRequiredEvent)
-            for stamped in self.events[self.written :]
+            isinstance(event, ApprovalRequiredEvent) for event in self.events[self.written :]
+        )
+
+    def waiting_approvals(self) -> tuple[TurnEvent, ...]:
+        """Its ``approval_required`` events not followed by their ``approval_resolved``."""
+        return pending_approvals(
+            self.stamped(seq)
+            for seq, event in enumerate(self.events, start=1)
+            if isinstance(event, ApprovalRequiredEvent | ApprovalResolvedEvent)
         )
 
     def wake(self, why: str | None) -> None:
@@ -435,8 +451,11 @@ class RedisTurnLog:
             raise RuntimeError(f"turn {turn_id} does not run in this replica")
         if turn.closed:
             raise RuntimeError(f"turn {turn_id} is closed")
-        stamped = TurnEvent(len(turn.events) + 1, turn.info.session_id, event)
-        turn.events.append(stamped)
+        events = turn.events
+        stamped = TurnEvent(len(events) + 1, turn.info.session_id, event)
+        events.append(
+            event.content if type(event) is ContentEvent and not event.from_answer else event
+        )
         # Encoded as JSON by the writer, a batch at a time (a turn streams hundreds).
         states: tuple[str, ...] = ()
         if isinstance(event, ApprovalRequiredEvent):
@@ -533,7 +552,7 @@ class RedisTurnLog:
                 local.info,
                 len(local.events),
                 local.closed,
-                () if local.closed else pending_approvals(local.events),
+                () if local.closed else local.waiting_approvals(),
             )
         # One snapshot: the approvals still waiting are those of the events counted.
         pipe = self.client.pipeline(transaction=True)
@@ -627,9 +646,9 @@ class RedisTurnLog:
         loop = asyncio.get_running_loop()
         events = turn.events
         while True:
-            while index < len(events) and turn.shown(events[index]):
-                yield events[index]
+            while index < len(events) and turn.shown(index + 1):
                 index += 1
+                yield turn.stamped(index)
             if turn.closed and index >= len(events):
                 return
             waiter: asyncio.Future[str | None] = loop.create_future()
@@ -642,7 +661,7 @@ class RedisTurnLog:
                     timer.cancel()
                 if waiter in turn.waiters:
                     turn.waiters.remove(waiter)
-            ready = index < len(events) and turn.shown(events[index])
+            ready = index < len(events) and turn.shown(index + 1)
             if woke_for == _HEARTBEAT and not ready and not turn.closed:
                 yield TurnEvent(0, turn.info.session_id, HeartbeatEvent())
 

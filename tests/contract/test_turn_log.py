@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 from collections.abc import AsyncIterator, Callable
 
@@ -293,6 +294,29 @@ async def test_a_running_turn_is_kept_past_the_retention(make_log: LogFactory) -
         assert state is not None and not state.finished
         log.append(info.turn_id, DoneEvent(None))
         await log.close(info.turn_id)
+
+
+async def test_a_retained_answer_keeps_its_tokens_as_text_not_as_event_objects(
+    log: TurnLog,
+) -> None:
+    # Thousands of tokens stay for the retention after the turn: kept as event objects,
+    # each would be one more object for the garbage collector to visit on every pass.
+    def events_alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if isinstance(o, ContentEvent | TurnEvent))
+
+    before = events_alive()  # (other tests' events may still be around)
+    info = turn()
+    await log.open(info, TurnControl())
+    for n in range(2000):
+        log.append(info.turn_id, ContentEvent(f" token{n}"))
+    log.append(info.turn_id, DoneEvent(None))
+    await log.close(info.turn_id)
+
+    assert events_alive() <= before
+    replayed = await read_all(log, info.turn_id)
+    assert [e.event for e in replayed[:2]] == [ContentEvent(" token0"), ContentEvent(" token1")]
+    assert (replayed[-1].seq, replayed[-1].event) == (2001, DoneEvent(None))
 
 
 # ======================================================================= aborting
