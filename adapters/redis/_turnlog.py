@@ -1058,10 +1058,6 @@ _ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 _quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 
-def _json(data: Any) -> str:
-    return _ENCODER.encode(data)
-
-
 def _encode(event: WireEvent) -> str:
     """The event's record as JSON. A streamed token (most of a turn's events) is
     written out directly, the same text that encoding its record gives."""
