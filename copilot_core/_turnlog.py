@@ -14,13 +14,7 @@ from dataclasses import dataclass, field
 from copilot_core._approvals import ApprovalDecision, DecisionOutcome, TurnControl
 from copilot_core._turns import TurnInfo, TurnState
 from copilot_core.errors import SessionBusyError
-from copilot_core.events import (
-    ContentEvent,
-    HeartbeatEvent,
-    TurnEvent,
-    WireEvent,
-    pending_approvals,
-)
+from copilot_core.events import HeartbeatEvent, TurnEvent, TurnEventBuffer, WireEvent
 
 __all__ = ["InMemoryTurnLog"]
 
@@ -32,10 +26,7 @@ class _Turn:
     info: TurnInfo
     control: TurnControl
     previous: str | None
-    #: The turn's events, in order. A streamed token is kept as its text alone: a turn
-    #: keeps thousands of them, and a string, unlike an event object, is not something
-    #: the garbage collector has to visit again and again while the turn is retained.
-    events: list[WireEvent | str] = field(default_factory=list)
+    events: TurnEventBuffer
     waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
     closed: bool = False
 
@@ -61,21 +52,17 @@ class InMemoryTurnLog:
         previous = self._latest.get(key)
         if previous is not None and not self._turns[previous].closed:
             raise SessionBusyError(turn.session_id)
-        self._turns[turn.turn_id] = _Turn(turn, control, previous)
+        self._turns[turn.turn_id] = _Turn(turn, control, previous, TurnEventBuffer(turn.session_id))
         self._latest[key] = turn.turn_id
 
     def append(self, turn_id: str, event: WireEvent) -> TurnEvent:
         turn = self._turns[turn_id]
         if turn.closed:
             raise RuntimeError(f"turn {turn_id} is closed")
-        events = turn.events
-        if type(event) is ContentEvent and not event.from_answer:
-            events.append(event.content)
-        else:
-            events.append(event)
+        stamped = turn.events.append(event)
         if turn.waiters:
             turn.wake(None)
-        return TurnEvent(len(events), turn.info.session_id, event)
+        return stamped
 
     async def close(self, turn_id: str) -> None:
         turn = self._turns.get(turn_id)
@@ -107,7 +94,7 @@ class InMemoryTurnLog:
             turn.info,
             len(turn.events),
             turn.closed,
-            () if turn.closed else _pending(turn),
+            () if turn.closed else turn.events.waiting_approvals(),
         )
 
     async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
@@ -137,14 +124,10 @@ class InMemoryTurnLog:
         index = max(after, 0)
         loop = asyncio.get_running_loop()
         events = turn.events
-        session_id = turn.info.session_id
         while True:
             while index < len(events):
-                item = events[index]
                 index += 1
-                yield TurnEvent(
-                    index, session_id, ContentEvent(item) if isinstance(item, str) else item
-                )
+                yield events.stamped(index)
             if turn.closed:
                 return
             waiter: asyncio.Future[str | None] = loop.create_future()
@@ -173,13 +156,3 @@ class InMemoryTurnLog:
 def _settle(waiter: asyncio.Future[str | None], why: str | None) -> None:
     if not waiter.done():
         waiter.set_result(why)
-
-
-def _pending(turn: _Turn) -> tuple[TurnEvent, ...]:
-    """The turn's approvals still waiting for a decision (its tokens are not looked at)."""
-    session_id = turn.info.session_id
-    return pending_approvals(
-        TurnEvent(seq, session_id, item)
-        for seq, item in enumerate(turn.events, start=1)
-        if not isinstance(item, str)
-    )

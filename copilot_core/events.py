@@ -51,6 +51,7 @@ __all__ = [
     "ToolProgressEvent",
     "ToolStartEvent",
     "TurnEvent",
+    "TurnEventBuffer",
     "TurnRecord",
     "WireEvent",
     "event_from_record",
@@ -355,3 +356,48 @@ def pending_approvals(events: Iterable[TurnEvent]) -> tuple[TurnEvent, ...]:
         elif isinstance(event, ApprovalResolvedEvent):
             waiting.pop(event.approval_id, None)
     return tuple(waiting.values())
+
+
+class TurnEventBuffer:
+    """A turn's wire events, in order, as a turn log keeps them in memory.
+
+    A streamed token is kept as its text alone: a turn keeps thousands of them for as
+    long as it is retained, and a string, unlike an event object, is not something the
+    garbage collector visits again and again. :meth:`stamped` makes the event a client
+    receives. Sequence numbers start at 1.
+    """
+
+    __slots__ = ("_items", "session_id")
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self._items: list[WireEvent | str] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def append(self, event: WireEvent) -> TurnEvent:
+        """Keep ``event``; returns it stamped with its sequence number."""
+        items = self._items
+        items.append(
+            event.content if type(event) is ContentEvent and not event.from_answer else event
+        )
+        return TurnEvent(len(items), self.session_id, event)
+
+    def stamped(self, seq: int) -> TurnEvent:
+        """Event ``seq`` as a client receives it."""
+        item = self._items[seq - 1]
+        event = ContentEvent(item) if isinstance(item, str) else item
+        return TurnEvent(seq, self.session_id, event)
+
+    def approvals(self, after: int = 0) -> list[TurnEvent]:
+        """The ``approval_required`` and ``approval_resolved`` events after ``after``."""
+        return [
+            TurnEvent(seq, self.session_id, item)
+            for seq, item in enumerate(self._items[after:], start=after + 1)
+            if isinstance(item, ApprovalRequiredEvent | ApprovalResolvedEvent)
+        ]
+
+    def waiting_approvals(self) -> tuple[TurnEvent, ...]:
+        """The ``approval_required`` events not followed by their ``approval_resolved``."""
+        return pending_approvals(self.approvals())

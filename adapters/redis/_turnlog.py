@@ -94,10 +94,10 @@ from copilot_core.events import (
     ErrorEvent,
     HeartbeatEvent,
     TurnEvent,
+    TurnEventBuffer,
     WireEvent,
     event_from_record,
     event_to_record,
-    pending_approvals,
 )
 from copilot_core.ports import ApprovalDecision, DecisionOutcome, TurnControl, TurnInfo, TurnState
 
@@ -266,10 +266,7 @@ class _Local:
     info: TurnInfo
     control: TurnControl
     previous: str
-    #: The turn's events, in order; a streamed token as its text alone (as in the
-    #: in-memory log: a string is not something the garbage collector visits while the
-    #: turn is retained).
-    events: list[WireEvent | str] = field(default_factory=list)
+    events: TurnEventBuffer
     waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
     #: Events not yet in Redis: (seq, event, approval changes as flat triples).
     pending: list[_Pending] = field(default_factory=list)
@@ -297,26 +294,16 @@ class _Local:
         return (
             self.closed
             or seq <= self.written
-            or (self.unshared and not isinstance(self.events[seq - 1], ApprovalRequiredEvent))
+            or (
+                self.unshared
+                and not isinstance(self.events.stamped(seq).event, ApprovalRequiredEvent)
+            )
         )
-
-    def stamped(self, seq: int) -> TurnEvent:
-        """Event ``seq`` as clients receive it."""
-        item = self.events[seq - 1]
-        event = ContentEvent(item) if isinstance(item, str) else item
-        return TurnEvent(seq, self.info.session_id, event)
 
     def unwritten_approval(self) -> bool:
         return not self.closed and any(
-            isinstance(event, ApprovalRequiredEvent) for event in self.events[self.written :]
-        )
-
-    def waiting_approvals(self) -> tuple[TurnEvent, ...]:
-        """Its ``approval_required`` events not followed by their ``approval_resolved``."""
-        return pending_approvals(
-            self.stamped(seq)
-            for seq, event in enumerate(self.events, start=1)
-            if isinstance(event, ApprovalRequiredEvent | ApprovalResolvedEvent)
+            isinstance(stamped.event, ApprovalRequiredEvent)
+            for stamped in self.events.approvals(after=self.written)
         )
 
     def wake(self, why: str | None) -> None:
@@ -437,7 +424,9 @@ class RedisTurnLog:
                     # The session's previous turn: if its replica died before it
                     # closed, end it now for whoever still follows it.
                     await self._reap(other, turn.project_id, turn.session_id)
-                self._local[turn.turn_id] = _Local(turn, control, other)
+                self._local[turn.turn_id] = _Local(
+                    turn, control, other, TurnEventBuffer(turn.session_id)
+                )
                 return
             if other in self._local or not other:
                 break
@@ -451,11 +440,7 @@ class RedisTurnLog:
             raise RuntimeError(f"turn {turn_id} does not run in this replica")
         if turn.closed:
             raise RuntimeError(f"turn {turn_id} is closed")
-        events = turn.events
-        stamped = TurnEvent(len(events) + 1, turn.info.session_id, event)
-        events.append(
-            event.content if type(event) is ContentEvent and not event.from_answer else event
-        )
+        stamped = turn.events.append(event)
         # Encoded as JSON by the writer, a batch at a time (a turn streams hundreds).
         states: tuple[str, ...] = ()
         if isinstance(event, ApprovalRequiredEvent):
@@ -552,7 +537,7 @@ class RedisTurnLog:
                 local.info,
                 len(local.events),
                 local.closed,
-                () if local.closed else local.waiting_approvals(),
+                () if local.closed else local.events.waiting_approvals(),
             )
         # One snapshot: the approvals still waiting are those of the events counted.
         pipe = self.client.pipeline(transaction=True)
@@ -648,7 +633,7 @@ class RedisTurnLog:
         while True:
             while index < len(events) and turn.shown(index + 1):
                 index += 1
-                yield turn.stamped(index)
+                yield events.stamped(index)
             if turn.closed and index >= len(events):
                 return
             waiter: asyncio.Future[str | None] = loop.create_future()
