@@ -35,6 +35,7 @@ from copilot_core.testing import (
 from entrypoints import Settings, build_container, create_app
 from entrypoints.cli import CopilotServer
 from tests.api.conftest import raw_events
+from tests.fakes.process_output import ProcessOutput
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "5e1f0000-0000-4000-8000-000000000001"
@@ -225,19 +226,13 @@ def test_gns3_copilot_serve_starts_answers_and_stops_on_sigterm(
         stderr=subprocess.PIPE,
         text=True,
     )
+    output = ProcessOutput(process)
     try:
         base = f"http://127.0.0.1:{free_port}"
-        deadline = time.monotonic() + 30
-        health = None
-        while time.monotonic() < deadline:
-            try:
-                health = httpx.get(base + "/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                if process.poll() is not None:
-                    break
-                time.sleep(0.1)
-        assert health is not None, "the service did not start"
+        # Wait for the service to say it listens (its address, printed once the socket is
+        # bound) or to exit, however loaded the machine is.
+        output.wait_for("in a browser", within=180)
+        health = httpx.get(base + "/healthz", timeout=30)
         assert health.status_code == 200
         assert health.json() == {"status": "ok"}
         ready = httpx.get(base + "/readyz", timeout=10)
@@ -271,12 +266,13 @@ def test_gns3_copilot_serve_starts_answers_and_stops_on_sigterm(
             assert "cannot be reached" in answer.json()["detail"]
         assert data_dir.is_dir()
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=30)
+        code = output.finish(within=60)
     finally:
         if process.poll() is None:
             process.kill()
-            process.communicate()
-    assert process.returncode == 0, err
+            process.wait()
+    out, err = output.stdout, output.stderr
+    assert code == 0, output.describe()
     lines = [json.loads(line) for line in err.splitlines() if line.strip()]
     assert lines, "no log lines"
     events = [line["event"] for line in lines]
