@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from copilot_core._approvals import ApprovalDecision, DecisionOutcome, TurnControl
 from copilot_core._turns import TurnInfo, TurnState
 from copilot_core.errors import SessionBusyError
-from copilot_core.events import HeartbeatEvent, TurnEvent, TurnEventBuffer, WireEvent
+from copilot_core.events import TurnEvent, TurnEventFeed, WireEvent
 
 __all__ = ["InMemoryTurnLog"]
-
-_HEARTBEAT = "heartbeat"
 
 
 @dataclass(eq=False, slots=True)
@@ -26,16 +24,11 @@ class _Turn:
     info: TurnInfo
     control: TurnControl
     previous: str | None
-    events: TurnEventBuffer
-    waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
-    closed: bool = False
+    feed: TurnEventFeed
 
-    def wake(self, why: str | None) -> None:
-        if not self.waiters:
-            return
-        waiters, self.waiters = self.waiters, []
-        for waiter in waiters:
-            _settle(waiter, why)
+    @property
+    def closed(self) -> bool:
+        return self.feed.closed
 
 
 class InMemoryTurnLog:
@@ -52,32 +45,27 @@ class InMemoryTurnLog:
         previous = self._latest.get(key)
         if previous is not None and not self._turns[previous].closed:
             raise SessionBusyError(turn.session_id)
-        self._turns[turn.turn_id] = _Turn(turn, control, previous, TurnEventBuffer(turn.session_id))
+        self._turns[turn.turn_id] = _Turn(turn, control, previous, TurnEventFeed(turn.session_id))
         self._latest[key] = turn.turn_id
 
     def append(self, turn_id: str, event: WireEvent) -> TurnEvent:
-        turn = self._turns[turn_id]
-        if turn.closed:
+        feed = self._turns[turn_id].feed
+        if feed.closed:
             raise RuntimeError(f"turn {turn_id} is closed")
-        stamped = turn.events.append(event)
-        if turn.waiters:
-            turn.wake(None)
-        return stamped
+        return feed.append(event)
 
     async def close(self, turn_id: str) -> None:
         turn = self._turns.get(turn_id)
         if turn is None or turn.closed:
             return
-        turn.closed = True
-        turn.wake(None)
+        turn.feed.close()
         asyncio.get_running_loop().call_later(self.retention, self._forget, turn_id)
 
     async def discard(self, turn_id: str) -> None:
         turn = self._turns.pop(turn_id, None)
         if turn is None:
             return
-        turn.closed = True
-        turn.wake(None)
+        turn.feed.close()
         key = (turn.info.project_id, turn.info.session_id)
         if self._latest.get(key) == turn_id:
             if turn.previous is not None and turn.previous in self._turns:
@@ -90,11 +78,9 @@ class InMemoryTurnLog:
         if turn_id is None:
             return None
         turn = self._turns[turn_id]
+        events, closed = turn.feed.events, turn.feed.closed
         return TurnState(
-            turn.info,
-            len(turn.events),
-            turn.closed,
-            () if turn.closed else turn.events.waiting_approvals(),
+            turn.info, len(events), closed, () if closed else events.waiting_approvals()
         )
 
     async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
@@ -115,33 +101,13 @@ class InMemoryTurnLog:
             return None
         return self._turns[turn_id]
 
-    async def subscribe(
+    def subscribe(
         self, turn_id: str, *, after: int = 0, heartbeat: float | None = None
     ) -> AsyncIterator[TurnEvent]:
         turn = self._turns.get(turn_id)
         if turn is None:
-            return
-        index = max(after, 0)
-        loop = asyncio.get_running_loop()
-        events = turn.events
-        while True:
-            while index < len(events):
-                index += 1
-                yield events.stamped(index)
-            if turn.closed:
-                return
-            waiter: asyncio.Future[str | None] = loop.create_future()
-            turn.waiters.append(waiter)
-            timer = loop.call_later(heartbeat, _settle, waiter, _HEARTBEAT) if heartbeat else None
-            try:
-                woke_for = await waiter
-            finally:
-                if timer is not None:
-                    timer.cancel()
-                if waiter in turn.waiters:
-                    turn.waiters.remove(waiter)
-            if woke_for == _HEARTBEAT and index >= len(events) and not turn.closed:
-                yield TurnEvent(0, turn.info.session_id, HeartbeatEvent())
+            return _nothing()
+        return turn.feed.follow(after, heartbeat)
 
     def _forget(self, turn_id: str) -> None:
         turn = self._turns.get(turn_id)
@@ -153,6 +119,6 @@ class InMemoryTurnLog:
             del self._latest[key]
 
 
-def _settle(waiter: asyncio.Future[str | None], why: str | None) -> None:
-    if not waiter.done():
-        waiter.set_result(why)
+async def _nothing() -> AsyncIterator[TurnEvent]:
+    return
+    yield

@@ -14,14 +14,16 @@ Two families:
 
 An agent backend yields both (:data:`AgentEvent`); the turn runner stamps each wire
 event with the session id and a per-turn sequence number (:class:`TurnEvent`) in the
-turn's :class:`~copilot_core.ports.TurnLog`. :func:`event_to_record` and
-:func:`event_from_record` turn a wire event into plain JSON data and back, for turn
+turn's :class:`~copilot_core.ports.TurnLog`, which keeps them in a
+:class:`TurnEventFeed` for the clients that follow the turn. :func:`event_to_record`
+and :func:`event_from_record` turn a wire event into plain JSON data and back, for turn
 logs that are shared between processes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import field, fields
 from typing import Any, ClassVar
 
@@ -52,6 +54,7 @@ __all__ = [
     "ToolStartEvent",
     "TurnEvent",
     "TurnEventBuffer",
+    "TurnEventFeed",
     "TurnRecord",
     "WireEvent",
     "event_from_record",
@@ -401,3 +404,80 @@ class TurnEventBuffer:
     def waiting_approvals(self) -> tuple[TurnEvent, ...]:
         """The ``approval_required`` events not followed by their ``approval_resolved``."""
         return pending_approvals(self.approvals())
+
+
+class TurnEventFeed:
+    """A running turn's events in memory, followed by any number of clients.
+
+    :meth:`follow` replays every event after a sequence number, then yields live ones
+    as they are appended, until the turn is closed; it is the one subscribe loop of
+    every turn log (the in-memory one, and a shared one for the turns its process
+    runs). A log that shows an event only once it is stored elsewhere overrides
+    :meth:`visible` and calls :meth:`wake` when more becomes visible.
+    """
+
+    __slots__ = ("_waiters", "closed", "events")
+
+    def __init__(self, session_id: str) -> None:
+        self.events = TurnEventBuffer(session_id)
+        self.closed = False
+        self._waiters: list[asyncio.Future[bool]] = []
+
+    def append(self, event: WireEvent) -> TurnEvent:
+        """Keep ``event`` and wake the followers; returns it stamped."""
+        stamped = self.events.append(event)
+        if self._waiters:
+            self.wake()
+        return stamped
+
+    def close(self) -> None:
+        """No more events: every follower ends once it has yielded what is visible."""
+        self.closed = True
+        self.wake()
+
+    def wake(self) -> None:
+        """Let the followers look again (more events are visible, or the turn closed)."""
+        if not self._waiters:
+            return
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            _settle(waiter, False)
+
+    def visible(self) -> int:
+        """How many events, from the first, followers may be shown (all of them here)."""
+        return len(self.events)
+
+    async def follow(
+        self, after: int = 0, heartbeat: float | None = None
+    ) -> AsyncIterator[TurnEvent]:
+        """Every event with ``seq > after``, then live ones until the turn closes; a
+        heartbeat (``seq == 0``) whenever ``heartbeat`` seconds pass without one."""
+        index = max(after, 0)
+        events = self.events
+        loop = asyncio.get_running_loop()
+        while True:
+            limit = self.visible()
+            if index < limit:
+                while index < limit:
+                    index += 1
+                    yield events.stamped(index)
+                continue  # more may have come while a client read
+            if self.closed:
+                return
+            waiter: asyncio.Future[bool] = loop.create_future()
+            self._waiters.append(waiter)
+            timer = loop.call_later(heartbeat, _settle, waiter, True) if heartbeat else None
+            try:
+                beat = await waiter
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+            if beat and index >= self.visible() and not self.closed:
+                yield TurnEvent(0, events.session_id, HeartbeatEvent())
+
+
+def _settle(waiter: asyncio.Future[bool], beat: bool) -> None:
+    if not waiter.done():
+        waiter.set_result(beat)

@@ -78,7 +78,7 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
@@ -94,7 +94,7 @@ from copilot_core.events import (
     ErrorEvent,
     HeartbeatEvent,
     TurnEvent,
-    TurnEventBuffer,
+    TurnEventFeed,
     WireEvent,
     event_from_record,
     event_to_record,
@@ -114,7 +114,6 @@ _REPLICA_LOST_MESSAGE = (
     "The copilot replica running this turn stopped responding, so the turn was ended. "
     "What it had saved is kept; send your message again."
 )
-_HEARTBEAT = "heartbeat"
 _LIVENESS_CHECK = 1.0  # seconds between checks of a remote turn's lease, when quiet
 _XREAD_COUNT = 512
 _REPLY_TTL = 10.0  # seconds an owner's answer to a remote decision is kept
@@ -259,59 +258,62 @@ class _SessionKeys:
     pointer: str
 
 
-@dataclass(eq=False, slots=True)
-class _Local:
+class _Local(TurnEventFeed):
     """A turn this replica runs: its events in memory, and their writer to Redis."""
 
-    info: TurnInfo
-    control: TurnControl
-    previous: str
-    events: TurnEventBuffer
-    waiters: list[asyncio.Future[str | None]] = field(default_factory=list)
-    #: Events not yet in Redis: (seq, event, approval changes as flat triples).
-    pending: list[_Pending] = field(default_factory=list)
-    #: Approvals a decision from another replica was handed over for (once each).
-    delivered: set[str] = field(default_factory=set)
-    #: The events up to this one are in Redis (or were given up on).
-    written: int = 0
-    #: The last write to Redis failed: this replica's clients are not held back meanwhile.
-    unshared: bool = False
-    writer: asyncio.Task[None] | None = None
-    #: ``close`` writes what is still pending itself, with the close script.
-    closing: bool = False
-    closed: bool = False
+    __slots__ = (
+        "closing",
+        "control",
+        "delivered",
+        "info",
+        "pending",
+        "previous",
+        "unshared",
+        "writer",
+        "written",
+    )
+
+    def __init__(self, info: TurnInfo, control: TurnControl, previous: str) -> None:
+        super().__init__(info.session_id)
+        self.info = info
+        self.control = control
+        self.previous = previous
+        #: Events not yet in Redis: (seq, event, approval changes as flat triples).
+        self.pending: list[_Pending] = []
+        #: Approvals a decision from another replica was handed over for (once each).
+        self.delivered: set[str] = set()
+        #: The events up to this one are in Redis (or were given up on).
+        self.written = 0
+        #: The last write to Redis failed: this replica's clients are not held back meanwhile.
+        self.unshared = False
+        self.writer: asyncio.Task[None] | None = None
+        #: ``close`` writes what is still pending itself, with the close script.
+        self.closing = False
 
     @property
     def abort(self) -> AbortToken:
         return self.control.abort
 
-    def shown(self, seq: int) -> bool:
-        """Whether this replica's clients may see event ``seq``: only once it is in
-        Redis, so that a client who re-attaches on another replica (this one may die at
-        any moment) goes on right after it, and a decision sent on another replica finds
-        an ``approval_required``. While Redis refuses writes, other replicas cannot
-        follow anyway: every event but an ``approval_required`` is shown at once then."""
-        return (
-            self.closed
-            or seq <= self.written
-            or (
-                self.unshared
-                and not isinstance(self.events.stamped(seq).event, ApprovalRequiredEvent)
-            )
-        )
+    def visible(self) -> int:
+        """This replica's clients see an event only once it is in Redis, so that a
+        client who re-attaches on another replica (this one may die at any moment) goes
+        on right after it, and a decision sent on another replica finds an
+        ``approval_required``. While Redis refuses writes, other replicas cannot follow
+        anyway: every event up to the first unwritten ``approval_required`` is shown."""
+        if self.closed:
+            return len(self.events)
+        if not self.unshared:
+            return self.written
+        for stamped in self.events.approvals(after=self.written):
+            if isinstance(stamped.event, ApprovalRequiredEvent):
+                return stamped.seq - 1
+        return len(self.events)
 
     def unwritten_approval(self) -> bool:
         return not self.closed and any(
             isinstance(stamped.event, ApprovalRequiredEvent)
             for stamped in self.events.approvals(after=self.written)
         )
-
-    def wake(self, why: str | None) -> None:
-        if not self.waiters:
-            return
-        waiters, self.waiters = self.waiters, []
-        for waiter in waiters:
-            _settle(waiter, why)
 
 
 class RedisTurnLog:
@@ -424,9 +426,7 @@ class RedisTurnLog:
                     # The session's previous turn: if its replica died before it
                     # closed, end it now for whoever still follows it.
                     await self._reap(other, turn.project_id, turn.session_id)
-                self._local[turn.turn_id] = _Local(
-                    turn, control, other, TurnEventBuffer(turn.session_id)
-                )
+                self._local[turn.turn_id] = _Local(turn, control, other)
                 return
             if other in self._local or not other:
                 break
@@ -452,7 +452,7 @@ class RedisTurnLog:
             turn.writer = asyncio.get_running_loop().create_task(
                 self._write(turn), name=f"redis-turnlog-writer-{turn_id}"
             )
-        turn.wake(None)
+        turn.wake()
         return stamped
 
     async def close(self, turn_id: str) -> None:
@@ -491,8 +491,7 @@ class RedisTurnLog:
                     self._close_script(keys=script_keys, args=[turn_id, _ms(self.retention)])
                 )
         finally:
-            turn.closed = True
-            turn.wake(None)
+            turn.close()
             # Forget it here a little before its keys expire in Redis (which serves it
             # meanwhile), never after: once they have expired, no replica has it.
             early = min(1.0, self.retention / 2)
@@ -504,8 +503,7 @@ class RedisTurnLog:
         turn = self._local.pop(turn_id, None)
         if turn is None:
             return
-        turn.closed = True
-        turn.wake(None)
+        turn.close()
         if turn.writer is not None:
             turn.writer.cancel()
         info = turn.info
@@ -612,44 +610,15 @@ class RedisTurnLog:
             return DecisionOutcome(sent)
         return await self._owner_reply(turn_id, approval_id)
 
-    async def subscribe(
+    def subscribe(
         self, turn_id: str, *, after: int = 0, heartbeat: float | None = None
     ) -> AsyncIterator[TurnEvent]:
         local = self._local.get(turn_id)
         if local is not None:
-            async for event in self._follow_local(local, after, heartbeat):
-                yield event
-            return
-        async for event in self._follow_remote(turn_id, after, heartbeat):
-            yield event
+            return local.follow(after, heartbeat)
+        return self._follow_remote(turn_id, after, heartbeat)
 
     # ============================================================ local turns
-    async def _follow_local(
-        self, turn: _Local, after: int, heartbeat: float | None
-    ) -> AsyncIterator[TurnEvent]:
-        index = max(after, 0)
-        loop = asyncio.get_running_loop()
-        events = turn.events
-        while True:
-            while index < len(events) and turn.shown(index + 1):
-                index += 1
-                yield events.stamped(index)
-            if turn.closed and index >= len(events):
-                return
-            waiter: asyncio.Future[str | None] = loop.create_future()
-            turn.waiters.append(waiter)
-            timer = loop.call_later(heartbeat, _settle, waiter, _HEARTBEAT) if heartbeat else None
-            try:
-                woke_for = await waiter
-            finally:
-                if timer is not None:
-                    timer.cancel()
-                if waiter in turn.waiters:
-                    turn.waiters.remove(waiter)
-            ready = index < len(events) and turn.shown(index + 1)
-            if woke_for == _HEARTBEAT and not ready and not turn.closed:
-                yield TurnEvent(0, turn.info.session_id, HeartbeatEvent())
-
     async def _write(self, turn: _Local) -> None:
         """Append the turn's pending events to its stream, in order, in batches.
 
@@ -679,7 +648,7 @@ class RedisTurnLog:
                 log.warning("turn %s: writing events to Redis failed (%s)", turn_id, exc)
                 if not turn.unshared:
                     turn.unshared = True
-                    turn.wake(None)
+                    turn.wake()
                 failing_since = failing_since or loop.time()
                 if loop.time() - failing_since > self.lease:
                     log.error("turn %s: dropped %s events Redis refused", turn_id, len(batch))
@@ -698,7 +667,7 @@ class RedisTurnLog:
             del turn.pending[: len(batch)]
             turn.written = max(turn.written, batch[-1][0])
             turn.unshared = False
-            turn.wake(None)
+            turn.wake()
             delay = 0.05
             failing_since = None
 
@@ -707,7 +676,7 @@ class RedisTurnLog:
         """Nothing pending will be written: stop holding anything back for it."""
         turn.pending.clear()
         turn.written = len(turn.events)
-        turn.wake(None)
+        turn.wake()
 
     async def _flushed(self, turn: _Local) -> None:
         """Wait until the pending events are written (by the close, once it closes)."""
@@ -1092,8 +1061,3 @@ def _decision_from(record: dict[str, Any]) -> ApprovalDecision:
         comment=str(record.get("comment") or ""),
         reason=str(record.get("reason") or "decided"),
     )
-
-
-def _settle(waiter: asyncio.Future[str | None], why: str | None) -> None:
-    if not waiter.done():
-        waiter.set_result(why)
