@@ -113,7 +113,7 @@ class RealGns3Server:
         *,
         console_ports: tuple[int, int] = (25000, 25499),
         udp_ports: tuple[int, int] = (26000, 26499),
-        startup_timeout: float = 60.0,
+        startup_timeout: float = 180.0,
     ) -> None:
         self.console_ports = console_ports
         self.udp_ports = udp_ports
