@@ -16,19 +16,27 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from copilot_core._abort import AbortToken
-from copilot_core._accumulator import ToolCallAccumulator
+from copilot_core._accumulator import Coalescing, StoppedCall, ToolCallAccumulator
 from copilot_core._conversation import Conversation
 from copilot_core._deltas import FinishDelta, TextDelta, ToolCallDelta, UsageDelta
+from copilot_core._guards import ArgumentLimits, TurnGuard, call_key
 from copilot_core._messages import FunctionCall, Message, ToolCall
 from copilot_core._prompts import TITLE_INSTRUCTION, PromptBook, clean_title, fallback_title
 from copilot_core._streams import Aborted, abortable, abortable_batches, race_abort
 from copilot_core._tokens import ApproximateTokenCounter, CachedTokenCounter
 from copilot_core._toolgate import ToolGate
-from copilot_core._tools import ParsedToolCall, ToolContext, ToolSpec, render_tool_output
+from copilot_core._tools import (
+    ParsedToolCall,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    ToolStatus,
+    render_tool_output,
+)
 from copilot_core.errors import CopilotError, LLMError, LLMNotConfiguredError, error_code
 from copilot_core.events import (
     AgentEvent,
@@ -40,6 +48,7 @@ from copilot_core.events import (
     TitleGenerated,
     ToolCallEvent,
     ToolEndEvent,
+    ToolStartEvent,
 )
 from copilot_core.ports import (
     AgentCapabilities,
@@ -73,6 +82,14 @@ class AgentSettings:
     progress_interval: float = 0.25
     #: A tool result longer than this (as the model reads it) is cut, saying so.
     max_result_chars: int = 200_000
+    #: How big one call's arguments may grow (per tool); a call past its limit is
+    #: stopped while the model writes it.
+    argument_limits: ArgumentLimits = field(default_factory=ArgumentLimits)
+    #: How often a call being written is reported (``tool_call`` events).
+    tool_call_coalescing: Coalescing = field(default_factory=lambda: Coalescing(0.1, 0.25))
+    #: The turn ends when the model repeats a call that succeeded (or writes a call past
+    #: its limit) this many times; before that it is told and may go on.
+    strikes: int = 2
 
 
 @dataclass(slots=True)
@@ -146,6 +163,10 @@ class BuiltinAgent:
             raise LLMNotConfiguredError()
         ctx = config.context
         abort = ctx.abort
+        guard = TurnGuard()
+        if ctx.approver is not None:  # the user decides once per distinct call in a turn
+            ctx = replace(ctx, approver=guard.remembering(ctx.approver))
+        used_ids: set[str] = set()  # tool-call ids of this turn: each call has its own
         specs = self.tools.specs(ctx.mode)
         by_name = {spec.name: spec for spec in specs}
         conversation = Conversation.restore(history, counter=self._counter)
@@ -171,7 +192,12 @@ class BuiltinAgent:
             # The model's reply, streamed. Inline rather than in a helper generator: each
             # token would otherwise pass through one more generator on its way out.
             reply = _Reply()
-            accumulator = ToolCallAccumulator(self._ids.new_id)
+            accumulator = ToolCallAccumulator(
+                self._ids.new_id,
+                limits=self._settings.argument_limits,
+                coalescing=self._settings.tool_call_coalescing,
+                taken=used_ids,
+            )
             started = time.monotonic()
             batches = abortable_batches(
                 selection.model.stream(prompt, specs, selection.options),
@@ -191,6 +217,10 @@ class BuiltinAgent:
                             else:
                                 for fragment in _absorb(delta, reply, accumulator):
                                     yield fragment
+                                if accumulator.stopped is not None:
+                                    break  # a runaway call: stop reading the model now
+                        if accumulator.stopped is not None:
+                            break
             except CopilotError as exc:
                 reply.error = exc
             if reply.error is None and not abort.is_aborted():
@@ -198,6 +228,10 @@ class BuiltinAgent:
                 for complete in accumulator.finish(reply.finish_reason):
                     yield complete
                 reply.calls = accumulator.calls() if accumulator.has_calls else []
+                if accumulator.stopped is not None:
+                    reply.calls = [_stopped(call, accumulator.stopped) for call in reply.calls]
+
+                used_ids.update(call.id for call in reply.calls)
             calls_made += 1
             yield LLMCallCompleted(
                 reply.input_tokens, reply.output_tokens, time.monotonic() - started
@@ -218,11 +252,25 @@ class BuiltinAgent:
                 break
 
             ends: dict[str, ToolEndEvent] = {}
-            async with aclosing(self.tools.run(reply.calls, ctx)) as events:
-                async for event in events:
-                    if isinstance(event, ToolEndEvent):
-                        ends[event.tool_call_id] = event
-                    yield event
+            guarded = _guarded(reply.calls, accumulator.stopped, guard)
+            for call in reply.calls:
+                if call.id in guarded:
+                    yield ToolStartEvent(call.name, call.id)
+                    result = guarded[call.id]
+                    ends[call.id] = ToolEndEvent(
+                        call.name, call.id, result.output, result.status.value, 0.0
+                    )
+                    yield ends[call.id]
+            to_run = [call for call in reply.calls if call.id not in guarded]
+            if to_run:
+                async with aclosing(self.tools.run(to_run, ctx)) as events:
+                    async for event in events:
+                        if isinstance(event, ToolEndEvent):
+                            ends[event.tool_call_id] = event
+                        yield event
+            for call in to_run:
+                if ends[call.id].status == ToolStatus.SUCCESS.value:
+                    guard.succeeded(call)
             step = (
                 assistant,
                 *(
@@ -239,6 +287,19 @@ class BuiltinAgent:
             )
             yield StepCompleted(step)
             conversation.extend(step)
+            if accumulator.stopped is not None:
+                guard.runaways += 1
+            struck = self._struck(guard, accumulator.stopped)
+            if struck is not None:
+                yield StatusEvent(
+                    "guard_limit", struck, {"repeats": guard.repeats, "runaways": guard.runaways}
+                )
+                yield ContentEvent(struck)
+                final = self._assistant(struck, metadata={"guard_limit": True})
+                yield StepCompleted((final,))
+                conversation.append(final)
+                answered = True
+                break
             if any(
                 by_name[call.name].mutates_topology and ends[call.id].status == "success"
                 for call in reply.calls
@@ -298,6 +359,22 @@ class BuiltinAgent:
         return title or fallback_title(query)
 
     # ------------------------------------------------------------------- helpers
+    def _struck(self, guard: TurnGuard, stopped: StoppedCall | None) -> str | None:
+        """The closing answer when the model has looped too often in this turn."""
+        if guard.runaways >= self._settings.strikes and stopped is not None:
+            return (
+                f"I stopped this turn: I wrote the call of {stopped.name} too long again "
+                f"({stopped.reason}). Nothing was run for it. Ask again with a smaller "
+                "request (fewer devices or commands)."
+            )
+        if guard.repeats >= self._settings.strikes:
+            return (
+                "I stopped this turn: I kept asking for a call that had already succeeded "
+                "with the same arguments, and it was not run again. What was done is "
+                "above; tell me what to do next."
+            )
+        return None
+
     def _assistant(
         self,
         content: str,
@@ -317,6 +394,49 @@ class BuiltinAgent:
         reserve = selection.options.max_tokens or self._settings.output_reserve_tokens
         tool_chars = sum(len(spec.description) + len(str(spec.parameters)) for spec in specs)
         return max(selection.context_limit - reserve - tool_chars // 4, 1)
+
+
+def _stopped(call: ParsedToolCall, stopped: StoppedCall) -> ParsedToolCall:
+    """The runaway call is kept with empty arguments (the cut text is not valid JSON,
+    and the model should not read it again); it is never run."""
+    if call.id != stopped.id:
+        return call
+    return ParsedToolCall(call.id, call.name, "{}", None, stopped.reason)
+
+
+def _guarded(
+    calls: list[ParsedToolCall], stopped: StoppedCall | None, guard: TurnGuard
+) -> dict[str, ToolResult]:
+    """The calls the agent answers itself, without running them: the calls of a reply
+    stopped for a runaway argument, and repeats of a call that succeeded in this turn."""
+    if stopped is not None:
+        return {
+            call.id: ToolResult.error(
+                f"Not run: the call of {stopped.name} was stopped while being written: "
+                f"{stopped.reason}. Make a smaller call (fewer items, shorter text; "
+                "split the work into several calls)."
+                if call.id == stopped.id
+                else f"Not run: the reply was stopped because the call of {stopped.name} "
+                "grew too long. Make this call again if it is still needed."
+            )
+            for call in calls
+        }
+    answers: dict[str, ToolResult] = {}
+    seen: dict[str, str] = {}
+    for call in calls:
+        earlier = guard.repeat_of(call)
+        if earlier is not None:
+            answers[call.id] = guard.refuse_repeat(call, earlier)
+        elif call.is_valid:
+            key = call_key(call.name, call.arguments)
+            if key in seen:
+                answers[call.id] = ToolResult.error(
+                    f"Not run: the same call is already made in this message (call "
+                    f"{seen[key]}); its result is above."
+                )
+            else:
+                seen[key] = call.id
+    return answers
 
 
 def _absorb(

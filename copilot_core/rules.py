@@ -3,6 +3,8 @@ schemas (the web API's request bodies, settings) instead of repeating the number
 
 from __future__ import annotations
 
+from copilot_core._accumulator import Coalescing
+from copilot_core._guards import ArgumentLimit, ArgumentLimits
 from copilot_core.errors import InvalidRequestError
 
 __all__ = [
@@ -14,6 +16,9 @@ __all__ = [
     "TEMPERATURE_MAX",
     "TEMPERATURE_MIN",
     "TITLE_MAX_CHARS",
+    "ArgumentLimit",
+    "ArgumentLimits",
+    "Coalescing",
     "check_message",
     "check_overrides",
 ]

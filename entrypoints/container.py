@@ -87,6 +87,7 @@ from copilot_core.ports import (
     RestorePointStore,
     ToolExecutor,
 )
+from copilot_core.rules import ArgumentLimit, ArgumentLimits, Coalescing
 from entrypoints.settings import Settings
 from entrypoints.skills import SkillsReloader
 
@@ -296,6 +297,25 @@ def skill_dirs(skills_dir: Path | None) -> list[Path]:
     return [Path(skills_dir)] if skills_dir else []
 
 
+def argument_limits(
+    chars: int, items: int, per_tool: dict[str, dict[str, int | None]]
+) -> ArgumentLimits:
+    """The agent's argument limits from the ``agent`` section (a tool's absent bound is
+    the section's)."""
+    return ArgumentLimits(
+        ArgumentLimit(chars, items),
+        {
+            name: ArgumentLimit(limit.get("max_chars") or chars, limit.get("max_items") or items)
+            for name, limit in per_tool.items()
+        },
+    )
+
+
+def tool_call_coalescing(interval: float) -> Coalescing:
+    """``tool_call`` events of a call being written: at most every ``interval`` seconds."""
+    return Coalescing(interval, AgentSettings().tool_call_coalescing.growth if interval else 0.0)
+
+
 def heartbeat(seconds: float) -> float | None:
     """The web adapter's heartbeat: ``None`` (off) for the settings' 0."""
     return seconds or None
@@ -427,6 +447,15 @@ class Core(containers.DeclarativeContainer):
         output_reserve_tokens=config.agent.output_reserve_tokens,
         progress_interval=config.agent.progress_interval,
         max_result_chars=config.agent.max_result_chars,
+        argument_limits=providers.Callable(
+            argument_limits,
+            config.agent.argument_chars,
+            config.agent.argument_items,
+            config.agent.tool_argument_limits,
+        ),
+        tool_call_coalescing=providers.Callable(
+            tool_call_coalescing, config.agent.tool_call_interval
+        ),
     )
     agent = providers.Singleton(
         BuiltinAgent,

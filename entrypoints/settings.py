@@ -191,6 +191,15 @@ class ConsoleSection(_Section):
     )
 
 
+class ArgumentLimitSetting(BaseModel):
+    """One tool's argument limit (an absent bound is the section's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_chars: int | None = Field(default=None, ge=2)
+    max_items: int | None = Field(default=None, ge=1)
+
+
 class AgentSection(_Section):
     """The built-in agent's limits (external agents have theirs in ``agents``)."""
 
@@ -220,6 +229,28 @@ class AgentSection(_Section):
         default=_AGENT.max_result_chars,
         ge=1000,
         description="Characters of one tool result the model reads; a longer one is cut.",
+    )
+    argument_chars: int = Field(
+        default=_AGENT.argument_limits.default.max_chars,
+        ge=2,
+        description="Characters one tool call's arguments may have; a call that grows past "
+        "it is stopped while the model writes it.",
+    )
+    argument_items: int = Field(
+        default=_AGENT.argument_limits.default.max_items,
+        ge=1,
+        description="Items any list in one tool call's arguments may have (stopped the same way).",
+    )
+    tool_argument_limits: dict[str, ArgumentLimitSetting] = Field(
+        default_factory=dict,
+        description='Limits of particular tools, as a JSON object: {"tool": {"max_chars": '
+        'N, "max_items": M}}; the others have argument_chars and argument_items.',
+    )
+    tool_call_interval: float = Field(
+        default=_AGENT.tool_call_coalescing.interval,
+        ge=0,
+        description="Seconds between two tool_call events of a call being written (each "
+        "also waits for the arguments to grow by a quarter); 0 sends every fragment.",
     )
 
 
@@ -558,7 +589,7 @@ def _flag_type(annotation: Any) -> tuple[Callable[[str], Any] | None, Sequence[s
         convert = kind
     elif kind is Path:
         convert = Path
-    elif get_origin(kind) in (tuple, list):
+    elif get_origin(kind) in (tuple, list, dict):
         convert = json.loads
     if nullable:
         return _or_null(convert), None

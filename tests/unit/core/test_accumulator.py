@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import itertools
+import json
+
 import pytest
 
 from copilot_core._accumulator import ToolCallAccumulator
+from copilot_core._guards import ArgumentMeter
 from copilot_core.ports import ToolCallDelta
+from copilot_core.rules import ArgumentLimit, ArgumentLimits, Coalescing
 
 
 def test_a_call_yields_a_first_empty_event_growing_events_and_one_complete_event() -> None:
@@ -96,3 +101,66 @@ def test_finish_is_idempotent_and_fragments_after_it_are_refused() -> None:
 def test_calls_before_finish_is_a_programming_error() -> None:
     with pytest.raises(RuntimeError):
         ToolCallAccumulator().calls()
+
+
+def test_coalesced_events_of_a_long_argument_stream_in_linear_size() -> None:
+    raw = json.dumps({"commands": [f"ping 10.0.0.{n % 250} -c 40" for n in range(80)]})
+    now = [0.0]
+    acc = ToolCallAccumulator(
+        coalescing=Coalescing(interval=0.1, growth=0.25), clock=lambda: now[0]
+    )
+    events = acc.add(ToolCallDelta(0, "a", "run", ""))
+    for char in raw:  # a slow model: one character every 20 ms
+        now[0] += 0.02
+        events += acc.add(ToolCallDelta(0, None, None, char))
+    events += acc.finish()
+    streamed = sum(len(e.arguments) for e in events)
+    assert events[-1].complete and events[-1].arguments == raw
+    assert all(b.arguments.startswith(a.arguments) for a, b in itertools.pairwise(events))
+    assert streamed < 6 * len(raw)  # every fragment reported: about len(raw)**2 / 2
+    assert len(events) < len(raw) // 20
+
+
+def test_without_coalescing_every_fragment_is_reported() -> None:
+    acc = ToolCallAccumulator()
+    events = acc.add(ToolCallDelta(0, "a", "run", "{"))
+    events += acc.add(ToolCallDelta(0, None, None, "}"))
+    assert [e.arguments for e in events] == ["", "{", "{}"]
+
+
+def test_the_meter_counts_list_items_but_not_commas_inside_strings() -> None:
+    meter = ArgumentMeter(ArgumentLimit(max_chars=10_000, max_items=3))
+    assert meter.feed('{"a": ["x, y, z, w", "[1,2,3,4]", {"k": [1, 2, 3]}]') is None
+    assert meter.feed(', "b": [[1, 2], [3], 4]}') is None
+    over = ArgumentMeter(ArgumentLimit(max_items=3))
+    assert over.feed('{"c": ["1", "2",') is None
+    assert over.feed(' "3", "4"') is not None and "3 items" in str(over.exceeded)
+
+
+def test_a_call_past_its_limit_stops_the_accumulator_at_that_fragment() -> None:
+    acc = ToolCallAccumulator(limits=ArgumentLimits(per_tool={"run": ArgumentLimit(max_chars=10)}))
+    acc.add(ToolCallDelta(0, "a", "run", '{"x": '))
+    assert acc.stopped is None
+    assert acc.add(ToolCallDelta(0, None, None, '"0123456789"}')) == []
+    assert (
+        acc.stopped is not None and acc.stopped.id == "a" and "10 characters" in acc.stopped.reason
+    )
+
+
+def test_a_new_id_at_the_same_index_starts_the_next_call() -> None:
+    # Some servers start every parallel call at index 0, each with its own id.
+    acc = ToolCallAccumulator()
+    acc.add(ToolCallDelta(0, "one", "show", '{"n": 1}'))
+    acc.add(ToolCallDelta(0, "two", "show", '{"n": 2}'))
+    acc.add(ToolCallDelta(0, "two", None, ""))  # the same id again: the same call
+    acc.finish()
+    assert [(c.id, c.arguments) for c in acc.calls()] == [("one", {"n": 1}), ("two", {"n": 2})]
+
+
+def test_ids_a_turn_used_already_are_not_given_again() -> None:
+    acc = ToolCallAccumulator(new_id=lambda: "x", taken={"call_0"})
+    acc.add(ToolCallDelta(0, "call_0", "show", "{}"))
+    acc.add(ToolCallDelta(1, "call_0", "show", "{}"))
+    acc.finish()
+    ids = [c.id for c in acc.calls()]
+    assert len(set(ids)) == 2 and "call_0" not in ids

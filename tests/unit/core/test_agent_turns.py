@@ -140,7 +140,8 @@ async def test_a_tool_that_raises_or_overruns_becomes_an_error_result(world: Wor
 async def test_the_step_budget_ends_a_looping_turn_with_a_valid_conversation(world: World) -> None:
     world.agent_settings = AgentSettings(max_llm_calls=3)
     world.tools.add("read", lambda a, c: "ok")
-    world.model.default = tool_reply(("read", {}))
+    pages = itertools.count()  # a new call each time (an identical one is a repeat)
+    world.model.default = lambda messages, tools: tool_reply(("read", {"page": next(pages)}))
     events = await world.turn("loop forever")
     assert len(world.model.calls) == 3
     status = next(e for e in events if e["type"] == "status")
