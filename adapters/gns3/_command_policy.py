@@ -1,9 +1,11 @@
-"""What may be sent to a device: device kinds, the forbidden-command filter, teaching's rule.
+"""What may be sent to a device: the forbidden-command filter and teaching's rule.
 
-The forbidden filter blocks commands that hang a console or harm a lab (``traceroute``
-to a black hole, ``debug all``, ``reload``, ``erase``…) in every mode. Teaching mode
-additionally refuses anything that changes a device (:func:`configuration_reason`).
-Both match case-insensitively on whole leading words, after collapsing whitespace.
+Both read a command the way the device's CLI does (:mod:`adapters.gns3._grammar`):
+abbreviations, aliases and ``@`` expanded, ``do`` taken off, a shell line split into its
+commands. The forbidden filter blocks commands that hang a console or harm a lab
+(``traceroute`` to a black hole, ``debug all``, ``reload``, ``erase``…) in every mode and
+every spelling the device accepts; teaching mode additionally refuses every command not
+known to be read-only on the device's platform (:func:`configuration_reason`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from adapters.gns3._grammar import LABELS, forbidden_match, judge
 from adapters.gns3._platforms import DeviceKind, device_kind_of
 
 __all__ = [
@@ -19,12 +22,14 @@ __all__ = [
     "ForbiddenCommandFilter",
     "configuration_reason",
     "device_kind_of",
+    "teaching_refusal",
 ]
 
 DEFAULT_FORBIDDEN_COMMANDS: tuple[str, ...] = (
     "traceroute",
     "tracepath",
     "tracert",
+    "trace",
     "ping -f",
     "debug",
     "test",
@@ -36,17 +41,11 @@ DEFAULT_FORBIDDEN_COMMANDS: tuple[str, ...] = (
 )
 
 
-def _words(command: str) -> list[str]:
-    return command.strip().lower().split()
-
-
-def _starts_with(words: list[str], prefix: list[str]) -> bool:
-    return len(words) >= len(prefix) and words[: len(prefix)] == prefix
-
-
 @dataclass(frozen=True, slots=True)
 class ForbiddenCommandFilter:
-    """Commands never sent to a device: case-insensitive leading-word prefixes."""
+    """Commands never sent to a device: leading words, matched case-insensitively on the
+    command as the device's platform reads it (every platform's reading when it is not
+    known: :attr:`DeviceKind.GENERIC`)."""
 
     prefixes: tuple[str, ...] = DEFAULT_FORBIDDEN_COMMANDS
 
@@ -60,129 +59,32 @@ class ForbiddenCommandFilter:
                 prefixes.append(" ".join(text.lower().split()))
         return cls(tuple(prefixes))
 
-    def reason(self, command: str) -> str | None:
-        """Why ``command`` is forbidden, or ``None`` when it may be sent."""
-        words = _words(command)
-        for prefix in self.prefixes:
-            if _starts_with(words, prefix.split()):
-                return (
-                    f"'{prefix}' commands are forbidden on lab consoles (they can hang the "
-                    "console or damage the lab); the command was not sent."
-                )
-        return None
+    def reason(
+        self, command: str, kind: DeviceKind = DeviceKind.GENERIC, *, config: bool = False
+    ) -> str | None:
+        """Why ``command`` is forbidden on a ``kind`` device, or ``None`` when it may be sent."""
+        prefix = forbidden_match(command, kind, self.prefixes, config=config)
+        if prefix is None:
+            return None
+        return (
+            f"'{prefix}' commands are forbidden on lab consoles (they can hang the console or "
+            f"damage the lab); {command.strip()!r} is one, as {LABELS[kind]} reads it. The "
+            "command was not sent."
+        )
 
 
-# Teaching mode's read-only rule: leading words that change a device, per kind.
-# A Cisco word matches any abbreviation of at least its minimum length ("conf t", "wr").
-_CISCO_CHANGES: tuple[tuple[str, int], ...] = (
-    ("configure", 4),
-    ("write", 2),
-    ("copy", 4),
-    ("erase", 3),
-    ("delete", 3),
-    ("reload", 3),
-    ("clear", 3),
-    ("no", 2),
-    ("interface", 3),
-    ("hostname", 4),
-    ("shutdown", 4),
-    ("username", 5),
-    ("enable", 6),
-)
-_VPCS_CHANGES = ("ip", "set", "save", "clear", "load", "dhcp", "arp")
-_LINUX_CHANGES: tuple[tuple[str, ...], ...] = (
-    ("ip", "addr", "add"),
-    ("ip", "addr", "del"),
-    ("ip", "address", "add"),
-    ("ip", "address", "del"),
-    ("ip", "link", "set"),
-    ("ip", "route", "add"),
-    ("ip", "route", "del"),
-    ("ifconfig",),
-    ("route", "add"),
-    ("route", "del"),
-    ("sysctl", "-w"),
-    ("iptables",),
-    ("rm",),
-    ("mv",),
-    ("dhclient",),
-    ("udhcpc",),
-    ("reboot",),
-    ("shutdown",),
-)
-
-
-_JUNOS_CHANGES: tuple[tuple[str, int], ...] = (
-    ("configure", 4),
-    ("edit", 4),
-    ("set", 3),
-    ("delete", 3),
-    ("commit", 3),
-    ("rollback", 4),
-    ("load", 4),
-    ("request", 3),
-    ("restart", 4),
-    ("clear", 3),
-    ("file", 4),
-)
-_HUAWEI_CHANGES: tuple[tuple[str, int], ...] = (
-    ("system-view", 3),
-    ("save", 3),
-    ("reset", 3),
-    ("reboot", 3),
-    ("startup", 4),
-    ("undo", 2),
-    ("delete", 3),
-    ("copy", 4),
-    ("move", 4),
-    ("rename", 4),
-    ("format", 4),
-    ("interface", 3),
-    ("sysname", 3),
-)
-
-
-def _abbreviates(first: str, rules: tuple[tuple[str, int], ...]) -> bool:
-    return any(
-        len(first) >= min(minimum, len(word)) and word.startswith(first) for word, minimum in rules
+def teaching_refusal(command: str, kind: DeviceKind, why: str | None) -> str:
+    return (
+        f"{command.strip()!r} was not sent: {why or 'it is not known to be read-only'}; "
+        f"teaching mode only runs read-only commands (on {LABELS[kind]}'s read-only list). "
+        "Explain the change to the student instead, or switch to the lab automation assistant."
     )
 
 
 def configuration_reason(command: str, kind: DeviceKind) -> str | None:
-    """Why teaching mode refuses ``command`` on a ``kind`` device, or ``None``.
-
-    ``enable`` alone is allowed on Cisco (privileged show commands need it);
-    ``enable secret``/``enable password`` are configuration and are refused.
-    """
-    words = _words(command)
-    if not words:
+    """Why teaching mode refuses ``command`` on a ``kind`` device (it is not known to be
+    read-only there), or ``None``."""
+    verdict = judge(command, kind)
+    if not verdict.changes:
         return None
-    refusal = (
-        f"'{command.strip()}' changes the device's configuration; teaching mode only "
-        "runs read-only commands. Explain the change to the student instead, or switch "
-        "to the lab automation assistant."
-    )
-    first = words[0]
-    if kind is DeviceKind.VPCS:
-        return refusal if first in _VPCS_CHANGES else None
-    if kind is DeviceKind.JUNIPER_JUNOS:
-        return refusal if _abbreviates(first, _JUNOS_CHANGES) else None
-    if kind is DeviceKind.HUAWEI_VRP:
-        return refusal if _abbreviates(first, _HUAWEI_CHANGES) else None
-    cisco_like = (DeviceKind.CISCO_IOS, DeviceKind.ARISTA_EOS, DeviceKind.FRR, DeviceKind.GENERIC)
-    if kind in cisco_like:
-        for word, minimum in _CISCO_CHANGES:
-            if word == "enable" and len(words) == 1:
-                continue
-            if len(first) >= min(minimum, len(word)) and word.startswith(first):
-                return refusal
-        if kind in (DeviceKind.CISCO_IOS, DeviceKind.ARISTA_EOS):
-            return None
-    if kind is DeviceKind.GENERIC and (
-        _abbreviates(first, _HUAWEI_CHANGES) or first in ("set", "commit", "delete")
-    ):
-        return refusal
-    for prefix in _LINUX_CHANGES:
-        if _starts_with(words, list(prefix)):
-            return refusal
-    return None
+    return teaching_refusal(command, kind, verdict.reason)
