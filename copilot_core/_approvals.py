@@ -30,8 +30,32 @@ __all__ = [
     "ChangePreview",
     "DecisionOutcome",
     "RestorePoint",
+    "ToolEffect",
     "TurnControl",
 ]
+
+
+class ToolEffect(StrEnum):
+    """What a tool can do at most, as its source declares it.
+
+    The gate decides approval from it and the executor's assessment of each call: under
+    the approval setting ``changes`` every call of a tool that is not ``read_only`` asks,
+    unless the executor assessed that call as changing nothing (``list``, ``get``, a
+    show command). A tool that declares no effect counts as a change (default deny).
+    """
+
+    #: Reads only: the topology, a device's state, a skill.
+    READ_ONLY = "read_only"
+    #: Changes a device's configuration or state through its console.
+    DEVICE_CHANGE = "device_change"
+    #: Changes the topology: nodes, links, link filters, drawings, snapshots.
+    TOPOLOGY_CHANGE = "topology_change"
+    #: Starts, stops, suspends or reloads nodes.
+    NODE_STATE = "node_state"
+    #: Starts or stops a packet capture.
+    CAPTURE = "capture"
+    #: Changes something outside the lab (an MCP server's tool not known to be read-only).
+    EXTERNAL_CHANGE = "external_change"
 
 
 class ApprovalPolicy(StrEnum):
@@ -44,10 +68,11 @@ class ApprovalPolicy(StrEnum):
     #: None: the copilot acts on its own (within its mode).
     NEVER = "never"
 
-    def requires(self, assessment: Assessment) -> bool:
+    def requires(self, effect: ToolEffect | None, assessment: Assessment) -> bool:
+        """Whether a call of a tool declaring ``effect``, assessed so, waits for approval."""
         if self is ApprovalPolicy.ALWAYS:
             return True
-        return self is ApprovalPolicy.CHANGES and assessment.changes
+        return self is ApprovalPolicy.CHANGES and assessment.changes_under(effect)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +94,26 @@ class ChangePreview:
 
 @dataclass(frozen=True, slots=True)
 class Assessment:
-    """A tool executor's view of one call: whether it changes the lab, and how."""
+    """A tool executor's view of one call: whether it changes the lab, and how.
 
-    changes: bool
+    ``changes`` ``None`` means the executor has no view of this call: the tool's
+    declared effect decides (:meth:`changes_under`).
+    """
+
+    changes: bool | None = None
     preview: ChangePreview | None = None
 
     @classmethod
     def read_only(cls) -> Assessment:
         return cls(False)
+
+    def changes_under(self, effect: ToolEffect | None) -> bool:
+        """Whether the call changes something, for a tool declaring ``effect``: the
+        executor's verdict when it gave one, else anything but ``read_only`` (an
+        undeclared effect included) is a change."""
+        if self.changes is not None:
+            return self.changes
+        return effect is not ToolEffect.READ_ONLY
 
 
 @dataclass(frozen=True, slots=True)

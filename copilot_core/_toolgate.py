@@ -7,7 +7,8 @@ for every caller (the built-in agent, an MCP client) and every tool source:
   error result naming the tools that are available;
 * malformed calls (arguments that are not a JSON object) get an error result;
 * approval: the executor assesses each call; when the user's
-  :class:`~copilot_core._approvals.ApprovalPolicy` requires it, the call waits for the
+  :class:`~copilot_core._approvals.ApprovalPolicy` requires it (from the tool's declared
+  :class:`~copilot_core._approvals.ToolEffect` and the assessment), the call waits for the
   user's decision (``ToolContext.approver``) and a rejected call is answered
   ``rejected``, the decision kept with the tool message;
 * the time limit, a cap on the size of a result (a longer one is cut, saying so), and
@@ -74,11 +75,12 @@ class ToolGate:
 
     async def call(self, call: ParsedToolCall, ctx: ToolContext) -> ToolResult:
         """Run one call to its result; ``ctx.abort`` firing answers it ``aborted``."""
-        refusal = self._refusal(call, {spec.name for spec in self.specs(ctx.mode)}, ctx)
+        offered = {spec.name: spec for spec in self.specs(ctx.mode)}
+        refusal = self._refusal(call, offered, ctx)
         if refusal is not None:
             return refusal
         try:
-            return await race_abort(self._execute(call, ctx), ctx.abort, None)
+            return await race_abort(self._execute(call, ctx, offered[call.name]), ctx.abort, None)
         except Aborted:
             return ToolResult.aborted()
 
@@ -92,19 +94,20 @@ class ToolGate:
         order). When ``ctx.abort`` fires, the calls still running are cancelled (not
         awaited: they close their connections on their own time) and end ``aborted``.
         """
-        allowed = {spec.name for spec in self.specs(ctx.mode)}
+        offered = {spec.name: spec for spec in self.specs(ctx.mode)}
         progress = _ProgressRelay(self.progress_interval)
         running: dict[asyncio.Task[ToolResult], ParsedToolCall] = {}
         started: dict[str, float] = {}
         for call in calls:
             yield ToolStartEvent(call.name, call.id)
             started[call.id] = time.monotonic()
-            refusal = self._refusal(call, allowed, ctx)
+            refusal = self._refusal(call, offered, ctx)
             if refusal is not None:
                 yield _end(call, refusal, 0.0)
             else:
                 call_ctx = replace(ctx, progress=progress.reporter(call))
-                running[asyncio.create_task(self._execute(call, call_ctx))] = call
+                task = asyncio.create_task(self._execute(call, call_ctx, offered[call.name]))
+                running[task] = call
         if not running:
             return
 
@@ -140,9 +143,11 @@ class ToolGate:
                 task.cancel()
 
     @staticmethod
-    def _refusal(call: ParsedToolCall, allowed: set[str], ctx: ToolContext) -> ToolResult | None:
-        if call.name not in allowed:
-            names = ", ".join(sorted(allowed)) or "none"
+    def _refusal(
+        call: ParsedToolCall, offered: dict[str, ToolSpec], ctx: ToolContext
+    ) -> ToolResult | None:
+        if call.name not in offered:
+            names = ", ".join(sorted(offered)) or "none"
             return ToolResult.error(
                 f"Tool {call.name!r} is not available in {ctx.mode.value} mode; "
                 f"available tools: {names}."
@@ -155,13 +160,14 @@ class ToolGate:
             )
         return None
 
-    async def _execute(self, call: ParsedToolCall, ctx: ToolContext) -> ToolResult:
-        """Assess the call, have it approved when the policy says so, then run it within
-        the time limit (waiting for a decision does not count against it)."""
+    async def _execute(self, call: ParsedToolCall, ctx: ToolContext, spec: ToolSpec) -> ToolResult:
+        """Assess the call, have it approved when the policy says so (from the tool's
+        declared effect and the assessment), then run it within the time limit (waiting
+        for a decision does not count against it)."""
         decision: ApprovalDecision | None = None
         try:
             assessment = await self._tools.assess(call, ctx)
-            if ctx.approval.requires(assessment):
+            if ctx.approval.requires(spec.effect, assessment):
                 if ctx.approver is None:
                     return ToolResult.error(
                         f"{call.name} needs the user's approval, and no one can approve it here."
@@ -172,7 +178,7 @@ class ToolGate:
                         tool_call_id=call.id,
                         tool_name=call.name,
                         arguments=dict(call.arguments or {}),
-                        preview=assessment.preview or ChangePreview(f"{call.name} will run."),
+                        preview=assessment.preview or _generic_preview(call, spec),
                     )
                 )
                 if not decision.approve:
@@ -215,6 +221,12 @@ class ToolGate:
             result,
             output={"truncated": True, "note": note, "output": text[: self.max_result_chars]},
         )
+
+
+def _generic_preview(call: ParsedToolCall, spec: ToolSpec) -> ChangePreview:
+    """What the card says when the executor described nothing: the tool, its effect."""
+    effect = spec.effect.value if spec.effect is not None else "undeclared effect"
+    return ChangePreview(f"{call.name} will run ({effect}).")
 
 
 def _end(call: ParsedToolCall, result: ToolResult, elapsed: float) -> ToolEndEvent:

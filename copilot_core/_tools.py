@@ -9,13 +9,14 @@ from enum import StrEnum
 from typing import Any
 
 from copilot_core._abort import AbortToken
-from copilot_core._approvals import ApprovalDecision, ApprovalPolicy, ApprovalRequest
+from copilot_core._approvals import ApprovalDecision, ApprovalPolicy, ApprovalRequest, ToolEffect
 from copilot_core._session import CopilotMode
 
 __all__ = [
     "Approver",
     "ParsedToolCall",
     "ToolContext",
+    "ToolEffect",
     "ToolProgress",
     "ToolResult",
     "ToolSpec",
@@ -29,13 +30,15 @@ class ToolSpec:
     """A tool as offered to the model: name, description and JSON-schema parameters.
 
     ``mutates_topology`` tells the agent to re-read the lab topology after a
-    successful call.
+    successful call; ``effect`` is what the tool can do at most (``None``: not
+    declared, which the gate treats as a change).
     """
 
     name: str
     description: str
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     mutates_topology: bool = False
+    effect: ToolEffect | None = None
 
     def to_openai(self) -> dict[str, Any]:
         return {

@@ -40,6 +40,7 @@ from copilot_core._stats import Usage, stamp_usage
 from copilot_core._tools import (
     ParsedToolCall,
     ToolContext,
+    ToolEffect,
     ToolProgress,
     ToolResult,
     ToolSpec,
@@ -92,6 +93,7 @@ __all__ = [
     "ToolCall",
     "ToolCallDelta",
     "ToolContext",
+    "ToolEffect",
     "ToolExecutor",
     "ToolProgress",
     "ToolResult",

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from copilot_core._approvals import Assessment, ChangePreview, RestorePoint
+from copilot_core._approvals import Assessment, ChangePreview, RestorePoint, ToolEffect
 from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core._messages import Message
 from copilot_core._search import excerpt
@@ -222,13 +222,21 @@ class FakeToolExecutor:
         description: str = "",
         parameters: dict[str, Any] | None = None,
         changes: Callable[[dict[str, Any]], ChangePreview] | None = None,
+        effect: ToolEffect | None = None,
     ) -> FakeToolExecutor:
-        """Add a tool; ``changes`` makes its calls changes of the lab, previewed by it."""
+        """Add a tool; ``changes`` makes its calls changes of the lab, previewed by it.
+
+        Its declared ``effect`` is, unless given, ``read_only`` for a tool without
+        ``changes`` and ``device_change`` for one with.
+        """
+        if effect is None:
+            effect = ToolEffect.READ_ONLY if changes is None else ToolEffect.DEVICE_CHANGE
         spec = ToolSpec(
             name,
             description or f"The {name} tool.",
             parameters or {"type": "object", "properties": {}},
             mutates_topology,
+            effect,
         )
         self.tools[name] = FakeTool(spec, handler, frozenset(modes), changes)
         return self

@@ -35,9 +35,12 @@ class McpServerConfig(BaseModel):
     process of the service; ``http`` connects to ``url`` (Streamable HTTP) with
     ``headers`` (secret: never logged, never shown). Its tools are offered to the model
     as ``<name>__<tool>`` in the ``modes`` listed, only those named in ``tools`` (the
-    allow-list; ``["*"]`` allows every tool the server lists). A tool is read-only unless
-    it is named in ``changing`` (``["*"]``: all): only changing tools wait for the user's
-    approval under the default ``changes`` setting (``always`` asks for every call).
+    allow-list; ``["*"]`` allows every tool the server lists). A tool is read-only when
+    the server annotates it ``readOnlyHint: true``, or when it is named in ``read_only``
+    and the server does not say it changes something (``readOnlyHint: false`` or
+    ``destructiveHint: true``); every other tool, and every tool named in ``changing``
+    (``["*"]``: all), is a change (default deny): changes wait for the user's approval
+    under the default ``changes`` setting (``always`` asks for every call).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -68,7 +71,13 @@ class McpServerConfig(BaseModel):
     )
     changing: tuple[str, ...] = Field(
         default=(),
-        description='Tools that change something (they wait for approval); ["*"]: all.',
+        description="Tools that change something (they wait for approval), whatever the "
+        'server says; ["*"]: all.',
+    )
+    read_only: tuple[str, ...] = Field(
+        default=(),
+        description="Tools the server does not annotate readOnlyHint that only read (they "
+        "do not wait for approval under `changes`); a server's own claim of a change wins.",
     )
     timeout: Annotated[float, Field(gt=0, le=3600)] = Field(
         default=30.0,
@@ -102,7 +111,7 @@ class McpServerConfig(BaseModel):
                 raise ValueError("an http server needs a url")
             if self.command is not None or self.env or self.cwd is not None:
                 raise ValueError("command, env and cwd are for stdio servers")
-        for tool in (*self.tools, *self.changing):
+        for tool in (*self.tools, *self.changing, *self.read_only):
             if tool != "*" and namespaced(self.name, tool) is None:
                 raise ValueError(
                     f"{self.name}{NAMESPACE_SEPARATOR}{tool} cannot be a tool name for a model "
@@ -114,7 +123,12 @@ class McpServerConfig(BaseModel):
         return "*" in self.tools or tool in self.tools
 
     def changes(self, tool: str) -> bool:
+        """Whether the operator named ``tool`` a change (whatever the server says)."""
         return "*" in self.changing or tool in self.changing
+
+    def reads_only(self, tool: str) -> bool:
+        """Whether the operator named ``tool`` read-only (unless the server says not)."""
+        return tool != "*" and tool in self.read_only
 
     def describe(self) -> str:
         """Where the server is, without anything that may be secret (arguments, user

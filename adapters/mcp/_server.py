@@ -59,6 +59,7 @@ from copilot_core.ports import (
     ApprovalPolicy,
     ApprovalRequest,
     Principal,
+    ToolEffect,
     ToolProgress,
     render_tool_output,
 )
@@ -202,7 +203,12 @@ class _McpHandlers:
                 schema["properties"] = properties
                 schema["required"] = ["project", *schema.get("required", [])]
             tools.append(
-                types.Tool(name=spec.name, description=spec.description, input_schema=schema)
+                types.Tool(
+                    name=spec.name,
+                    description=spec.description,
+                    input_schema=schema,
+                    annotations=_annotations(spec.effect),
+                )
             )
         return types.ListToolsResult(tools=tools)
 
@@ -611,6 +617,15 @@ def _state(raw: str | None) -> dict[str, Any]:
         if isinstance(value, dict):
             return value
     return {}
+
+
+def _annotations(effect: ToolEffect | None) -> types.ToolAnnotations:
+    """A tool's declared effect as MCP's hints (an undeclared one is a change)."""
+    read_only = effect is ToolEffect.READ_ONLY
+    return types.ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=None if read_only else True,
+    )
 
 
 def _approval_message(request: ApprovalRequest) -> str:

@@ -33,9 +33,9 @@ from mcp.shared.exceptions import MCPError
 
 from adapters.mcp._config import NAMESPACE_SEPARATOR, McpServerConfig, namespaced
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
-from copilot_core.ports import Assessment, ChangePreview
+from copilot_core.ports import Assessment, ChangePreview, ToolEffect
 
-__all__ = ["LinkState", "McpServerLink", "McpServerStatus", "McpToolSource"]
+__all__ = ["LinkState", "McpServerLink", "McpServerStatus", "McpToolSource", "tool_effect"]
 
 log = structlog.get_logger("adapters.mcp")
 
@@ -280,6 +280,24 @@ def _text(blocks: Sequence[types.ContentBlock]) -> str:
     return "\n".join(parts)
 
 
+def tool_effect(config: McpServerConfig, name: str, tool: types.Tool) -> ToolEffect:
+    """The effect of an MCP server's tool: read-only when the server annotates it so
+    (``readOnlyHint``), or the operator does and the server does not claim a change;
+    anything else is a change (default deny), and so is a tool the operator names in
+    ``changing``."""
+    if config.changes(name):
+        return ToolEffect.EXTERNAL_CHANGE
+    hints = tool.annotations
+    if hints is not None and hints.read_only_hint is True:
+        return ToolEffect.READ_ONLY
+    claims_change = hints is not None and (
+        hints.read_only_hint is False or hints.destructive_hint is True
+    )
+    if config.reads_only(name) and not claims_change:
+        return ToolEffect.READ_ONLY
+    return ToolEffect.EXTERNAL_CHANGE
+
+
 def _capped(text: str, limit: int) -> tuple[str, dict[str, Any]]:
     if len(text) <= limit:
         return text, {}
@@ -323,7 +341,12 @@ class McpToolSource:
                     continue
                 about = tool.description or tool.title or tool_name
                 specs.append(
-                    ToolSpec(name, f"[MCP server {link.config.name}] {about}", _schema(tool))
+                    ToolSpec(
+                        name,
+                        f"[MCP server {link.config.name}] {about}",
+                        _schema(tool),
+                        effect=tool_effect(link.config, tool_name, tool),
+                    )
                 )
         return specs
 
@@ -336,9 +359,12 @@ class McpToolSource:
 
     async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
         target = self._target(call.name)
-        if target is None or not target[0].config.changes(target[1]):
+        if target is None:
             return Assessment.read_only()
         link, tool = target
+        listed = link.tools.get(tool)  # (not listed now: the server is down; a change)
+        if listed is not None and tool_effect(link.config, tool, listed) is ToolEffect.READ_ONLY:
+            return Assessment.read_only()
         arguments = ", ".join(f"{k}={v!r}" for k, v in (call.arguments or {}).items())
         return Assessment(
             True,

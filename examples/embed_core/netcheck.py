@@ -67,6 +67,7 @@ from copilot_core.ports import (
     CallOptions,
     LanguageModel,
     ModelOverrides,
+    ToolEffect,
     TurnInfo,
 )
 from copilot_core.testing import InMemoryCheckpointStore
@@ -94,6 +95,7 @@ TCP_PING = ToolSpec(
         "required": ["host", "port"],
         "additionalProperties": False,
     },
+    effect=ToolEffect.READ_ONLY,
 )
 
 

@@ -16,6 +16,9 @@ Its tools:
   for approval tests); answers how many notes there are;
 * ``secret()`` — a tool the tests leave out of the allow-list.
 
+Every tool but ``write_note`` is annotated ``readOnlyHint``; ``write_note`` is not annotated
+(an MCP tool that says nothing is a change).
+
 With ``FAKE_MCP_REQUIRE_HEADER=name:value`` every HTTP request must carry that header
 (configured headers reach the server) or it answers 401. Nothing here listens on anything
 but 127.0.0.1.
@@ -31,32 +34,37 @@ from typing import Any
 import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["build_server", "main"]
 
 
+#: The tools that only read say so; ``write_note`` says nothing (a change, by default).
+_READ_ONLY = ToolAnnotations(readOnlyHint=True)
+
+
 def build_server() -> MCPServer:
     server = MCPServer("fake-tools")
 
-    @server.tool(description="Echo the text back.")
+    @server.tool(description="Echo the text back.", annotations=_READ_ONLY)
     def echo(text: str) -> dict[str, Any]:
         return {"echo": text}
 
-    @server.tool(description="Add two integers.")
+    @server.tool(description="Add two integers.", annotations=_READ_ONLY)
     def add(a: int, b: int) -> int:
         return a + b
 
-    @server.tool(description="Wait this many seconds, then answer.")
+    @server.tool(description="Wait this many seconds, then answer.", annotations=_READ_ONLY)
     async def hang(seconds: float) -> str:
         await anyio.sleep(seconds)
         return f"woke after {seconds:g} s"
 
-    @server.tool(description="A text of this many characters.")
+    @server.tool(description="A text of this many characters.", annotations=_READ_ONLY)
     def big(chars: int) -> str:
         return "x" * chars
 
-    @server.tool(description="Always fails.")
+    @server.tool(description="Always fails.", annotations=_READ_ONLY)
     def fail() -> str:
         raise ToolError("the fake tool failed on purpose")
 
@@ -67,7 +75,7 @@ def build_server() -> MCPServer:
             notes.write(note + "\n")
         return f"{len(path.read_text(encoding='utf-8').splitlines())} notes"
 
-    @server.tool(description="Not on any allow-list.")
+    @server.tool(description="Not on any allow-list.", annotations=_READ_ONLY)
     def secret() -> str:
         return "you should not see this"
 

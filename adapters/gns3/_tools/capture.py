@@ -12,8 +12,9 @@ from adapters.gns3._capture import analyze_pcap
 from adapters.gns3._tools.links import LinkEnds, resolve_ends
 from adapters.gns3._tools.registry import BOTH_MODES, AtMost, CallScope, Gns3Tool, LabAccess
 from adapters.gns3._tools.results import batch, item
-from copilot_core import ToolResult
+from copilot_core import CopilotMode, ToolResult
 from copilot_core.errors import CopilotError
+from copilot_core.ports import ChangePreview, ToolEffect
 
 __all__ = ["capture_tools"]
 
@@ -74,6 +75,20 @@ async def _read_capture(lab: LabAccess, scope: CallScope, link_id: str, seconds:
     return b"".join(chunks)
 
 
+def _captured(args: PacketCapture, mode: CopilotMode) -> ChangePreview | None:
+    if args.action == "analyze":
+        return None  # reads the capture that runs
+    verb = "start" if args.action == "start" else "stop"
+    return ChangePreview(
+        f"{verb} the packet capture on {args.label}",
+        topology=[f"{verb} capturing packets on the link {args.label}"],
+    )
+
+
+def _nothing_kept(args: PacketCapture, preview: ChangePreview) -> None:
+    return None  # a capture changes no configuration: no restore point
+
+
 def capture_tools() -> list[Gns3Tool[Any]]:
     return [
         Gns3Tool(
@@ -85,6 +100,7 @@ def capture_tools() -> list[Gns3Tool[Any]]:
             PacketCapture,
             packet_capture,
             BOTH_MODES,
+            effect=ToolEffect.CAPTURE,
             example={
                 "action": "start",
                 "node1": "R1",
@@ -92,5 +108,7 @@ def capture_tools() -> list[Gns3Tool[Any]]:
                 "node2": "PC1",
                 "port2": "e0",
             },
+            change=_captured,
+            restores=_nothing_kept,
         )
     ]

@@ -34,7 +34,7 @@ from adapters.gns3._tools.registry import (
 )
 from adapters.gns3._tools.results import batch, item
 from copilot_core import CopilotMode, ToolResult
-from copilot_core.ports import ChangePreview
+from copilot_core.ports import ChangePreview, ToolEffect
 
 __all__ = ["command_tools"]
 
@@ -312,6 +312,7 @@ def command_tools() -> list[Gns3Tool[Any]]:
             ShowCommands,
             show_commands,
             BOTH_MODES,
+            effect=ToolEffect.DEVICE_CHANGE,
             example={
                 "device_configs": [{"device_name": "R1", "commands": ["show ip interface brief"]}]
             },
@@ -328,6 +329,7 @@ def command_tools() -> list[Gns3Tool[Any]]:
             ConfigCommands,
             config_commands,
             AUTOMATION_ONLY,
+            effect=ToolEffect.DEVICE_CHANGE,
             example={
                 "device_configs": [
                     {"device_name": "R1", "config_commands": ["interface Gi0/0", "no shutdown"]}
@@ -343,6 +345,7 @@ def command_tools() -> list[Gns3Tool[Any]]:
             ShowCommands,
             vpcs_commands,
             AUTOMATION_ONLY,
+            effect=ToolEffect.DEVICE_CHANGE,
             example={
                 "device_configs": [
                     {"device_name": "PC1", "commands": ["ip 10.0.0.2/24 10.0.0.1", "save"]}

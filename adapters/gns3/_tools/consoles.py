@@ -26,6 +26,7 @@ from adapters.gns3._tools.registry import (
 from adapters.gns3._tools.results import batch, item
 from copilot_core import ToolResult
 from copilot_core.errors import CopilotError
+from copilot_core.ports import ToolEffect
 
 __all__ = ["console_tools", "wait_for_prompt"]
 
@@ -136,6 +137,7 @@ def console_tools() -> list[Gns3Tool[Any]]:
             WaitForConsole,
             wait_for_consoles,
             AUTOMATION_ONLY,
+            effect=ToolEffect.READ_ONLY,
             example={"node_names": ["R1"], "timeout_s": 60},
         )
     ]

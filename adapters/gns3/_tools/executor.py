@@ -48,7 +48,13 @@ from adapters.gns3._tools.skills import skill_tools
 from adapters.gns3._tools.topology import topology_tools
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
 from copilot_core.errors import AuthenticationError, CopilotError
-from copilot_core.ports import Assessment, ChangePreview, RestorePoint, RestorePointStore
+from copilot_core.ports import (
+    Assessment,
+    ChangePreview,
+    RestorePoint,
+    RestorePointStore,
+    ToolEffect,
+)
 
 __all__ = ["CATALOGUE", "Gns3ToolExecutor", "Gns3TopologySource", "gns3_tools"]
 
@@ -134,30 +140,38 @@ class Gns3ToolExecutor:
         return [self._specs[tool.name] for tool in self.registry.offered(mode)]
 
     async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
-        """What the call would change, from its tool's ``change`` preview; a call that
-        cannot run (unknown tool, bad arguments) changes nothing (``execute`` says why)."""
+        """What the call would change, from its tool's preview: a preview is a change, no
+        preview (the tool judged this call) none; a tool that is not read-only and cannot
+        judge the call (no preview function, or one that could not read what it needs)
+        leaves it to its declared effect. A call that cannot run (unknown tool, bad
+        arguments) changes nothing (``execute`` says why)."""
         tool = self.registry.get(call.name)
         if tool is None or call.arguments is None:
             return Assessment.read_only()
         args = tool.parse(call.arguments, self.settings)
         if isinstance(args, ToolResult):
             return Assessment.read_only()
-        preview = await self._preview(tool, args, context)
-        return Assessment.read_only() if preview is None else Assessment(True, preview)
+        judged, preview = await self._preview(tool, args, context)
+        if preview is not None:
+            return Assessment(True, preview)
+        if judged or tool.effect is ToolEffect.READ_ONLY:
+            return Assessment.read_only()
+        return Assessment()
 
     async def _preview(
         self, tool: Gns3Tool[Any], args: Any, context: ToolContext
-    ) -> ChangePreview | None:
-        """The tool's preview of the call; one that must read something (``describe``)
-        falls back to the static one when it cannot."""
+    ) -> tuple[bool, ChangePreview | None]:
+        """Whether the tool could judge the call, and its preview of it; one that must read
+        something (``describe``) falls back to the static one when it cannot."""
         if tool.describe is not None:
             try:
-                return await tool.describe(
-                    self.lab, args, CallScope(context, context.credentials or "")
-                )
+                scope = CallScope(context, context.credentials or "")
+                return True, await tool.describe(self.lab, args, scope)
             except CopilotError:
                 pass
-        return tool.change(args, context.mode)
+        if tool.change is None:
+            return False, None
+        return True, tool.change(args, context.mode)
 
     async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
         tool = self.registry.get(call.name)
@@ -176,7 +190,7 @@ class Gns3ToolExecutor:
         scope = CallScope(context, context.credentials or "")
         try:
             if context.approved is not None:
-                preview = await self._preview(tool, args, context)
+                _, preview = await self._preview(tool, args, context)
                 if preview is not None:
                     return await self._change(tool, args, scope, call, preview)
             return await tool.run(self.lab, args, scope)
@@ -192,6 +206,9 @@ class Gns3ToolExecutor:
         preview: ChangePreview,
     ) -> ToolResult:
         """An approved change: a restore point first, then the change, named in its result."""
+        kept = tool.restores(args, preview)
+        if kept is None:  # nothing a rollback could put back
+            return await tool.run(self.lab, args, scope)
         if self.lab.restore_points is None:
             result = await tool.run(self.lab, args, scope)
             return _with_restore_point(
@@ -201,7 +218,7 @@ class Gns3ToolExecutor:
             point = await take_restore_point(
                 self.lab,
                 scope,
-                tool.restores(args, preview),
+                kept,
                 tool_call_id=call.id,
                 tool_name=call.name,
                 preview=preview,

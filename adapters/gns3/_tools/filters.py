@@ -20,7 +20,7 @@ from adapters.gns3._tools.registry import BOTH_MODES, CallScope, Gns3Tool, LabAc
 from adapters.gns3._tools.results import batch, item
 from copilot_core import CopilotMode, ToolResult
 from copilot_core.errors import CopilotError
-from copilot_core.ports import ChangePreview
+from copilot_core.ports import ChangePreview, ToolEffect
 
 __all__ = ["filter_tools"]
 
@@ -243,6 +243,7 @@ def filter_tools() -> list[Gns3Tool[Any]]:
             LinkFilters,
             link_filters,
             BOTH_MODES,
+            effect=ToolEffect.TOPOLOGY_CHANGE,
             example={
                 "node1": "R1",
                 "node2": "R2",

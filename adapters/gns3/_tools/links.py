@@ -20,7 +20,7 @@ from adapters.gns3._tools.registry import (
 from adapters.gns3._tools.results import batch, item
 from copilot_core import CopilotMode, ToolResult
 from copilot_core.errors import CopilotError
-from copilot_core.ports import ChangePreview
+from copilot_core.ports import ChangePreview, ToolEffect
 
 __all__ = ["LinkEnds", "LinkRef", "find_link", "in_use_note", "link_tools", "resolve_ends"]
 
@@ -218,6 +218,7 @@ def link_tools() -> list[Gns3Tool[Any]]:
             CreateLinks,
             create_links,
             BOTH_MODES,
+            effect=ToolEffect.TOPOLOGY_CHANGE,
             example={"links": [{"node1": "R1", "port1": "Gi0/0", "node2": "PC1", "port2": "e0"}]},
             mutates_topology=True,
             change=_linked,
@@ -229,6 +230,7 @@ def link_tools() -> list[Gns3Tool[Any]]:
             DeleteLinks,
             delete_links,
             AUTOMATION_ONLY,
+            effect=ToolEffect.TOPOLOGY_CHANGE,
             example={"links": [{"node1": "R1", "node2": "R2"}]},
             mutates_topology=True,
             change=_unlinked,

@@ -23,7 +23,7 @@ from adapters.gns3._tools.results import batch, item
 from adapters.gns3._tools.topology import NoArguments
 from copilot_core import CopilotMode, ToolResult
 from copilot_core.errors import CopilotError
-from copilot_core.ports import ChangePreview
+from copilot_core.ports import ChangePreview, ToolEffect
 
 __all__ = ["NodeNames", "node_tools"]
 
@@ -405,6 +405,12 @@ def _deleted(args: NodeNames, mode: CopilotMode) -> ChangePreview:
     )
 
 
+def _started_all(args: NoArguments, mode: CopilotMode) -> ChangePreview:
+    return ChangePreview(
+        "start every node of the project", topology=["start every stopped or suspended node"]
+    )
+
+
 def _stopped_all(args: NoArguments, mode: CopilotMode) -> ChangePreview:
     return ChangePreview(
         "stop every node of the project",
@@ -434,6 +440,7 @@ def node_tools() -> list[Gns3Tool[Any]]:
             CreateNodes,
             create_nodes,
             BOTH_MODES,
+            effect=ToolEffect.TOPOLOGY_CHANGE,
             example={"nodes": [{"template_name": "VPCS", "name": "PC1"}]},
             mutates_topology=True,
             change=_created,
@@ -445,8 +452,10 @@ def node_tools() -> list[Gns3Tool[Any]]:
             NodeNames,
             start_nodes,
             BOTH_MODES,
+            effect=ToolEffect.NODE_STATE,
             example=_NAMES_EXAMPLE,
             mutates_topology=True,
+            change=_acting("start"),
         ),
         Gns3Tool(
             "update_gns3_node_name",
@@ -454,6 +463,7 @@ def node_tools() -> list[Gns3Tool[Any]]:
             RenameNodes,
             rename_nodes,
             BOTH_MODES,
+            effect=ToolEffect.TOPOLOGY_CHANGE,
             example={"nodes": [{"node_name": "PC1", "new_name": "Client"}]},
             mutates_topology=True,
             change=_renamed,
@@ -464,6 +474,7 @@ def node_tools() -> list[Gns3Tool[Any]]:
             NodeNames,
             stop_nodes,
             AUTOMATION_ONLY,
+            effect=ToolEffect.NODE_STATE,
             example=_NAMES_EXAMPLE,
             mutates_topology=True,
             change=_acting("stop"),
@@ -475,6 +486,7 @@ def node_tools() -> list[Gns3Tool[Any]]:
             NodeNames,
             suspend_nodes,
             AUTOMATION_ONLY,
+            effect=ToolEffect.NODE_STATE,
             example=_NAMES_EXAMPLE,
             mutates_topology=True,
             change=_acting("suspend"),
@@ -486,6 +498,7 @@ def node_tools() -> list[Gns3Tool[Any]]:
             NodeNames,
             delete_nodes,
             AUTOMATION_ONLY,
+            effect=ToolEffect.TOPOLOGY_CHANGE,
             example={"node_names": ["PC3"]},
             mutates_topology=True,
             change=_deleted,
@@ -498,8 +511,10 @@ def node_tools() -> list[Gns3Tool[Any]]:
             NoArguments,
             start_all_nodes,
             AUTOMATION_ONLY,
+            effect=ToolEffect.NODE_STATE,
             example={},
             mutates_topology=True,
+            change=_started_all,
         ),
         Gns3Tool(
             "stop_all_gns3_nodes",
@@ -508,6 +523,7 @@ def node_tools() -> list[Gns3Tool[Any]]:
             NoArguments,
             stop_all_nodes,
             AUTOMATION_ONLY,
+            effect=ToolEffect.NODE_STATE,
             example={},
             mutates_topology=True,
             change=_stopped_all,

@@ -27,7 +27,7 @@ from adapters.gns3._tools.registry import (
 from adapters.gns3._tools.results import batch, item
 from copilot_core import CopilotMode, ToolResult
 from copilot_core.errors import CopilotError
-from copilot_core.ports import ChangePreview
+from copilot_core.ports import ChangePreview, ToolEffect
 
 __all__ = ["project_tools"]
 
@@ -134,8 +134,13 @@ async def snapshots(lab: LabAccess, args: Snapshots, scope: CallScope) -> ToolRe
 
 
 def _snapshot_change(args: Snapshots, mode: CopilotMode) -> ChangePreview | None:
-    if args.action != "restore" or mode is CopilotMode.TEACHING_ASSISTANT:
-        return None
+    if args.action == "list" or mode is CopilotMode.TEACHING_ASSISTANT:
+        return None  # (teaching mode refuses the others)
+    if args.action == "create":
+        return ChangePreview(
+            f"create snapshot {args.name}",
+            topology=[f"take GNS3 snapshot {args.name} of the whole project"],
+        )
     return ChangePreview(
         f"restore snapshot {args.name}",
         topology=[
@@ -146,7 +151,9 @@ def _snapshot_change(args: Snapshots, mode: CopilotMode) -> ChangePreview | None
     )
 
 
-def _everything(args: Snapshots, preview: ChangePreview) -> RestoreScope:
+def _everything(args: Snapshots, preview: ChangePreview) -> RestoreScope | None:
+    if args.action == "create":
+        return None  # a snapshot taken changes nothing a rollback could put back
     return RestoreScope(every_node=True, topology=True)
 
 
@@ -244,6 +251,7 @@ def project_tools() -> list[Gns3Tool[Any]]:
             Snapshots,
             snapshots,
             BOTH_MODES,
+            effect=ToolEffect.TOPOLOGY_CHANGE,
             example={"action": "create", "name": "before-ospf"},
             mutates_topology=True,
             change=_snapshot_change,
@@ -256,6 +264,7 @@ def project_tools() -> list[Gns3Tool[Any]]:
             Annotate,
             annotate,
             AUTOMATION_ONLY,
+            effect=ToolEffect.TOPOLOGY_CHANGE,
             example={"kind": "text", "text": "OSPF area 0", "near": "R1"},
             change=_annotated,
         ),

@@ -36,7 +36,7 @@ from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._parsing import ShowParser
 from adapters.gns3._skills import SkillLibrary
 from copilot_core import CopilotMode, ToolContext, ToolResult, ToolSpec
-from copilot_core.ports import ChangePreview, RestorePointStore
+from copilot_core.ports import ChangePreview, RestorePointStore, ToolEffect
 
 __all__ = [
     "AUTOMATION_ONLY",
@@ -242,10 +242,6 @@ Handler = Callable[[LabAccess, ArgsT, CallScope], Awaitable[ToolResult]]
 Describer = Callable[[LabAccess, ArgsT, CallScope], Awaitable[ChangePreview | None]]
 
 
-def _no_change(args: Any, mode: CopilotMode) -> ChangePreview | None:
-    return None
-
-
 def _scope_of_preview(args: Any, preview: ChangePreview) -> RestoreScope:
     return RestoreScope.of(preview)
 
@@ -254,13 +250,17 @@ def _scope_of_preview(args: Any, preview: ChangePreview) -> RestoreScope:
 class Gns3Tool(Generic[ArgsT]):
     """One tool: its name, description, argument model, handler and policy.
 
-    ``modes`` are the copilot modes that offer it; ``mutates_topology`` tells the agent
-    to re-read the topology after a success; ``needs_gns3`` is false for tools that work
-    without the caller's GNS3 token; ``change(args, mode)`` previews what a call would
-    change in the lab, for the user to approve (``None``: nothing); ``describe`` does it
-    instead when the preview needs to read something (a restore point); ``restores(args,
+    ``modes`` are the copilot modes that offer it; ``effect`` is what it can do at most
+    (the core's :class:`~copilot_core.ports.ToolEffect`: every tool declares one);
+    ``mutates_topology`` tells the agent to re-read the topology after a success;
+    ``needs_gns3`` is false for tools that work without the caller's GNS3 token;
+    ``change(args, mode)`` previews what a call would change in the lab, for the user to
+    approve (``None``: this call changes nothing); ``describe`` does it instead when the
+    preview needs to read something (a restore point). A tool that is not read-only and
+    has neither counts as changing on every call; ``restores(args,
     preview)`` says what the restore point taken before an approved call keeps (by
-    default: the preview's devices, and the topology when it changes); ``example`` is a
+    default: the preview's devices, and the topology when it changes; ``None``: nothing
+    to keep, as for a packet capture, so no restore point); ``example`` is a
     valid argument object shown when a call's arguments are invalid.
     """
 
@@ -270,11 +270,12 @@ class Gns3Tool(Generic[ArgsT]):
     handler: Handler[ArgsT]
     modes: frozenset[CopilotMode]
     example: JSON
+    effect: ToolEffect
     mutates_topology: bool = False
     needs_gns3: bool = True
-    change: Callable[[ArgsT, CopilotMode], ChangePreview | None] = _no_change
+    change: Callable[[ArgsT, CopilotMode], ChangePreview | None] | None = None
     describe: Describer[ArgsT] | None = None
-    restores: Callable[[ArgsT, ChangePreview], RestoreScope] = _scope_of_preview
+    restores: Callable[[ArgsT, ChangePreview], RestoreScope | None] = _scope_of_preview
 
     def spec(self, lab: LabAccess) -> ToolSpec:
         """The tool as offered to a model; its description may quote ``{settings.x}`` and
@@ -284,6 +285,7 @@ class Gns3Tool(Generic[ArgsT]):
             self.description.format(settings=lab.settings, runner=lab.runner),
             openai_schema(self.arguments, lab.settings),
             mutates_topology=self.mutates_topology,
+            effect=self.effect,
         )
 
     def parse(self, arguments: JSON, settings: Gns3ToolSettings) -> ArgsT | ToolResult:

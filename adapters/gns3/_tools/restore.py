@@ -40,7 +40,7 @@ from adapters.gns3._tools.results import batch, item
 from adapters.gns3._topology_state import capture_topology, restore_topology
 from copilot_core import ToolResult
 from copilot_core.errors import CopilotError, SessionNotFoundError
-from copilot_core.ports import ChangePreview, RestorePoint
+from copilot_core.ports import ChangePreview, RestorePoint, ToolEffect
 
 __all__ = [
     "NoConversationError",
@@ -601,6 +601,7 @@ def restore_tools() -> list[Gns3Tool[Any]]:
             RestorePointAction,
             restore_points,
             AUTOMATION_ONLY,
+            effect=ToolEffect.TOPOLOGY_CHANGE,
             example={"action": "rollback", "restore_point_id": "3f0c…"},
             mutates_topology=True,
             describe=_rollback_preview,

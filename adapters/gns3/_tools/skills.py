@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from adapters.gns3._tools.registry import BOTH_MODES, CallScope, Gns3Tool, LabAccess, ToolArguments
 from copilot_core import ToolResult
+from copilot_core.ports import ToolEffect
 
 __all__ = ["skill_tools"]
 
@@ -52,6 +53,7 @@ def skill_tools() -> list[Gns3Tool[Any]]:
             DeviceSkills,
             device_skills,
             BOTH_MODES,
+            effect=ToolEffect.READ_ONLY,
             example={"action": "get", "device_type": "vpcs", "topic": "basics"},
             needs_gns3=False,
         )

@@ -12,6 +12,7 @@ from adapters.gns3._tools.registry import (
     ToolArguments,
 )
 from copilot_core import ToolResult
+from copilot_core.ports import ToolEffect
 
 __all__ = ["NoArguments", "topology_tools"]
 
@@ -55,6 +56,7 @@ def topology_tools() -> list[Gns3Tool[NoArguments]]:
             NoArguments,
             read_topology,
             BOTH_MODES,
+            effect=ToolEffect.READ_ONLY,
             example={},
         ),
         Gns3Tool(
@@ -63,6 +65,7 @@ def topology_tools() -> list[Gns3Tool[NoArguments]]:
             NoArguments,
             list_templates,
             BOTH_MODES,
+            effect=ToolEffect.READ_ONLY,
             example={},
         ),
     ]

@@ -73,11 +73,10 @@ async def test_topology_changes_are_listed_one_line_each() -> None:
     assert list(renamed.preview.topology) == ["rename PC1 to H1"]
 
 
-async def test_reading_starting_skills_and_bad_calls_change_nothing() -> None:
+async def test_reading_skills_and_bad_calls_change_nothing() -> None:
     calls: list[tuple[str, dict[str, Any]]] = [
         ("gns3_topology_reader", {}),
         ("get_gns3_templates", {}),
-        ("start_gns3_node", {"node_names": ["R1"]}),
         ("device_skills", {}),
         ("create_gns3_node", {"nodes": "not a list"}),  # execute reports the bad argument
         ("no_such_tool", {}),
@@ -130,8 +129,7 @@ async def test_link_filters_change_the_link_only_when_set_or_cleared_in_lab_auto
 async def test_reads_of_the_new_tools_change_nothing() -> None:
     calls: list[tuple[str, dict[str, Any]]] = [
         ("gns3_snapshots", {"action": "list"}),
-        ("gns3_snapshots", {"action": "create", "name": "x"}),  # the lab itself is unchanged
-        ("start_all_gns3_nodes", {}),
+        ("packet_capture", CAPTURE | {"action": "analyze"}),  # reads the running capture
         ("wait_for_console", {"node_names": ["R1"]}),
         ("restore_point", {"action": "list"}),
         # Without a store to read it from, a rollback has nothing to preview: execute says so.
@@ -139,3 +137,33 @@ async def test_reads_of_the_new_tools_change_nothing() -> None:
     ]
     for name, args in calls:
         assert not (await assess(name, args)).changes, name
+
+
+CAPTURE = {"node1": "R1", "port1": "Gi0/0", "node2": "PC1", "port2": "e0"}
+
+
+async def test_node_state_snapshots_and_captures_are_changes_previewed_one_line_each() -> None:
+    expected: list[tuple[str, dict[str, Any], list[str]]] = [
+        ("start_gns3_node", {"node_names": ["R1", "PC1"]}, ["start R1", "start PC1"]),
+        ("start_all_gns3_nodes", {}, ["start every stopped or suspended node"]),
+        ("suspend_gns3_node", {"node_names": ["R1"]}, ["suspend R1"]),
+        (
+            "gns3_snapshots",
+            {"action": "create", "name": "base"},
+            ["take GNS3 snapshot base of the whole project"],
+        ),
+        (
+            "packet_capture",
+            CAPTURE | {"action": "start"},
+            ["start capturing packets on the link R1 Gi0/0 <-> PC1 e0"],
+        ),
+        (
+            "packet_capture",
+            CAPTURE | {"action": "stop"},
+            ["stop capturing packets on the link R1 Gi0/0 <-> PC1 e0"],
+        ),
+    ]
+    for name, args, lines in expected:
+        assessed = await assess(name, args)
+        assert assessed.changes, name
+        assert assessed.preview is not None and list(assessed.preview.topology) == lines, name
