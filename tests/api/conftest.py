@@ -28,7 +28,13 @@ from adapters.web.testing import (
     StaticProjectGate,
 )
 from copilot_core import BuiltinAgent, ChatService, ChatSettings, ModelSelection
-from copilot_core.ports import AgentBackend, Authenticator, CheckpointStore, Principal
+from copilot_core.ports import (
+    AgentBackend,
+    Authenticator,
+    CheckpointStore,
+    LanguageModel,
+    Principal,
+)
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -146,9 +152,11 @@ async def run_service(
     model_catalog: ModelCatalog | None = None,
     with_models: bool = True,
     with_skills: bool = True,
+    language_model: LanguageModel | None = None,
 ) -> AsyncIterator[Service]:
     """The service around the core's fakes; ``store`` and ``authenticator`` replace the
-    in-memory store and the static token map (by a real SQLite store, say)."""
+    in-memory store and the static token map (by a real SQLite store, say);
+    ``language_model`` replaces the scripted model (by the real adapter over HTTP)."""
     clock = SteppingClock()
     ids = SequentialUuids()
     store = store or InMemoryCheckpointStore()
@@ -157,7 +165,7 @@ async def run_service(
     agent = BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)
     title_model = ScriptedLanguageModel(default=text_reply("Lab help"))
     models = StaticModelProvider(
-        ModelSelection(model, title_model=title_model) if configured else None
+        ModelSelection(language_model or model, title_model=title_model) if configured else None
     )
     chat = ChatService(
         store,

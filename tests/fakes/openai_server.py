@@ -73,7 +73,8 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class ToolCallScript:
     """One tool call of a reply; ``arguments`` as an object or verbatim JSON text
-    (to script malformed arguments). ``fragment`` is the argument characters per chunk."""
+    (to script malformed arguments). ``fragment`` is the argument characters per chunk;
+    ``id`` ``None`` sends ``call_<index>``, ``""`` sends no id at all."""
 
     name: str
     arguments: dict[str, Any] | str = field(default_factory=dict)
@@ -561,7 +562,7 @@ async def _send_json(
 
 
 def _call_id(call: ToolCallScript, index: int) -> str:
-    return call.id or f"call_{index}"
+    return call.id if call.id is not None else f"call_{index}"
 
 
 def _finish_reason(reply: Reply) -> str:
@@ -596,14 +597,15 @@ def _stream_payloads(request: RecordedRequest, reply: Reply) -> list[str]:
     per_call: list[list[dict[str, Any]]] = []
     for index, call in enumerate(reply.tool_calls):
         raw = call.raw_arguments()
-        fragments: list[dict[str, Any]] = [
-            {
-                "index": index,
-                "id": _call_id(call, index),
-                "type": "function",
-                "function": {"name": call.name, "arguments": ""},
-            }
-        ]
+        first: dict[str, Any] = {
+            "index": index,
+            "id": _call_id(call, index),
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
+        if not first["id"]:  # id="": a server that sends none
+            del first["id"]
+        fragments: list[dict[str, Any]] = [first]
         size = max(1, call.fragment)
         fragments.extend(
             {"index": index, "function": {"arguments": raw[i : i + size]}}
