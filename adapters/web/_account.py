@@ -141,7 +141,12 @@ class AccountController(Controller):
     ) -> CapabilitiesBody:
         """Spec 002's capabilities of the default agent, with every available agent and
         the MCP servers the built-in agent uses as tool sources."""
-        return CapabilitiesBody.of(chat.default_agent().capabilities(), _agents(chat), mcp_servers)
+        return CapabilitiesBody.of(
+            chat.default_agent().capabilities(),
+            _agents(chat),
+            mcp_servers,
+            default_copilot_mode=chat.settings.default_mode.value,
+        )
 
     @get("/agents", operation_id="listAgents")
     async def agents(self, chat: Injected[ChatService]) -> AgentsBody:

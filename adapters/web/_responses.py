@@ -272,6 +272,9 @@ class CapabilitiesBody(CapabilitiesFlags, kw_only=True):
 
     agents: list[AgentSummary]
     mcp_servers: list[McpServerBody] = msgspec.field(default_factory=list)
+    #: The mode a new chat runs in when neither the request nor the user's settings
+    #: name one (the page's "Default" says which it is).
+    default_copilot_mode: str = "teaching_assistant"
 
     @classmethod
     def of(
@@ -279,10 +282,12 @@ class CapabilitiesBody(CapabilitiesFlags, kw_only=True):
         capabilities: AgentCapabilities,
         agents: list[AgentBody],
         mcp_servers: Sequence[Mapping[str, Any]] = (),
+        default_copilot_mode: str = "teaching_assistant",
     ) -> CapabilitiesBody:
         flags = CapabilitiesFlags.from_capabilities(capabilities)
         return cls(
             **msgspec.structs.asdict(flags),
+            default_copilot_mode=default_copilot_mode,
             agents=[AgentSummary(id=a.id, name=a.name, description=a.description) for a in agents],
             mcp_servers=[msgspec.convert(dict(server), McpServerBody) for server in mcp_servers],
         )

@@ -9,7 +9,7 @@ fields would want an enum instance: :data:`Mode` takes the JSON string instead.
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import (
@@ -42,6 +42,7 @@ __all__ = [
     "ChatRequest",
     "DecisionRequest",
     "LLMConfigBody",
+    "LLMProvider",
     "Mode",
     "Policy",
     "RenameRequest",
@@ -231,14 +232,33 @@ class DecisionRequest(StrictBody):
     )
 
 
+class LLMProvider(StrEnum):
+    """The LLM providers a user may store (the LLM adapter's list: a test keeps the two
+    equal). An enum in the schema, so a client knows every accepted name."""
+
+    OPENAI = "openai"
+    OPENAI_COMPATIBLE = "openai_compatible"
+    DEEPSEEK = "deepseek"
+    OLLAMA = "ollama"
+    VLLM = "vllm"
+    LMSTUDIO = "lmstudio"
+    LEMONADE = "lemonade"
+    ANTHROPIC = "anthropic"
+    OLLAMA_NATIVE = "ollama_native"
+
+
+#: An LLM provider, sent as its name.
+Provider = Annotated[LLMProvider, _from_value(LLMProvider)]
+
+
 class LLMConfigBody(StrictBody):
     """The caller's LLM settings. ``api_key`` is write-only: it is never returned."""
 
-    provider: str = Field(
-        min_length=1,
-        max_length=64,
-        description="openai, openai_compatible (needs base_url), deepseek, ollama, vllm, "
-        "lmstudio, lemonade; another name is a 422 that lists them.",
+    provider: Provider = Field(
+        description="openai (OpenAI, or any OpenAI-compatible server at base_url), "
+        "openai_compatible (needs base_url), deepseek, ollama, vllm, lmstudio, lemonade "
+        "(OpenAI-compatible servers with their usual local address as default), anthropic "
+        "or ollama_native (their own protocols).",
     )
     model: str = Field(min_length=1, max_length=200)
     base_url: str | None = Field(

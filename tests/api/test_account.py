@@ -90,6 +90,33 @@ async def test_bad_llm_config_is_422_and_changes_nothing(service: Service) -> No
     assert service.llm_config.settings == {}
 
 
+async def test_the_schema_lists_every_provider_the_service_accepts_and_no_other(
+    service: Service,
+) -> None:
+    """``provider`` is an enum in the OpenAPI document, equal to the LLM adapter's list: a
+    name the schema allows is stored, one it does not is a 422 that lists them (it was a
+    free string that the service then refused: Schemathesis found the 422, issue 29)."""
+    from adapters.llm import NATIVE_PROVIDERS, OPENAI_COMPATIBLE_PROVIDERS
+
+    async with service.client() as client:
+        document = (await client.get("/schema/openapi.json")).json()
+        schema = document["components"]["schemas"]["LLMConfigBody"]["properties"]["provider"]
+        if "$ref" in schema:
+            schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+        listed = schema["enum"]
+        assert sorted(listed) == sorted([*OPENAI_COMPATIBLE_PROVIDERS, *NATIVE_PROVIDERS])
+        for provider in listed:
+            body = {"provider": provider, "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+            stored = await client.put("/v3/copilot/llm-config", json=body)
+            assert stored.status_code == 200, (provider, stored.text)
+        refused = await client.put(
+            "/v3/copilot/llm-config", json={"provider": "oracle", "model": "m"}
+        )
+    assert refused.status_code == 422
+    assert "openai_compatible" in refused.json()["detail"]
+    assert service.llm_config.settings["u-alice"]["provider"] == listed[-1]
+
+
 async def test_delete_llm_config(service: Service) -> None:
     async with service.client() as client:
         await client.put("/v3/copilot/llm-config", json=SETTINGS)

@@ -53,7 +53,7 @@ class ServedCopilot:
 
 @contextmanager
 def serve_copilot(
-    gns3_url: str, root: Path, env: Mapping[str, str] | None = None, ready_within: float = 60
+    gns3_url: str, root: Path, env: Mapping[str, str] | None = None, ready_within: float = 180
 ) -> Iterator[ServedCopilot]:
     port = free_port()
     log = root / "service.log"

@@ -299,7 +299,27 @@ def test_an_unconfigured_llm_is_explained_in_place_with_a_way_to_fix_it(
         expect(error).to_contain_text("Check your LLM settings")
         expect(page.get_by_label("Message", exact=True)).to_have_value("hello?")  # kept
         error.get_by_role("button", name="Open LLM settings").click()
-        expect(page.locator("#settings-intro")).to_contain_text("No LLM is configured")
+        intro = page.locator("#settings-intro")
+        expect(intro).to_contain_text("No LLM is configured")
+        # The dialog offers every provider the service takes, says when a base URL is
+        # needed, and which mode "Default" is (issue 29, item 6).
+        dialog = page.locator("#settings-dialog")
+        offered = dialog.locator("#providers option").evaluate_all("els => els.map(e => e.value)")
+        assert {"openai_compatible", "anthropic", "ollama_native", "openai"} <= set(offered)
+        base_url = dialog.locator("label[for=base_url]")
+        expect(base_url).not_to_contain_text("optional")
+        expect(base_url).to_contain_text("required for openai_compatible")
+        expect(dialog.locator("#copilot_mode option").first).to_have_text(
+            "Default (teaching assistant)"
+        )
+        dialog.get_by_label("Provider").fill("openai")
+        dialog.get_by_label("Model").fill("gpt-ui")
+        dialog.locator("#base_url").fill(llm.base_url)
+        dialog.get_by_label("API key (write-only)").fill(API_KEY)
+        dialog.get_by_role("button", name="Save").click()
+        expect(page.locator("#settings-result")).to_contain_text("Saved: openai / gpt-ui")
+        # Saved: the dialog no longer says that nothing is configured.
+        expect(intro).not_to_contain_text("No LLM is configured")
     finally:
         with service.api(configured.token) as api:
             restored = api.put(

@@ -281,15 +281,24 @@ async function checkLlm(where) {
 }
 
 // ------------------------------------------------------------------ agents
+const MODE_NAMES = {
+  teaching_assistant: "teaching assistant",
+  lab_automation_assistant: "lab automation",
+};
+
 async function loadAgents() {
+  let capabilities = null;
   try {
-    const capabilities = await call("GET", "/capabilities");
+    capabilities = await call("GET", "/capabilities");
     state.agents = capabilities.agents || [];
   } catch {
     state.agents = [];
   }
   const select = $("agent-select");
   select.replaceChildren(...state.agents.map((a) => new Option(a.name || a.id, a.id)));
+  // The settings' "Default" mode says which mode that is.
+  const mode = capabilities?.default_copilot_mode;
+  if (mode) $("copilot-mode-default").textContent = `Default (${MODE_NAMES[mode] || mode})`;
   $("agent-field").hidden = state.agents.length < 2;
 }
 
@@ -920,6 +929,7 @@ async function saveSettings() {
   if (stored.api_key_set) $("api-key").placeholder = "A key is stored; leave empty to keep it";
   result.textContent = `Saved: ${stored.provider} / ${stored.model}.`;
   result.dataset.kind = "ok";
+  $("settings-intro").textContent = "Your LLM settings (stored for your GNS3 account).";
   state.llmConfigured = true;
   document.querySelector(".llm-missing")?.remove();
   loadModels();
