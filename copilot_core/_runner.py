@@ -211,6 +211,12 @@ class _LiveTurn:
         return self.control.abort
 
 
+def _approval(request: TurnRequest, selection: ModelSelection | None) -> ApprovalPolicy:
+    """The user's approval setting, raised to the least the operator's policy allows."""
+    approval = selection.approval if selection is not None else ApprovalPolicy.NEVER
+    return approval if request.limits is None else request.limits.floor_approval(approval)
+
+
 class TurnRunner:
     """Starts, drives, attaches to, aborts and shuts down turns (see the module docstring)."""
 
@@ -278,6 +284,8 @@ class TurnRunner:
                 or (selection.copilot_mode if selection else None)
                 or self.settings.default_mode
             )
+            if request.limits is not None:  # the operator's policy: at most its mode
+                mode = request.limits.cap_mode(mode)
             now = self._clock.now()
             user_message = Message.user(self._ids.new_id(), query, now)
             if session is None:  # created with its first message: one write
@@ -324,7 +332,7 @@ class TurnRunner:
                 mode=mode,
                 abort=turn.abort,
                 credentials=request.credentials,
-                approval=selection.approval if selection is not None else ApprovalPolicy.NEVER,
+                approval=_approval(request, selection),
                 approver=functools.partial(self._approve, turn),
             ),
             model=selection,

@@ -4,11 +4,15 @@ where it stands, and how it ended."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from copilot_core._messages import Message
 from copilot_core._session import CopilotMode
 from copilot_core._stats import TurnStats
 from copilot_core.events import TurnEvent
+
+if TYPE_CHECKING:
+    from copilot_core.policy import UserLimits
 
 __all__ = ["TurnInfo", "TurnRequest", "TurnResult", "TurnState"]
 
@@ -29,6 +33,9 @@ class TurnRequest:
     #: Edit or regenerate: the id of the session's last user message; it and everything
     #: after it are dropped (and taken off the counters) before this message is answered.
     replace_from: str | None = None
+    #: The user's limits under the operator's policy: a mode above ``max_mode`` runs at
+    #: it, an approval setting below ``min_approval`` is raised to it (``None``: none).
+    limits: UserLimits | None = None
 
     def __repr__(self) -> str:
         return (

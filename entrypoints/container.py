@@ -32,6 +32,7 @@ from adapters.gns3 import (
     Gns3Authenticator,
     Gns3Client,
     Gns3ClientDirectory,
+    Gns3GroupDirectory,
     Gns3ProjectGate,
     Gns3ToolExecutor,
     Gns3ToolSettings,
@@ -79,6 +80,7 @@ from copilot_core import (
     TurnRunner,
     UuidIdFactory,
 )
+from copilot_core.policy import PolicyBook
 from copilot_core.ports import (
     AgentBackend,
     ApprovalPolicy,
@@ -88,7 +90,7 @@ from copilot_core.ports import (
     ToolExecutor,
 )
 from copilot_core.rules import ArgumentLimit, ArgumentLimits, Coalescing
-from entrypoints.settings import Settings
+from entrypoints.settings import PolicySection, Settings
 from entrypoints.skills import SkillsReloader
 
 __all__ = [
@@ -275,11 +277,16 @@ def agent_backends(
     return {"copilot": copilot, **external}
 
 
-def mcp_server_settings(approval_timeout: float, secret_key: SecretStr | None) -> McpServerSettings:
-    """The MCP endpoint's settings; the service's secret key (when set) seals the state
-    of approvals asked over several rounds, so that any replica can resume them."""
+def mcp_server_settings(
+    approval_timeout: float, secret_key: SecretStr | None, sessions: Mapping[str, Any]
+) -> McpServerSettings:
+    """The MCP endpoint's settings (``sessions``: the ``mcp`` section); the service's
+    secret key (when set) seals the state of approvals asked over several rounds, so
+    that any replica can resume them."""
     keys = (secret_key.get_secret_value().encode(),) if secret_key is not None else ()
-    return McpServerSettings(approval_timeout=approval_timeout, request_state_keys=keys)
+    return McpServerSettings(
+        approval_timeout=approval_timeout, request_state_keys=keys, **dict(sessions)
+    )
 
 
 class McpToolMetrics:
@@ -290,6 +297,29 @@ class McpToolMetrics:
 
     def tool_called(self, record: ToolCallRecord) -> None:
         self._metrics.record_tool_call(record.tool, record.status, record.seconds)
+
+
+def policy_book(
+    section: Mapping[str, Any],
+    client: Gns3Client,
+    username: str | None,
+    password: SecretStr | None,
+) -> PolicyBook | None:
+    """The operator's policy (the ``policy`` section), or ``None`` without one. Group
+    rules read each user's GNS3 groups with the service's own GNS3 account."""
+    policy = PolicySection.model_validate(section).operator_policy()
+    if policy is None:
+        return None
+    groups: Gns3GroupDirectory | None = None
+    if policy.needs_groups:
+        if username is None or password is None:
+            raise ValueError(
+                "the operator's policy has group rules: set gns3.username and gns3.password "
+                "(COPILOT_GNS3__USERNAME, COPILOT_GNS3__PASSWORD) to a GNS3 superadmin "
+                "account, which may read users' GNS3 groups"
+            )
+        groups = Gns3GroupDirectory(client, username=username, password=password.get_secret_value())
+    return PolicyBook(policy, groups, ttl=float(section["groups_cache_ttl"]))
 
 
 def skill_dirs(skills_dir: Path | None) -> list[Path]:
@@ -425,6 +455,9 @@ class Gateways(containers.DeclarativeContainer):
     llm_config = providers.Singleton(LLMSettingsPublicView, llm_settings)
     token_counter = providers.Singleton(TiktokenTokenCounter)
     readiness = providers.Singleton(readiness_checks, store, gns3, turn_log)
+    policy = providers.Singleton(
+        policy_book, config.policy, gns3, config.gns3.username, config.gns3.password
+    )
 
 
 class Core(containers.DeclarativeContainer):
@@ -540,6 +573,7 @@ class Web(containers.DeclarativeContainer):
         model_catalog=gateways.model_catalog,
         restore_points=gateways.store,
         tools=gateways.tools,
+        policy=gateways.policy,
     )
 
 
@@ -568,7 +602,9 @@ class Container(containers.DeclarativeContainer):
     #: Built with the app (mounted at /v3/copilot/mcp); ``mcp_dependencies`` feeds it.
     mcp_endpoint = providers.Singleton(
         McpEndpoint,
-        providers.Callable(mcp_server_settings, config.chat.approval_timeout, config.secret_key),
+        providers.Callable(
+            mcp_server_settings, config.chat.approval_timeout, config.secret_key, config.mcp
+        ),
     )
 
 
@@ -616,4 +652,5 @@ async def mcp_dependencies(container: Container) -> McpServerDependencies:
         prompts=lambda: agent.prompts,
         skills=skill_documents,
         observers=(McpToolMetrics(container.metrics()),),
+        policy=await resolve(gateways.policy()),
     )

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Self, get_args, get_origin
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
@@ -34,11 +35,12 @@ from pydantic_settings import (
 )
 
 from adapters.gns3 import ConsoleRunner, Gns3ToolSettings
-from adapters.mcp import McpServerConfig
+from adapters.mcp import McpServerConfig, McpServerSettings
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.subprocess_agent import AgentConfig
 from adapters.web import BASE_URL_PATTERN, WebSettings
 from copilot_core import AgentSettings, ChatSettings, RunnerSettings
+from copilot_core.policy import OperatorPolicy
 from copilot_core.rules import MAX_MESSAGE_CHARS
 
 __all__ = [
@@ -47,6 +49,8 @@ __all__ = [
     "ChatSection",
     "ConsoleSection",
     "Gns3Section",
+    "McpSection",
+    "PolicySection",
     "Settings",
     "StoreSection",
     "WebSection",
@@ -60,6 +64,7 @@ _CHAT = ChatSettings()
 _RUNNER = RunnerSettings()
 _TOOLS = Gns3ToolSettings()
 _WEB = WebSettings()
+_MCP = McpServerSettings()
 
 
 def _default(component: Callable[..., object], name: str) -> Any:
@@ -357,6 +362,94 @@ class StoreSection(_Section):
     )
 
 
+class McpSection(_Section):
+    """The copilot's own MCP endpoint (``/v3/copilot/mcp``)."""
+
+    max_sessions_per_user: int = Field(
+        default=_MCP.max_sessions_per_user,
+        ge=1,
+        description="MCP sessions one GNS3 user may hold open at once (one more: HTTP 429).",
+    )
+    session_idle_timeout: float = Field(
+        default=_MCP.session_idle_timeout,
+        gt=0,
+        description="Seconds an MCP session may go without a request before it is closed.",
+    )
+    max_sessions: int = Field(
+        default=_MCP.max_sessions,
+        ge=2,
+        description="MCP sessions of every user together (beyond: 503); above "
+        "max_sessions_per_user.",
+    )
+
+    @model_validator(mode="after")
+    def _no_user_fills_the_endpoint(self) -> Self:
+        if self.max_sessions <= self.max_sessions_per_user:
+            raise ValueError(
+                "max_sessions must be above max_sessions_per_user: one user must never "
+                "fill the endpoint for everyone else"
+            )
+        return self
+
+
+class PolicySection(_Section):
+    """The operator's policy (docs/configuration.md): per GNS3 user or group, the highest
+    copilot mode, the least approval setting and the LLM endpoints allowed."""
+
+    file: Path | None = Field(
+        default=None,
+        description="A YAML or JSON file with the policy (default, groups, users); read "
+        "at start-up.",
+    )
+    rules: OperatorPolicy | None = Field(
+        default=None,
+        description="The policy itself, as JSON (instead of file).",
+    )
+    deny_private_llm_endpoints: bool = Field(
+        default=False,
+        description="Refuse LLM base_urls on loopback, private, link-local and other "
+        "non-public addresses unless a rule's llm_endpoints names them.",
+    )
+    groups_cache_ttl: float = Field(
+        default=30.0, ge=0, description="Seconds a user's GNS3 groups are remembered."
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if self.file is not None and self.rules is not None:
+            raise ValueError("give the policy as file or as rules, not both")
+        if self.file is not None:
+            self.operator_policy()  # a file that cannot be read stops the start-up
+        return self
+
+    def operator_policy(self) -> OperatorPolicy | None:
+        """The policy (read from ``file`` when one is given); ``None``: there is none."""
+        policy = self.rules
+        if self.file is not None:
+            policy = _policy_file(self.file)
+        if policy is None and not self.deny_private_llm_endpoints:
+            return None
+        policy = policy or OperatorPolicy()
+        if self.deny_private_llm_endpoints:
+            policy = policy.model_copy(update={"deny_private_llm_endpoints": True})
+        return policy
+
+
+def _policy_file(path: Path) -> OperatorPolicy:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read the policy file {str(path)!r}: {exc.strerror}") from None
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ValueError(f"the policy file {str(path)!r} is not valid YAML/JSON: {exc}") from None
+    try:
+        return OperatorPolicy.model_validate(data or {})
+    except ValueError as exc:
+        raise ValueError(f"the policy file {str(path)!r}: {exc}") from None
+
+
 #: The flat environment names of earlier versions, and the section field each now is.
 FLAT_ALIASES: Mapping[str, tuple[str, str]] = {
     "COPILOT_GNS3_URL": ("gns3", "url"),
@@ -506,6 +599,8 @@ class Settings(BaseSettings):
     chat: ChatSection = Field(default_factory=ChatSection)
     web: WebSection = Field(default_factory=WebSection)
     store: StoreSection = Field(default_factory=StoreSection)
+    mcp: McpSection = Field(default_factory=McpSection)
+    policy: PolicySection = Field(default_factory=PolicySection)
 
     @field_validator("redis_url", mode="before")
     @classmethod
@@ -564,12 +659,12 @@ class Settings(BaseSettings):
 
 
 # ---------------------------------------------------------------------- flags
-_SECTIONS = ("gns3", "console", "agent", "chat", "web", "store")
+_SECTIONS = ("gns3", "console", "agent", "chat", "web", "store", "mcp", "policy")
 #: Settings that are not flags: a key or a password on a command line is visible to every
 #: user of the machine (the URLs that may hold one are flags, their help says to prefer
 #: the environment); agents and MCP servers are JSON lists (with secrets), best kept in
-#: the environment.
-_NOT_FLAGS = frozenset({"secret_key", "agents", "mcp_servers", "gns3__password"})
+#: the environment; the policy's rules are a JSON object (or a file: --policy-file).
+_NOT_FLAGS = frozenset({"secret_key", "agents", "mcp_servers", "gns3__password", "policy__rules"})
 
 
 #: What a flag's ``null`` becomes until the settings are built (``None`` is "not given").

@@ -2,6 +2,7 @@
 
 * :class:`Gns3Client` — the GNS3 v3 REST API on httpx, with the caller's token per call.
 * :class:`Gns3ClientDirectory` — signing in and listing projects, for the web page.
+* :class:`Gns3GroupDirectory` — a user's GNS3 groups, for the operator's policy.
 * :class:`Gns3ToolExecutor` — the core's ``ToolExecutor``: the copilot's lab tools.
 * :func:`gns3_tools` — the :class:`ToolRegistry` of :class:`Gns3Tool` s (argument model,
   handler, modes, whether it changes the lab), for any other consumer of the same tools.
@@ -12,7 +13,7 @@
 * :class:`Gns3ProjectWatcher` — follows GNS3's project lifecycle (closed, deleted).
 """
 
-from adapters.gns3._access import Gns3Authenticator, Gns3ProjectGate
+from adapters.gns3._access import Gns3Authenticator, Gns3GroupDirectory, Gns3ProjectGate
 from adapters.gns3._capture import analyze_pcap
 from adapters.gns3._client import Gns3Client
 from adapters.gns3._command_policy import (
@@ -49,6 +50,7 @@ __all__ = [
     "Gns3Authenticator",
     "Gns3Client",
     "Gns3ClientDirectory",
+    "Gns3GroupDirectory",
     "Gns3ProjectGate",
     "Gns3ProjectWatcher",
     "Gns3Tool",

@@ -3,7 +3,9 @@ and ``ProjectGate`` over GNS3's own API, with the caller's token."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from collections.abc import Sequence
 
 from adapters.gns3._client import Gns3Client
 from copilot_core.errors import (
@@ -13,7 +15,7 @@ from copilot_core.errors import (
 )
 from copilot_core.ports import Principal
 
-__all__ = ["Gns3Authenticator", "Gns3ProjectGate"]
+__all__ = ["Gns3Authenticator", "Gns3GroupDirectory", "Gns3ProjectGate"]
 
 
 def _is_uuid(value: str) -> bool:
@@ -63,3 +65,35 @@ class Gns3ProjectGate:
             await self._client.opened_project(credentials, project_id)
         except PermissionDeniedError:
             raise ProjectNotFoundError(project_id) from None
+
+
+class Gns3GroupDirectory:
+    """The GNS3 groups of a user (the core's ``GroupDirectory``), read with the service's
+    own GNS3 account: GNS3 lets only an account with ``Group.Audit`` (a superadmin) read
+    memberships. Its token is renewed when GNS3 rejects it."""
+
+    def __init__(self, client: Gns3Client, *, username: str, password: str) -> None:
+        self._client = client
+        self._username = username
+        self._password = password
+        self._token: str | None = None
+        self._lock = asyncio.Lock()
+
+    async def _signed_in(self, renew: bool) -> str:
+        async with self._lock:
+            if self._token is None or renew:
+                self._token = await self._client.authenticate(self._username, self._password)
+            return self._token
+
+    async def groups(self, principal: Principal, token: str) -> Sequence[str]:
+        try:
+            rows = await self._client.user_groups(await self._signed_in(False), principal.user_id)
+        except AuthenticationError:
+            rows = await self._client.user_groups(await self._signed_in(True), principal.user_id)
+        except PermissionDeniedError:
+            raise PermissionDeniedError(
+                f"The operator's policy has group rules, and the service's GNS3 account "
+                f"{self._username!r} may not read GNS3 groups (it needs Group.Audit: make it "
+                "a superadmin); nothing was done."
+            ) from None
+        return [str(row["name"]) for row in rows if row.get("name")]

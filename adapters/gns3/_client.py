@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
@@ -256,6 +257,16 @@ class Gns3Client:
     async def current_user(self, token: str) -> JSON:
         """``/access/users/me``: username, user_id, is_superadmin, ..."""
         return dict(await self._request("GET", "/access/users/me", token, what="read the user"))
+
+    async def user_groups(self, token: str, user_id: str) -> list[JSON]:
+        """``/access/users/{user_id}/groups``: the user's GNS3 groups (GNS3 asks for the
+        privilege ``Group.Audit``: a superadmin has it, a plain user does not)."""
+        uuid.UUID(user_id)  # only an id reaches the URL
+        return list(
+            await self._request(
+                "GET", f"/access/users/{user_id}/groups", token, what="read the user's groups"
+            )
+        )
 
     async def version(self) -> JSON:
         return dict(await self._request("GET", "/version", None, what="read its version"))

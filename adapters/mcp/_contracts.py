@@ -7,11 +7,13 @@ through these :class:`typing.Protocol` s and :class:`McpServerDependencies`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from copilot_core import PromptBook, ToolGate
+from copilot_core.policy import PolicyBook
 from copilot_core.ports import ApprovalPolicy, Authenticator, ProjectGate, TopologySource
 
 __all__ = [
@@ -83,6 +85,25 @@ class McpServerSettings:
     request_state_keys: tuple[bytes, ...] = ()
     server_name: str = "gns3-copilot"
     server_version: str = "0.1.0"
+    #: MCP sessions (2025 protocol revisions) one GNS3 user may hold open at once; one
+    #: more is refused with HTTP 429 until one of theirs is closed or expires.
+    max_sessions_per_user: int = 10
+    #: Seconds a session may go without any request in flight before it is closed.
+    session_idle_timeout: float = 600.0
+    #: Sessions of every user together (the SDK's cap: beyond it, 503). Must be above
+    #: ``max_sessions_per_user``, so that no single user can reach it.
+    max_sessions: int = 10_000
+
+    def __post_init__(self) -> None:
+        if self.max_sessions_per_user < 1:
+            raise ValueError("max_sessions_per_user must be at least 1")
+        if not (math.isfinite(self.session_idle_timeout) and self.session_idle_timeout > 0):
+            raise ValueError("session_idle_timeout must be a positive number of seconds")
+        if self.max_sessions <= self.max_sessions_per_user:
+            raise ValueError(
+                "max_sessions must be above max_sessions_per_user: one user must never "
+                "fill the endpoint for everyone else"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +120,6 @@ class McpServerDependencies:
     prompts: Callable[[], PromptBook] = PromptBook
     skills: SkillCatalogue = tuple
     observers: Sequence[ToolCallObserver] = field(default_factory=tuple)
+    #: The operator's policy: a connection's mode may not be above the caller's highest
+    #: (403), and their approval setting is raised to the least allowed.
+    policy: PolicyBook | None = None

@@ -2,14 +2,18 @@
 
 Mounted by the web app at ``/v3/copilot/mcp``. Every HTTP request is authenticated
 with the caller's GNS3 bearer token (401 without one or with a bad one, 503 while GNS3
-cannot say); the caller and the connection's options (``?mode=``, ``?project=``) go
+cannot say, 403 for a ``?mode=`` above what the operator's policy allows the caller);
+the caller, their limits and the connection's options (``?mode=``, ``?project=``) go
 to the handlers in the ASGI scope, and an MCP session (2025 protocol revisions) stays
-bound to the GNS3 user who opened it.
+bound to the GNS3 user who opened it. Each user may hold at most
+``max_sessions_per_user`` sessions at once (one more: HTTP 429, saying how many and when
+one expires); a session idle for ``session_idle_timeout`` is closed.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from urllib.parse import parse_qsl
@@ -17,8 +21,11 @@ from urllib.parse import parse_qsl
 from mcp.server import Server
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from starlette.types import Receive, Scope, Send
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.types import Message, Receive, Scope, Send
 
 from adapters.mcp._contracts import McpServerDependencies, McpServerSettings
 from adapters.mcp._server import (
@@ -28,11 +35,23 @@ from adapters.mcp._server import (
     McpCaller,
     build_mcp_server,
 )
-from copilot_core.errors import AuthenticationError, CopilotError, ServiceUnavailableError
+from adapters.mcp._sessions import SessionLedger, TooManySessionsError
+from copilot_core.errors import (
+    AuthenticationError,
+    CopilotError,
+    PermissionDeniedError,
+    ServiceUnavailableError,
+)
+from copilot_core.policy import UserLimits
+from copilot_core.ports import Principal
 
 __all__ = ["McpEndpoint"]
 
 _MAX_TOKEN = 8192
+_SESSION_HEADER = MCP_SESSION_ID_HEADER.encode("ascii")
+_VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
+#: A JSON-RPC server error (implementation-defined range): too many sessions.
+TOO_MANY_SESSIONS = -32029
 
 
 class McpEndpoint:
@@ -48,6 +67,9 @@ class McpEndpoint:
         self._running = False
         self.server: Server[object] = build_mcp_server(self._dependencies, self.settings)
         self._manager: StreamableHTTPSessionManager | None = None
+        self.sessions = SessionLedger(
+            self.settings.max_sessions_per_user, self.settings.session_idle_timeout
+        )
 
     def install(self, deps: McpServerDependencies) -> None:
         self._deps = deps
@@ -60,7 +82,13 @@ class McpEndpoint:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """Serve MCP sessions until the block ends (then every session is closed)."""
-        manager = StreamableHTTPSessionManager(self.server, json_response=False, stateless=False)
+        manager = StreamableHTTPSessionManager(
+            self.server,
+            json_response=False,
+            stateless=False,
+            session_idle_timeout=self.settings.session_idle_timeout,
+            max_sessions=self.settings.max_sessions,
+        )
         async with manager.run():
             self._manager, self._running = manager, True
             try:
@@ -68,6 +96,7 @@ class McpEndpoint:
             finally:
                 self._running = False
                 self._manager = None
+                self.sessions.clear()
 
     # ---------------------------------------------------------------------- ASGI
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -100,13 +129,136 @@ class McpEndpoint:
         except CopilotError as exc:  # GNS3 cannot say who this is now
             await _answer(send, 503, _error("unavailable", exc.message))
             return
-        scope[CALLER_SCOPE_KEY] = McpCaller(principal, token)
+        try:
+            limits = await self._limits(principal, token)
+            limits.require_mode(options.mode, "This connection (?mode=)")
+        except PermissionDeniedError as exc:
+            await _answer(send, 403, _error("forbidden", exc.message))
+            return
+        except CopilotError as exc:  # the policy cannot be applied now
+            await _answer(send, 503, _error("unavailable", exc.message))
+            return
+        scope[CALLER_SCOPE_KEY] = McpCaller(principal, token, limits)
         scope[OPTIONS_SCOPE_KEY] = options
         # Binds an MCP session to the GNS3 user who opened it (another one gets 404).
         scope["user"] = AuthenticatedUser(
             AccessToken(token=token, client_id="gns3", scopes=[], subject=principal.user_id)
         )
-        await manager.handle_request(scope, receive, send)
+        if not _opens_or_uses_a_session(scope):  # 2026-07-28: no sessions
+            await manager.handle_request(scope, receive, send)
+            return
+        session_id = _header(scope, _SESSION_HEADER)
+        if session_id is None:
+            await self._open_session(manager, principal.user_id, scope, receive, send)
+        else:
+            await self._use_session(manager, principal.user_id, session_id, scope, receive, send)
+
+    async def _limits(self, principal: Principal, token: str) -> UserLimits:
+        policy = self._dependencies().policy
+        return UserLimits() if policy is None else await policy.limits(principal, token)
+
+    async def _open_session(
+        self,
+        manager: StreamableHTTPSessionManager,
+        user_id: str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        try:
+            self.sessions.reserve(user_id)
+        except TooManySessionsError as exc:
+            await _too_many(send, exc)
+            return
+        answer = _Answer(send)
+        opened: str | None = None
+        try:
+            await manager.handle_request(scope, receive, answer.send)
+            if answer.status is not None and answer.status < 400:
+                opened = answer.session_id
+        finally:
+            self.sessions.opened(user_id, opened)
+
+    async def _use_session(
+        self,
+        manager: StreamableHTTPSessionManager,
+        user_id: str,
+        session_id: str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        if not self.sessions.enter(user_id, session_id):
+            await manager.handle_request(scope, receive, send)  # not theirs: the SDK's 404
+            return
+        answer = _Answer(send)
+        try:
+            await manager.handle_request(scope, receive, answer.send)
+        finally:
+            deleted = scope.get("method") == "DELETE" and (answer.status or 500) < 300
+            self.sessions.leave(user_id, session_id, ended=deleted or answer.status == 404)
+
+
+class _Answer:
+    """Passes a response on, noting its status and the session id it names."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.status: int | None = None
+        self.session_id: str | None = None
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = int(message["status"])
+            for name, value in message.get("headers", []):
+                if bytes(name).lower() == _SESSION_HEADER:
+                    self.session_id = bytes(value).decode("latin-1")
+        await self._send(message)
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if bytes(key).lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _opens_or_uses_a_session(scope: Scope) -> bool:
+    """Whether the SDK serves this request on its stateful (2025 revisions) path, as it
+    decides it: by the protocol version header."""
+    version = _header(scope, _VERSION_HEADER)
+    return version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+async def _too_many(send: Send, error: TooManySessionsError) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": TOO_MANY_SESSIONS,
+            "message": error.message,
+            "data": {
+                "reason": "too_many_sessions",
+                "open_sessions": error.open_sessions,
+                "max_sessions_per_user": error.limit,
+                "session_idle_timeout": error.idle_timeout,
+                "retry_after": round(error.retry_after, 1),
+            },
+        },
+    }
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                (b"retry-after", str(max(1, math.ceil(error.retry_after))).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
 
 
 def _query(scope: Scope) -> dict[str, str]:

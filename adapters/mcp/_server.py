@@ -54,6 +54,7 @@ from copilot_core import (
     ToolStatus,
 )
 from copilot_core.errors import CopilotError, InvalidRequestError, ProjectNotFoundError
+from copilot_core.policy import UserLimits
 from copilot_core.ports import (
     ApprovalDecision,
     ApprovalPolicy,
@@ -108,6 +109,8 @@ class McpCaller:
 
     principal: Principal
     token: str = field(repr=False)
+    #: Their limits under the operator's policy.
+    limits: UserLimits = field(default_factory=UserLimits)
 
     @property
     def user_id(self) -> str:
@@ -285,7 +288,7 @@ class _McpHandlers:
         arguments: dict[str, Any],
     ) -> ToolResult | types.InputRequiredResult:
         deps = self._deps()
-        policy = await deps.approval(caller.user_id)
+        policy = caller.limits.floor_approval(await deps.approval(caller.user_id))
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         asked: asyncio.Future[ApprovalRequest] = asyncio.get_running_loop().create_future()
         approver = self._approver(ctx, params, modern, asked)

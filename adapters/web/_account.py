@@ -27,6 +27,7 @@ from adapters.web._responses import (
     LLMDefaults,
     LLMTestReply,
     ModelList,
+    PolicyBody,
     PublicLLMConfig,
     SkillsReloaded,
 )
@@ -40,6 +41,7 @@ from copilot_core.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
+from copilot_core.policy import UserLimits
 from copilot_core.ports import (
     CallOptions,
     LanguageModel,
@@ -165,18 +167,33 @@ class AccountController(Controller):
         operation_id="putLlmConfig",
         guards=[json_body],
         status_code=HTTP_200_OK,
+        responses=errors(403),
     )
     async def put_llm_config(
         self,
         data: JSONBody[LLMConfigBody],
         caller: Injected[Caller],
         llm_config: Injected[LLMConfigRepository],
+        limits: Injected[UserLimits],
     ) -> PublicLLMConfig:
         """Store the caller's LLM settings (the API key is encrypted at rest and
-        write-only; leaving it out keeps the stored one)."""
+        write-only; leaving it out keeps the stored one). A ``copilot_mode`` above or an
+        ``approval`` below what the operator's policy allows the caller is a 403 (see
+        ``GET /policy``); nothing is stored then."""
+        limits.require_mode(data.copilot_mode, "This setting")
+        limits.require_approval(data.approval)
         view = await llm_config.put(caller.user_id, data.to_settings())
         log.info("llm_config_stored", provider=data.provider, api_key_sent=data.api_key is not None)
         return PublicLLMConfig.from_public(view)
+
+    @get("/policy", operation_id="getPolicy")
+    async def policy(self, limits: Injected[UserLimits]) -> PolicyBody:
+        """What the operator's policy allows the caller: the copilot modes (``modes``,
+        up to ``max_mode``), the approval settings (``approvals``, from
+        ``min_approval``) and the LLM endpoints (``llm_endpoints``: lists an endpoint
+        must be on, one per rule that applies; ``null``: any). Without a policy,
+        everything."""
+        return PolicyBody.of(limits)
 
     @get("/llm-config/models", operation_id="listLlmModels")
     async def list_models(

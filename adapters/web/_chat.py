@@ -42,6 +42,7 @@ from adapters.web._sse import Protocol, parse_last_event_id, sse_response
 from adapters.web._state import Injected
 from copilot_core import ChatService, CopilotMode, Message, Session, TurnHandle, TurnRequest
 from copilot_core.errors import InvalidRequestError
+from copilot_core.policy import UserLimits
 from copilot_core.rules import MAX_SEARCH_CHARS
 
 __all__ = ["LAST_EVENT_ID_PATTERN", "MODE_NAMES", "MODE_PATTERN", "ChatController"]
@@ -110,13 +111,18 @@ LastEventId = Annotated[
 ]
 
 
-def _turn_request(project: ProjectScope, data: ChatRequest, limit: int) -> TurnRequest:
+def _turn_request(
+    project: ProjectScope, data: ChatRequest, limit: int, limits: UserLimits
+) -> TurnRequest:
     """The core's request for ``data``, within the deployment's message limit on the
-    message as sent (what the OpenAPI document's ``maxLength`` says)."""
+    message as sent (what the OpenAPI document's ``maxLength`` says) and the operator's
+    policy: a ``copilot_mode`` above the caller's highest is a 403; a session's or a
+    stored mode above it runs at it."""
     if len(data.message) > limit:
         raise InvalidRequestError(
             f"message is {len(data.message)} characters long; the limit is {limit}."
         )
+    limits.require_mode(data.copilot_mode, "This message")
     return TurnRequest(
         project_id=project.project_id,
         user_id=project.user_id,
@@ -128,6 +134,7 @@ def _turn_request(project: ProjectScope, data: ChatRequest, limit: int) -> TurnR
         max_tokens=data.max_tokens,
         credentials=project.caller.token,
         replace_from=data.replace_from,
+        limits=limits,
     )
 
 
@@ -199,7 +206,7 @@ class ChatController(Controller):
                 '"stream": false, the turn\'s reply once it is saved.',
                 generate_examples=False,
             ),
-            **errors(404, 409, 429),
+            **errors(403, 404, 409, 429),
         },
     )
     async def stream_chat(
@@ -208,6 +215,7 @@ class ChatController(Controller):
         data: JSONBody[ChatRequest],
         chat: Injected[ChatService],
         web_settings: Injected[WebSettings],
+        limits: Injected[UserLimits],
         protocol: FromQuery[Protocol] = "copilot",
     ) -> ServerSentEvent | Response[TurnReply]:
         """Answer one message: an SSE stream of the turn's events, or one JSON object.
@@ -220,7 +228,9 @@ class ChatController(Controller):
         not configured) are answered with a status and ``{"detail": ...}`` and store
         nothing. ``?protocol=gaia`` streams spec 002's event vocabulary instead.
         """
-        turn = await chat.start_turn(_turn_request(project, data, chat.settings.max_message_chars))
+        turn = await chat.start_turn(
+            _turn_request(project, data, chat.settings.max_message_chars, limits)
+        )
         structlog.contextvars.bind_contextvars(session_id=turn.session_id)
         log.info("turn_started", turn_id=turn.turn_id, stream=data.stream)
         return await _answer(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from copilot_core import ChatService
+from copilot_core.policy import PolicyBook
 from copilot_core.ports import (
     Authenticator,
     LanguageModelProvider,
@@ -156,3 +157,6 @@ class WebDependencies:
     #: (``…/restore-points``); without them those routes answer 501.
     restore_points: RestorePointStore | None = None
     tools: ToolExecutor | None = None
+    #: The operator's policy: each caller's highest mode, least approval setting and
+    #: allowed LLM endpoints (looked up once per request); without it, no limits.
+    policy: PolicyBook | None = None

@@ -112,7 +112,7 @@ _WHY = {
     400: "A body the service cannot read (empty, not JSON, nested too deeply), or no LLM "
     "configured, or a conversation too long for the model",
     401: "Missing, malformed or rejected bearer token",
-    403: "Not allowed for this user",
+    403: "Not allowed for this user (a superadmin route, or above the operator's policy)",
     404: "Unknown project, session (or another user's), or agent",
     409: "Project not opened in GNS3, or a turn already running on the session",
     413: "A body larger than 4 MiB",

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from copilot_core import CopilotMode, Message, Session, TurnResult
+from copilot_core.policy import UserLimits
 from copilot_core.ports import (
     AgentBackend,
     AgentCapabilities,
@@ -47,6 +48,7 @@ __all__ = [
     "McpServerBody",
     "ModelList",
     "NodeBody",
+    "PolicyBody",
     "PortBody",
     "ProjectBody",
     "PublicLLMConfig",
@@ -321,6 +323,31 @@ class AgentsBody(msgspec.Struct, kw_only=True):
 
 def _member(kind: type[E], value: object) -> E | None:
     return None if value is None else kind(value)
+
+
+class PolicyBody(msgspec.Struct, kw_only=True):
+    """What the operator's policy allows the caller (``GET /policy``)."""
+
+    max_mode: CopilotMode
+    modes: list[CopilotMode]
+    min_approval: ApprovalPolicy
+    approvals: list[ApprovalPolicy]
+    #: Lists an LLM endpoint must be on (one per rule that applies); ``None``: any.
+    llm_endpoints: list[list[str]] | None
+    deny_private_llm_endpoints: bool
+
+    @classmethod
+    def of(cls, limits: UserLimits) -> PolicyBody:
+        return cls(
+            max_mode=limits.max_mode,
+            modes=list(limits.modes),
+            min_approval=limits.min_approval,
+            approvals=list(limits.approvals),
+            llm_endpoints=None
+            if limits.llm_endpoints is None
+            else [list(entries) for entries in limits.llm_endpoints],
+            deny_private_llm_endpoints=limits.deny_private_llm_endpoints,
+        )
 
 
 class PublicLLMConfig(msgspec.Struct, kw_only=True):

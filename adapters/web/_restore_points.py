@@ -35,6 +35,7 @@ from adapters.web._scopes import SessionScope, ids_in_path, scopes
 from adapters.web._state import Injected, installed
 from copilot_core import AbortToken, ChatService, CopilotMode, ParsedToolCall, ToolContext, ToolGate
 from copilot_core.errors import NotFoundError, SessionBusyError
+from copilot_core.policy import UserLimits
 from copilot_core.ports import (
     ApprovalDecision,
     ApprovalPolicy,
@@ -198,7 +199,7 @@ class RestorePointController(Controller):
         "/{restore_point_id:str}/rollback",
         operation_id="rollBackRestorePoint",
         status_code=HTTP_200_OK,
-        responses=errors(404, 409, 501),
+        responses=errors(403, 404, 409, 501),
     )
     async def roll_back(
         self,
@@ -207,6 +208,7 @@ class RestorePointController(Controller):
         chat: Injected[ChatService],
         restore_points: Injected[RestorePointStore],
         tools: Injected[ToolExecutor],
+        limits: Injected[UserLimits],
         use_snapshot: UseSnapshot = True,
     ) -> RollbackReply:
         """Undo a change: put back what the restore point holds (each device's
@@ -216,9 +218,11 @@ class RestorePointController(Controller):
         Only the session's owner may (404 to anyone else); refused (409) while a turn
         runs on the session. The click is the approval: the rollback runs as an approved
         change, so a restore point of what it changes is taken first; the reply's
-        ``restore_point_id`` names it (rolling it back undoes this rollback).
+        ``restore_point_id`` names it (rolling it back undoes this rollback). A caller
+        whom the operator's policy keeps in teaching mode may not (403).
         """
         await chat.get_session(*session.key)
+        limits.require_mode(CopilotMode.LAB_AUTOMATION_ASSISTANT, "Rolling back a change")
         point_id = canonical_uuid(restore_point_id)
         if (
             await restore_points.restore_point(session.project_id, session.session_id, point_id)

@@ -35,6 +35,7 @@ from adapters.web._contracts import (
 )
 from copilot_core import ChatService
 from copilot_core.errors import AuthenticationError
+from copilot_core.policy import UserLimits
 from copilot_core.ports import Authenticator, LanguageModelProvider, ProjectGate
 
 __all__ = [
@@ -117,6 +118,18 @@ def provide_caller(request: Request[Any, Any, State]) -> Caller:
     return caller
 
 
+async def provide_limits(request: Request[Any, Any, State]) -> UserLimits:
+    """The caller's limits under the operator's policy (looked up once per request)."""
+    policy = _deps(request.app.state).policy
+    if policy is None:
+        return _UNLIMITED
+    caller = provide_caller(request)
+    return await policy.limits(caller.principal, caller.token)
+
+
+_UNLIMITED = UserLimits()
+
+
 def provide_web_settings(state: State) -> WebSettings:
     settings: WebSettings = state[_SETTINGS]
     return settings
@@ -179,6 +192,7 @@ def dependencies() -> dict[str, Provide]:
     """Every named collaborator a route may declare."""
     return {
         "caller": Provide(provide_caller, sync_to_thread=False),
+        "limits": Provide(provide_limits),
         "web_settings": Provide(provide_web_settings, sync_to_thread=False),
         "chat": Provide(provide_chat, sync_to_thread=False),
         "authenticator": Provide(provide_authenticator, sync_to_thread=False),

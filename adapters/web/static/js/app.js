@@ -882,10 +882,30 @@ async function loadModels() {
     : `The model list is not available: ${forPeople(listing.reason)}`;
 }
 
+// Offer only the modes and approval settings the operator's policy allows this user.
+async function applyPolicy() {
+  let policy;
+  try {
+    policy = await call("GET", "/policy");
+  } catch {
+    return; // the server refuses what is not allowed anyway
+  }
+  const offer = (select, allowed) => {
+    for (const option of select.options) {
+      const shown = option.value === "" || allowed.includes(option.value);
+      option.hidden = !shown;
+      option.disabled = !shown;
+    }
+  };
+  offer($("copilot_mode"), policy.modes || []);
+  offer($("approval"), policy.approvals || []);
+}
+
 async function openSettings() {
   const dialog = $("settings-dialog");
   const form = $("settings-form");
   form.reset();
+  await applyPolicy();
   $("settings-result").textContent = "";
   $("settings-result").dataset.kind = "";
   $("api-key").placeholder = "sk-…";

@@ -1,0 +1,284 @@
+"""The operator's policy: per GNS3 user or group, how far the copilot may go.
+
+An :class:`OperatorPolicy` (read from a settings file or the environment) has rules: one
+``default``, one per GNS3 group, one per GNS3 username. Each rule may say
+
+* ``max_mode`` — the highest copilot mode (``teaching_assistant`` <
+  ``lab_automation_assistant``);
+* ``min_approval`` — the least approval setting (``never`` < ``changes`` < ``always``);
+* ``llm_endpoints`` — the hosts (names or addresses) and networks (CIDR) a user may point
+  their LLM settings at.
+
+A user's :class:`UserLimits` take each field from their own rule when it sets it, else
+the most restrictive of the rules of their groups that set it, else the default (which,
+unset, allows everything). :class:`PolicyBook` looks them up (once per request) with the
+user's groups from a :class:`GroupDirectory`, remembered briefly.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from copilot_core._approvals import ApprovalPolicy
+from copilot_core._session import CopilotMode
+from copilot_core.errors import PermissionDeniedError
+from copilot_core.ports import Principal
+
+__all__ = [
+    "APPROVAL_ORDER",
+    "MODE_ORDER",
+    "GroupDirectory",
+    "OperatorPolicy",
+    "PolicyBook",
+    "PolicyRule",
+    "UserLimits",
+]
+
+#: The copilot modes from the most restricted to the least.
+MODE_ORDER: tuple[CopilotMode, ...] = (
+    CopilotMode.TEACHING_ASSISTANT,
+    CopilotMode.LAB_AUTOMATION_ASSISTANT,
+)
+#: The approval settings from the one that asks least to the one that asks most.
+APPROVAL_ORDER: tuple[ApprovalPolicy, ...] = (
+    ApprovalPolicy.NEVER,
+    ApprovalPolicy.CHANGES,
+    ApprovalPolicy.ALWAYS,
+)
+
+_HOST = re.compile(
+    r"^(?=.{1,253}$)(?:\*\.)?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$"
+)
+
+
+def _endpoint(value: str) -> str:
+    """A host name (``*.example.org`` for its subdomains), an address or a CIDR network,
+    normalised; ValueError otherwise."""
+    text = value.strip().lower().rstrip(".")
+    if not text:
+        raise ValueError("an LLM endpoint entry is empty")
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    try:
+        return str(ipaddress.ip_network(text, strict=False))
+    except ValueError:
+        pass
+    if not _HOST.match(text):
+        raise ValueError(
+            f"{value!r} is neither a host name, an IP address nor a CIDR network "
+            "(e.g. api.openai.com, *.lab.example, 10.20.0.5, 10.20.0.0/16)"
+        )
+    return text
+
+
+class PolicyRule(BaseModel):
+    """What one rule of the policy says; a field left out says nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_mode: CopilotMode | None = Field(
+        default=None, description="The highest copilot mode allowed."
+    )
+    min_approval: ApprovalPolicy | None = Field(
+        default=None, description="The least approval setting allowed."
+    )
+    llm_endpoints: tuple[str, ...] | None = Field(
+        default=None,
+        description="Hosts (names, *.domain, addresses) and CIDR networks an LLM base_url "
+        "may point at.",
+    )
+
+    @field_validator("llm_endpoints")
+    @classmethod
+    def _endpoints(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if value is None else tuple(_endpoint(entry) for entry in value)
+
+
+class OperatorPolicy(BaseModel):
+    """The whole policy: ``default``, ``groups`` (GNS3 group names) and ``users`` (GNS3
+    usernames), each a :class:`PolicyRule`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    default: PolicyRule = Field(default_factory=PolicyRule)
+    groups: Mapping[str, PolicyRule] = Field(default_factory=dict)
+    users: Mapping[str, PolicyRule] = Field(default_factory=dict)
+    #: Refuse LLM endpoints on loopback, private, link-local and other non-public
+    #: addresses unless a rule's ``llm_endpoints`` names them.
+    deny_private_llm_endpoints: bool = False
+
+    @property
+    def needs_groups(self) -> bool:
+        return bool(self.groups)
+
+    def limits(self, username: str, groups: Sequence[str] = ()) -> UserLimits:
+        """The limits of the user ``username``, a member of ``groups``."""
+        own = self.users.get(username)
+        theirs = [(name, self.groups[name]) for name in groups if name in self.groups]
+
+        def pick_mode() -> tuple[CopilotMode | None, str]:
+            if own is not None and own.max_mode is not None:
+                return own.max_mode, f"user {username}"
+            named = [(MODE_ORDER.index(r.max_mode), r.max_mode, n) for n, r in theirs if r.max_mode]
+            if named:
+                _, mode, name = min(named)
+                return mode, f"group {name}"
+            return self.default.max_mode, "default"
+
+        def pick_approval() -> tuple[ApprovalPolicy | None, str]:
+            if own is not None and own.min_approval is not None:
+                return own.min_approval, f"user {username}"
+            named = [
+                (APPROVAL_ORDER.index(r.min_approval), r.min_approval, n)
+                for n, r in theirs
+                if r.min_approval
+            ]
+            if named:
+                _, approval, name = max(named)
+                return approval, f"group {name}"
+            return self.default.min_approval, "default"
+
+        def pick_endpoints() -> tuple[tuple[tuple[str, ...], ...] | None, str]:
+            if own is not None and own.llm_endpoints is not None:
+                return (own.llm_endpoints,), f"user {username}"
+            named = [(n, r.llm_endpoints) for n, r in theirs if r.llm_endpoints is not None]
+            if named:
+                return tuple(e for _, e in named), "groups " + ", ".join(n for n, _ in named)
+            if self.default.llm_endpoints is not None:
+                return (self.default.llm_endpoints,), "default"
+            return None, "default"
+
+        mode, mode_rule = pick_mode()
+        approval, approval_rule = pick_approval()
+        endpoints, endpoint_rule = pick_endpoints()
+        return UserLimits(
+            max_mode=mode or MODE_ORDER[-1],
+            min_approval=approval or APPROVAL_ORDER[0],
+            llm_endpoints=endpoints,
+            deny_private_llm_endpoints=self.deny_private_llm_endpoints,
+            mode_rule=mode_rule,
+            approval_rule=approval_rule,
+            endpoint_rule=endpoint_rule,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class UserLimits:
+    """One user's limits under the operator's policy (the defaults allow everything)."""
+
+    max_mode: CopilotMode = MODE_ORDER[-1]
+    min_approval: ApprovalPolicy = APPROVAL_ORDER[0]
+    #: Each entry a list the endpoint must be on (one per rule that applies); ``None``:
+    #: any endpoint (unless ``deny_private_llm_endpoints``).
+    llm_endpoints: tuple[tuple[str, ...], ...] | None = None
+    deny_private_llm_endpoints: bool = False
+    #: Which rule set each limit (``user alice``, ``group students``, ``default``).
+    mode_rule: str = "default"
+    approval_rule: str = "default"
+    endpoint_rule: str = "default"
+
+    # ------------------------------------------------------------------ modes
+    @property
+    def modes(self) -> tuple[CopilotMode, ...]:
+        """The modes allowed, most restricted first."""
+        return MODE_ORDER[: MODE_ORDER.index(self.max_mode) + 1]
+
+    def allows_mode(self, mode: CopilotMode) -> bool:
+        return MODE_ORDER.index(mode) <= MODE_ORDER.index(self.max_mode)
+
+    def cap_mode(self, mode: CopilotMode) -> CopilotMode:
+        """``mode``, or the highest allowed when it is above it."""
+        return mode if self.allows_mode(mode) else self.max_mode
+
+    def require_mode(self, mode: CopilotMode | None, what: str = "This") -> None:
+        """PermissionDeniedError when ``mode`` is above the highest allowed."""
+        if mode is not None and not self.allows_mode(mode):
+            raise PermissionDeniedError(
+                f"{what} needs the copilot mode {mode.value!r}, but the operator's policy "
+                f"({self.mode_rule}) allows at most {self.max_mode.value!r}; allowed: "
+                f"{', '.join(m.value for m in self.modes)}."
+            )
+
+    # --------------------------------------------------------------- approvals
+    @property
+    def approvals(self) -> tuple[ApprovalPolicy, ...]:
+        """The approval settings allowed, from the one that asks least."""
+        return APPROVAL_ORDER[APPROVAL_ORDER.index(self.min_approval) :]
+
+    def allows_approval(self, approval: ApprovalPolicy) -> bool:
+        return APPROVAL_ORDER.index(approval) >= APPROVAL_ORDER.index(self.min_approval)
+
+    def floor_approval(self, approval: ApprovalPolicy) -> ApprovalPolicy:
+        """``approval``, or the least allowed when it asks less."""
+        return approval if self.allows_approval(approval) else self.min_approval
+
+    def require_approval(self, approval: ApprovalPolicy | None) -> None:
+        """PermissionDeniedError when ``approval`` asks less than the policy requires."""
+        if approval is not None and not self.allows_approval(approval):
+            raise PermissionDeniedError(
+                f"The approval setting {approval.value!r} is below what the operator's "
+                f"policy ({self.approval_rule}) requires: at least "
+                f"{self.min_approval.value!r}; allowed: "
+                f"{', '.join(a.value for a in self.approvals)}."
+            )
+
+
+class GroupDirectory(Protocol):
+    """The GNS3 groups a user belongs to."""
+
+    async def groups(self, principal: Principal, token: str) -> Sequence[str]:
+        """Their names; raises a :class:`~copilot_core.errors.CopilotError` when they
+        cannot be read (the policy then cannot be applied: the request fails)."""
+        ...
+
+
+class PolicyBook:
+    """Each user's :class:`UserLimits` under ``policy``, with their groups remembered for
+    ``ttl`` seconds (only when the policy has group rules; at most ``size`` users)."""
+
+    def __init__(
+        self,
+        policy: OperatorPolicy,
+        groups: GroupDirectory | None = None,
+        *,
+        ttl: float = 30.0,
+        size: int = 4096,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if policy.needs_groups and groups is None:
+            raise ValueError("the policy has group rules: it needs a GroupDirectory")
+        self.policy = policy
+        self._groups = groups
+        self._ttl = ttl
+        self._size = size
+        self._clock = clock
+        self._cache: OrderedDict[str, tuple[float, tuple[str, ...]]] = OrderedDict()
+
+    async def limits(self, principal: Principal, token: str) -> UserLimits:
+        groups: Sequence[str] = ()
+        if self.policy.needs_groups and self._groups is not None:
+            groups = await self._groups_of(principal, token, self._groups)
+        return self.policy.limits(principal.username, groups)
+
+    async def _groups_of(
+        self, principal: Principal, token: str, directory: GroupDirectory
+    ) -> tuple[str, ...]:
+        now = self._clock()
+        cached = self._cache.get(principal.user_id)
+        if cached is not None and now < cached[0]:
+            return cached[1]
+        found = tuple(await directory.groups(principal, token))
+        if self._ttl > 0:
+            self._cache[principal.user_id] = (now + self._ttl, found)
+            self._cache.move_to_end(principal.user_id)
+            while len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+        return found
