@@ -25,16 +25,14 @@ ready. Output beyond ``max_output_chars`` per command is dropped and flagged ``t
 from __future__ import annotations
 
 import asyncio
-import codecs
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-import telnetlib3
-
 from adapters.gns3._platforms import PAGER, DeviceKind, ModeStep, Platform, platform_for
+from adapters.gns3._telnet import ConsoleClosedError, Telnet, clean_text
 
 __all__ = [
     "CommandOutcome",
@@ -48,43 +46,15 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
-_LINE_END = re.compile(r"\r*\n")
 _LOGIN = re.compile(r"(?i)(?:\A|[\r\n])[^\r\n]{0,40}(?:login|username|user name)\s*:\s*\Z")
 _PASSWORD = re.compile(r"(?i)password\s*:\s*\Z")
-#: What stands between a fresh console and its prompt, and the answer that gets past it.
+#: What stands between a fresh console and its prompt, and the answer that gets past it
+#: (followed by the console's Enter).
 _WAKE_ANSWERS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?i)initial configuration dialog\?\s*\[yes/no\]:\s*\Z"), "no\r\n"),
-    (re.compile(r"(?i)terminate autoinstall\?\s*\[yes\]:\s*\Z"), "yes\r\n"),
-    (re.compile(r"(?i)press return to get started"), "\r\n"),
+    (re.compile(r"(?i)initial configuration dialog\?\s*\[yes/no\]:\s*\Z"), "no"),
+    (re.compile(r"(?i)terminate autoinstall\?\s*\[yes\]:\s*\Z"), "yes"),
+    (re.compile(r"(?i)press return to get started"), ""),
 )
-
-
-def _render(line: str) -> str:
-    """One line as a terminal shows it: ``\\r`` returns to column 0, ``\\b`` moves back."""
-    if "\r" not in line and "\x08" not in line:
-        return line
-    cells: list[str] = []
-    column = 0
-    for char in line:
-        if char == "\r":
-            column = 0
-        elif char == "\x08":
-            column = max(0, column - 1)
-        else:
-            if column < len(cells):
-                cells[column] = char
-            else:
-                cells.append(char)
-            column += 1
-    return "".join(cells).rstrip()
-
-
-def clean_text(text: str) -> str:
-    """Console text as a person reads it: ANSI escapes gone, ``\\r``/backspace overwrites
-    applied, line endings (``\\r\\n``, ``\\r\\r\\n``…) made ``\\n``."""
-    text = _ANSI.sub("", text).replace("\x00", "")
-    return "\n".join(_render(line) for line in _LINE_END.split(text))
 
 
 def _stem(prompt: str) -> str:
@@ -101,6 +71,9 @@ class ConsoleTarget:
     host: str
     port: int
     kind: DeviceKind
+    #: What the console takes as Enter: ``\r\n`` for most (telnet's end of line), ``\r``
+    #: for a Docker node's console, which is in binary mode and takes ``\r\n`` as two.
+    enter: str = "\r\n"
 
 
 @dataclass(slots=True)
@@ -149,75 +122,14 @@ class ConsoleTranscript:
     prompt: str = ""
 
 
-class _ConsoleClosedError(Exception):
-    pass
-
-
 class _NotReadyError(Exception):
     """The console shows no usable prompt (the message says why)."""
-
-
-class _Telnet:
-    """One telnet connection (telnetlib3) seen as text pieces and keys."""
-
-    def __init__(self, reader: Any, writer: Any) -> None:
-        self._reader = reader
-        self._writer = writer
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    @classmethod
-    async def open(cls, host: str, port: int, within: float) -> _Telnet:
-        async with asyncio.timeout(within):
-            reader, writer = await telnetlib3.open_connection(
-                host,
-                port,
-                client_factory=telnetlib3.TelnetClient,
-                encoding=False,
-                connect_minwait=0.0,
-                connect_maxwait=0.5,
-                cols=250,
-                rows=200,
-            )
-        return cls(reader, writer)
-
-    async def read(self, within: float) -> str:
-        """The next piece of text; ``TimeoutError`` after ``within`` s; EOF raises."""
-        try:
-            async with asyncio.timeout(max(within, 0.0)):
-                while True:
-                    data = await self._reader.read(65536)
-                    if data:
-                        return str(self._decoder.decode(data))
-                    if self._reader.at_eof():
-                        raise _ConsoleClosedError
-                    # woken by telnet negotiation alone: no text yet
-        except TimeoutError:
-            raise
-        except (ConnectionError, OSError) as exc:
-            raise _ConsoleClosedError from exc
-
-    async def send(self, text: str) -> None:
-        if self._writer.is_closing():
-            raise _ConsoleClosedError
-        try:
-            self._writer.write(text.encode("utf-8"))
-            await self._writer.drain()
-        except (ConnectionError, OSError) as exc:
-            raise _ConsoleClosedError from exc
-
-    def abort(self) -> None:
-        transport = self._writer.transport
-        if transport is not None:
-            transport.abort()
-
-    async def close(self) -> None:
-        self._writer.close()
 
 
 class _Session:
     """One run's conversation with one console."""
 
-    def __init__(self, telnet: _Telnet, target: ConsoleTarget, runner: ConsoleRunner) -> None:
+    def __init__(self, telnet: Telnet, target: ConsoleTarget, runner: ConsoleRunner) -> None:
         self.telnet = telnet
         self.target = target
         self.platform: Platform = platform_for(target.kind)
@@ -231,9 +143,10 @@ class _Session:
     # ------------------------------------------------------------------ attach
     async def attach(self) -> None:
         """Reach the prompt (answering what stands in the way), then drain."""
-        await self.telnet.send("\r\n")
+        await self.telnet.send(self.target.enter)
         raw = ""
-        deadline = self.loop.time() + min(self.runner.wake_timeout, self.runner.command_timeout)
+        within = min(self.runner.wake_timeout, self.runner.command_timeout)
+        deadline = self.loop.time() + within
         while True:
             tail = raw[-400:]
             if _LOGIN.search(tail) or _PASSWORD.search(tail):
@@ -244,7 +157,7 @@ class _Session:
             answered = False
             for question, answer in _WAKE_ANSWERS:
                 if question.search(tail):
-                    await self.telnet.send(answer)
+                    await self.telnet.send(answer + self.target.enter)
                     raw, answered = "", True
                     break
             if not answered and PAGER.search(tail[-200:]):
@@ -258,15 +171,31 @@ class _Session:
             try:
                 raw = (raw + await self.telnet.read(deadline - self.loop.time()))[-8192:]
             except TimeoutError:
+                silent = "stays silent" if not raw.strip() else "shows no prompt"
                 raise _NotReadyError(
-                    f"the console of {self.target.name} shows no {self.target.kind.value} "
-                    "prompt; the device may still be booting, busy with a command, or "
-                    "waiting for input"
+                    f"the console of {self.target.name} {silent} (no "
+                    f"{self.target.kind.value} prompt within {within:g} s); the device may "
+                    "still be booting, busy with a command, or waiting for input. If it "
+                    "stays silent, restarting the node (stop it, then start it) brings its "
+                    "console back: ask the user before doing so"
                 ) from None
         drained = await self.drain()
         prompt = self.platform.prompt_at_end(drained)
         if prompt is not None:
             self.prompt = clean_text(prompt).strip()
+
+    def recognise_frr(self) -> bool:
+        """A Docker node taken for a Linux host whose console shows vtysh's prompt with its
+        own name (``R1#``, ``R1(config)#``: FRR's hostname is the node's) is an FRR router;
+        the session then speaks FRR. True when it changed."""
+        if self.platform.kind not in (DeviceKind.LINUX, DeviceKind.GENERIC):
+            return False
+        match = _VTYSH_PROMPT.fullmatch(self.prompt)
+        if match is None or match.group(1) != self.target.name:
+            return False
+        self.target = replace(self.target, kind=DeviceKind.FRR)
+        self.platform = platform_for(DeviceKind.FRR)
+        return True
 
     async def drain(self) -> str:
         """Read until the console has been quiet for ``drain_quiet``; returns what came."""
@@ -290,7 +219,7 @@ class _Session:
         outcome = CommandOutcome(command)
         cap = self.runner.max_output_chars
         settle = self.runner.drain_quiet
-        await self.telnet.send(command + "\r\n")
+        await self.telnet.send(command + self.target.enter)
         self.busy = True
         deadline = self.loop.time() + limit
         raw = ""
@@ -341,7 +270,7 @@ class _Session:
                 if body is None and "\n" in raw and self.platform.prompt_at_end(raw):
                     body = 0  # no echo came: take everything since the command
                 continue
-            except _ConsoleClosedError:
+            except ConsoleClosedError:
                 outcome.error = "the device closed the console connection"
                 outcome.output = clean_text(head or raw[body or 0 :]).strip("\n")[:cap]
                 self.busy = False
@@ -431,7 +360,7 @@ class _Session:
         keys = list(self.platform.interrupts)
         if PAGER.search(self.tail[-200:]):
             keys.insert(0, "q")
-        keys.append("\r\n")
+        keys.append(self.target.enter)
         deadline = self.loop.time() + self.runner.recovery_timeout
         step = self.runner.recovery_timeout / len(keys)
         raw = ""
@@ -451,12 +380,13 @@ class _Session:
                         raw = (raw + await self.telnet.read(until - self.loop.time()))[-8192:]
                     except TimeoutError:
                         break
-        except _ConsoleClosedError:
+        except ConsoleClosedError:
             return False
         return False
 
 
 _LINE = re.compile(r"(?P<line>[^\r\n]*)\r*\n")
+_VTYSH_PROMPT = re.compile(r"([\w.\-]+)(?:\([\w.\-]+\))?#")
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,16 +430,6 @@ class ConsoleRunner:
     def _lock(self, target: ConsoleTarget) -> asyncio.Lock:
         return self._locks.setdefault((target.host, target.port), asyncio.Lock())
 
-    async def probe(self, host: str, port: int, within: float = 2.0) -> bool:
-        """Whether the console accepts a TCP connection now."""
-        try:
-            async with asyncio.timeout(within):
-                _, writer = await asyncio.open_connection(host, port)
-        except (TimeoutError, OSError):
-            return False
-        writer.transport.abort()
-        return True
-
     async def aclose(self) -> None:
         """Wait for consoles still being brought back after a cancelled run (bounded)."""
         if self._settling:
@@ -537,12 +457,12 @@ class ConsoleRunner:
         transcript = ConsoleTranscript(target)
         lock = self._lock(target)
         await lock.acquire()
-        telnet: _Telnet | None = None
+        telnet: Telnet | None = None
         session: _Session | None = None
         handed_over = False
         try:
             try:
-                telnet = await _Telnet.open(target.host, target.port, self.connect_timeout)
+                telnet = await Telnet.open(target.host, target.port, self.connect_timeout)
             except (TimeoutError, OSError) as exc:
                 transcript.error = (
                     f"cannot connect to the console of {target.name} at "
@@ -606,9 +526,11 @@ class ConsoleRunner:
         except _NotReadyError as exc:
             transcript.error = str(exc)
             return
-        except _ConsoleClosedError:
+        except ConsoleClosedError:
             transcript.error = f"the console of {name} closed the connection"
             return
+        if session.recognise_frr():
+            transcript.target = session.target
         platform = session.platform
         start_prompt = transcript.prompt = session.prompt
         try:
@@ -661,7 +583,7 @@ class ConsoleRunner:
                         for undo in platform.abandon_config():
                             await self._step(session, undo)
                         break
-        except (_ConsoleClosedError, _CommandLostError):
+        except (ConsoleClosedError, _CommandLostError):
             transcript.error = f"the console of {name} closed the connection"
 
     async def _step(self, session: _Session, step: ModeStep) -> str | None:

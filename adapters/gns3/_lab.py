@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 
 from adapters.gns3._client import Gns3Client
 from adapters.gns3._command_policy import DeviceKind, device_kind_of
+from adapters.gns3._console import ConsoleTarget
 
 __all__ = ["LabSnapshot", "port_matches"]
 
@@ -89,6 +90,17 @@ class LabSnapshot:
     def console_host(self, node: JSON) -> str:
         host = str(node.get("console_host") or "")
         return self.gns3_host if host in ("", "0.0.0.0", "::", "0:0:0:0:0:0:0:0") else host
+
+    def console_target(self, node: JSON, kind: DeviceKind | None = None) -> ConsoleTarget:
+        """Where ``node``'s telnet console is and how it behaves (its Enter key: a Docker
+        node's console takes ``\\r``; ``\\r\\n`` there is two Enters)."""
+        return ConsoleTarget(
+            str(node.get("name")),
+            self.console_host(node),
+            int(node["console"]),
+            kind or self.kind(node),
+            enter="\r" if node.get("node_type") == "docker" else "\r\n",
+        )
 
     # ---------------------------------------------------------------- ports
     def port_names(self, node: JSON) -> list[str]:

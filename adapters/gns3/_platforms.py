@@ -133,7 +133,8 @@ def kind_from_name(name: str) -> DeviceKind | None:
 
 def device_kind_of(node: Mapping[str, Any], template_name: str | None = None) -> DeviceKind:
     """A node's device kind: a ``device_type:<x>`` tag, else its node type, else hints in its
-    template's name or its own name, else :attr:`DeviceKind.GENERIC`."""
+    template's name, its Docker image (``frr-lab:8.4``, ``frrouting/frr``) or its own name,
+    else :attr:`DeviceKind.LINUX` for a Docker node and :attr:`DeviceKind.GENERIC`."""
     for tag in node.get("tags") or []:
         if isinstance(tag, str) and tag.lower().startswith("device_type:"):
             kind = kind_from_name(tag.split(":", 1)[1])
@@ -144,7 +145,10 @@ def device_kind_of(node: Mapping[str, Any], template_name: str | None = None) ->
         return DeviceKind.VPCS
     if node_type in {"dynamips", "iou"}:
         return DeviceKind.CISCO_IOS
-    words = set(_WORDS.findall(f"{template_name or ''} {node.get('name') or ''}".lower()))
+    properties = node.get("properties")
+    image = properties.get("image") if isinstance(properties, Mapping) else None  # Docker
+    named = f"{template_name or ''} {image or ''} {node.get('name') or ''}"
+    words = set(_WORDS.findall(named.lower()))
     for kind, hints in _HINTS:
         if words & set(hints):
             return kind

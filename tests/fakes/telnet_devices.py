@@ -72,6 +72,9 @@ class EmulatedDevice:
 
     banner = ""
     interrupt_keys: frozenset[str] = frozenset({CTRL_C})
+    #: A Docker node's console (binary mode): ``\r`` is Enter and so is a ``\n`` after it,
+    #: so ``\r\n`` is two Enters (an empty command and an extra prompt each time).
+    binary_enter = False
     pager = " --More-- "
     page_lines = 23
 
@@ -195,7 +198,7 @@ class EmulatedDevice:
     async def _next_key(self) -> str:
         while True:
             char = await self._chars.get()
-            if self._after_cr and char in "\n\x00":
+            if self._after_cr and char in "\n\x00" and not (self.binary_enter and char == "\n"):
                 self._after_cr = False
                 continue
             self._after_cr = char == "\r"
@@ -727,12 +730,24 @@ class EmulatedJunos(EmulatedDevice):
 
 
 class EmulatedFrr(EmulatedDevice):
-    """An FRR container: a busybox shell whose ``vtysh`` is the router's CLI."""
+    """An FRR container: a busybox shell whose ``vtysh`` is the router's CLI.
 
-    def __init__(self, name: str = "R1", *, ping_delay: float = 0.05) -> None:
+    ``docker=True`` behaves like the lab's FRR Docker node (``tests/lab``) behind GNS3's
+    telnet proxy: Enter is ``\r`` (``\r\n`` is two), the first client reads ``R1 console is
+    now available... Press RETURN to get started.``, the console starts in vtysh and its
+    shell prompt is ``root@R1:/# ``.
+    """
+
+    def __init__(self, name: str = "R1", *, ping_delay: float = 0.05, docker: bool = False) -> None:
         super().__init__(name)
-        self.banner = "\r\n"
-        self.mode = "shell"  # shell, vtysh, config, config-router, config-if
+        self.docker = docker
+        self.binary_enter = docker
+        self.banner = (
+            f"{name} console is now available... Press RETURN to get started.\r\n"
+            if docker
+            else "\r\n"
+        )
+        self.mode = "vtysh" if docker else "shell"  # shell, vtysh, config, config-…
         self.ping_delay = ping_delay
         self.tree = ConfigTree()
         self.globals: list[str] = []
@@ -742,9 +757,12 @@ class EmulatedFrr(EmulatedDevice):
     def config(self) -> list[str]:
         return [*self.globals, *(x for h, c in self.tree.blocks for x in (h, *c))]
 
+    def wake_text(self) -> str:
+        return self.banner if self.docker else self.banner + self.prompt()
+
     def prompt(self) -> str:
         return {
-            "shell": "\r\n/ # ",
+            "shell": f"\r\nroot@{self.name}:/# " if self.docker else "\r\n/ # ",
             "vtysh": f"\r\n{self.name}# ",
             "config": f"\r\n{self.name}(config)# ",
             "config-router": f"\r\n{self.name}(config-router)# ",

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from adapters.gns3._command_policy import DeviceKind, configuration_reason
-from adapters.gns3._console import ConsoleTarget, ConsoleTranscript
+from adapters.gns3._console import ConsoleTranscript
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._platforms import kind_from_name, platform_for
 from adapters.gns3._tools.registry import (
@@ -205,7 +205,7 @@ async def _device(
             blocked.append({"command": command, "reason": reason})
     if not allowed:
         return item(name, "failed", [], blocked_commands=blocked, error="every command was blocked")
-    target = ConsoleTarget(name, snapshot.console_host(node), int(node["console"]), kind)
+    target = snapshot.console_target(node, kind)
 
     def progress(text: str) -> None:
         scope.context.report_progress(text, device=name)

@@ -12,7 +12,6 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from adapters.gns3._console import ConsoleTarget
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._platforms import DeviceKind
 from adapters.gns3._tools.nodes import NodeNames
@@ -71,12 +70,7 @@ async def wait_for_prompt(
                 error=f"{name} has no telnet console (console type "
                 f"{current.get('console_type')!r}).",
             )
-        target = ConsoleTarget(
-            name,
-            snapshot.console_host(current),
-            int(current["console"]),
-            kind or snapshot.kind(current),
-        )
+        target = snapshot.console_target(current, kind)
         remaining = deadline - loop.time()
         try:
             async with asyncio.timeout(max(remaining, 0.1)):

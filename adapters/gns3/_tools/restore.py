@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from adapters.gns3._console import ConsoleTarget
 from adapters.gns3._device_state import ConfigurationKeeper, keeper_for
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._platforms import DeviceKind, kind_from_name
@@ -81,7 +80,7 @@ async def _read_configuration(
 ) -> JSON:
     """The device's configuration, read over its console (``RestorePointError``)."""
     name = str(node.get("name"))
-    target = ConsoleTarget(name, snapshot.console_host(node), int(node["console"]), keeper.kind)
+    target = snapshot.console_target(node, keeper.kind)
     transcript = await lab.runner.run(
         target,
         keeper.read_commands,
@@ -367,9 +366,8 @@ async def _put_back(
     if blocked:
         problems.append(f"not sent (forbidden commands): {', '.join(blocked)}")
     if allowed:
-        name = str(node.get("name"))
         transcript = await lab.runner.run(
-            ConsoleTarget(name, snapshot.console_host(node), int(node["console"]), keeper.kind),
+            snapshot.console_target(node, keeper.kind),
             allowed,
             config_mode=plan.config_mode,
         )

@@ -438,7 +438,9 @@ async def start_executor(transport: httpx.MockTransport, start_timeout: float) -
     )
 
 
-async def test_start_returns_once_started_and_the_console_accepts(lab: EmulatedDeviceLab):
+async def test_start_returns_once_started_without_touching_the_console(lab: EmulatedDeviceLab):
+    """gns3-server 3.0.6 can leave a node's telnet proxy silent after a client that connects
+    and leaves at once: starting a node never opens its console only to drop it."""
     executor = await start_executor(booting_node_api(lab["PC1"].port, 3), start_timeout=5)
     result = await run(executor, "start_gns3_node", {"node_names": ["PC1"]})
     assert result.output["results"] == [
@@ -448,12 +450,12 @@ async def test_start_returns_once_started_and_the_console_accepts(lab: EmulatedD
             "output": {"status": "started", "console": f"telnet://127.0.0.1:{lab['PC1'].port}"},
         }
     ]
-    assert lab["PC1"].connections == 1  # the console was probed
+    assert lab["PC1"].connections == 0
 
 
-async def test_start_is_bounded_when_the_console_never_answers():
-    executor = await start_executor(booting_node_api(9, 0), start_timeout=0.3)
+async def test_start_is_bounded_when_the_node_never_reports_started():
+    executor = await start_executor(booting_node_api(9, 10_000), start_timeout=0.3)
     result = await run(executor, "start_gns3_node", {"node_names": ["PC1"]})
     item = result.output["results"][0]
     assert result.status is ToolStatus.ERROR
-    assert item["error"] == "PC1 did not become ready within 0.3 s (status 'started')."
+    assert item["error"].startswith("PC1 did not become ready within 0.3 s")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -291,6 +292,70 @@ async def test_frr_commands_run_in_vtysh_and_the_shell_is_restored(device: Emula
     assert device.config == ["router ospf", "network 10.0.0.0/24 area 0"]
     rejected = await runner().run(target(device, DeviceKind.FRR), ["show ip bgp"])
     assert rejected.outcomes[0].error == "the device rejected the command"
+
+
+_STRAY_PROMPT = re.compile(r"^R1(?:\([\w-]+\))?#\s*$", re.MULTILINE)
+
+
+def docker_target(device: EmulatedDevice, enter: str) -> ConsoleTarget:
+    return ConsoleTarget(device.name, "127.0.0.1", device.port, DeviceKind.FRR, enter=enter)
+
+
+@pytest.mark.parametrize("device", [EmulatedFrr("R1", docker=True)], indirect=True)
+async def test_a_docker_frr_console_gets_cr_alone_and_no_output_holds_a_stray_prompt(
+    device: EmulatedDevice,
+):
+    assert isinstance(device, EmulatedFrr)
+    configured = await runner().run(
+        docker_target(device, "\r"),
+        [
+            "interface eth1",
+            "ip address 10.0.12.1/30",
+            "exit",
+            "router ospf",
+            "network 10.0.12.0/30 area 0",
+        ],
+        config_mode=True,
+    )
+    shown = await runner().run(
+        docker_target(device, "\r"), ["show running-config", "show ip route"]
+    )
+    assert configured.error is None and shown.error is None
+    outcomes = [*configured.outcomes, *shown.outcomes]
+    assert all(outcome.ok for outcome in outcomes), [o.to_dict() for o in outcomes]
+    for outcome in outcomes:
+        assert not _STRAY_PROMPT.search(outcome.output), outcome.to_dict()
+        assert not outcome.late_output, outcome.to_dict()
+    assert "router ospf" in shown.outcomes[0].output
+    assert shown.outcomes[1].output.startswith("Codes:")
+    assert configured.prompt == shown.prompt == "R1#"
+    assert device.mode == "vtysh"
+
+
+@pytest.mark.parametrize("device", [EmulatedFrr("R1", docker=True)], indirect=True)
+async def test_the_docker_console_emulator_takes_cr_lf_as_two_enters_as_the_real_one_does(
+    device: EmulatedDevice,
+):
+    """The emulator reproduces what the real FRR node does with ``\\r\\n`` (see
+    tests/lab): every command is followed by an empty one and an extra prompt."""
+    shown = await runner().run(
+        docker_target(device, "\r\n"), ["show ip route", "show running-config"]
+    )
+    texts = [f"{o.output}\n{o.late_output}" for o in shown.outcomes]
+    assert any(_STRAY_PROMPT.search(text) for text in texts), texts
+
+
+@pytest.mark.parametrize("device", [EmulatedFrr("R1", docker=True)], indirect=True)
+async def test_a_docker_frr_shell_prompt_is_taken_back_to_vtysh_and_restored(
+    device: EmulatedDevice,
+):
+    assert isinstance(device, EmulatedFrr)
+    device.mode = "shell"
+    transcript = await runner().run(docker_target(device, "\r"), ["show ip route"])
+    assert transcript.error is None
+    assert transcript.prompt == "root@R1:/#"
+    assert device.received == ["vtysh", "show ip route", "exit"]
+    assert device.mode == "shell"
 
 
 # ----------------------------------------------------------------------- Linux
