@@ -224,11 +224,11 @@ class TurnRunner:
         self,
         store: CheckpointStore,
         turn_log: TurnLog,
+        windows: HistoryWindows,
         *,
         models: LanguageModelProvider | None,
         clock: Clock,
         ids: IdFactory,
-        windows: HistoryWindows | None = None,
         settings: RunnerSettings | None = None,
         observers: Sequence[EventSink] = (),
     ) -> None:
@@ -237,7 +237,7 @@ class TurnRunner:
         self._models = models
         self._clock = clock
         self._ids = ids
-        self.windows = windows or HistoryWindows(store)
+        self.windows = windows
         self.settings = settings or RunnerSettings()
         self._observers = tuple(observers)
         self._live: dict[str, _LiveTurn] = {}

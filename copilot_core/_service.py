@@ -8,16 +8,14 @@ user: another user's session behaves exactly like one that does not exist.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 
 from copilot_core._approvals import ApprovalDecision, DecisionOutcome
-from copilot_core._history import HistoryWindows
 from copilot_core._messages import Role
-from copilot_core._runner import RunnerSettings, TurnHandle, TurnRunner
+from copilot_core._runner import TurnHandle, TurnRunner
 from copilot_core._session import CopilotMode, Session
-from copilot_core._turnlog import InMemoryTurnLog
 from copilot_core._turns import TurnRequest
 from copilot_core.errors import (
     AgentNotFoundError,
@@ -32,12 +30,8 @@ from copilot_core.ports import (
     AgentInfo,
     CheckpointStore,
     Clock,
-    EventSink,
     HistoryPage,
-    IdFactory,
-    LanguageModelProvider,
     SessionMatch,
-    TurnLog,
 )
 from copilot_core.rules import (
     MAX_COMMENT_CHARS,
@@ -54,8 +48,8 @@ __all__ = ["ChatService", "ChatSettings"]
 
 @dataclass(frozen=True, slots=True)
 class ChatSettings:
-    """Settings of the chat as a whole; :meth:`ChatService.__init__` hands each part to
-    the object that uses it when it builds them itself."""
+    """Settings of the chat as a whole; :func:`copilot_core.bootstrap.build_chat_service`
+    hands each part to the object that uses it."""
 
     #: Longest accepted user message (characters, after stripping).
     max_message_chars: int = MAX_MESSAGE_CHARS
@@ -74,44 +68,27 @@ class ChatSettings:
 class ChatService:
     """Chat turns and sessions for adapters (see the module docstring).
 
-    Give it a ``runner`` to choose the turn log and the runner's settings (the
-    composition root does); without one it builds a runner over an in-memory turn
-    log from ``settings``, which suits one process and library users.
+    It takes what it uses and builds nothing: the composition root (the service's
+    container, or :func:`copilot_core.bootstrap.build_chat_service` for a library user)
+    builds the ``runner`` with its turn log and history windows from the settings, and
+    hands it in.
     """
 
     def __init__(
         self,
         store: CheckpointStore,
         agents: Mapping[str, AgentBackend],
+        runner: TurnRunner,
         *,
-        models: LanguageModelProvider | None,
         clock: Clock,
-        ids: IdFactory,
         settings: ChatSettings | None = None,
-        observers: Sequence[EventSink] = (),
-        turn_log: TurnLog | None = None,
-        runner: TurnRunner | None = None,
     ) -> None:
         self.settings = settings or ChatSettings()
         self._store = store
         self._agents = dict(agents)
         if self.settings.default_agent not in self._agents:
             raise ValueError(f"the default agent {self.settings.default_agent!r} is not given")
-        self.runner = runner or TurnRunner(
-            store,
-            turn_log or InMemoryTurnLog(retention=self.settings.finished_turn_retention),
-            models=models,
-            clock=clock,
-            ids=ids,
-            windows=HistoryWindows(
-                store,
-                chars_per_token=self.settings.history_chars_per_token,
-                page=self.settings.history_page,
-                keep=self.settings.history_cache_sessions,
-            ),
-            settings=RunnerSettings(default_mode=self.settings.default_mode),
-            observers=observers,
-        )
+        self.runner = runner
         self._clock = clock
 
     # ===================================================================== turns

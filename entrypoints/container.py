@@ -80,6 +80,7 @@ from copilot_core import (
     TurnRunner,
     UuidIdFactory,
 )
+from copilot_core.bootstrap import HistoryWindows
 from copilot_core.policy import PolicyBook
 from copilot_core.ports import (
     AgentBackend,
@@ -519,10 +520,18 @@ class Core(containers.DeclarativeContainer):
         draft_chars=config.chat.draft_chars,
         save_timeout=config.chat.save_timeout,
     )
+    windows = providers.Singleton(
+        HistoryWindows,
+        gateways.store,
+        chars_per_token=config.chat.history_chars_per_token,
+        page=config.chat.history_page,
+        keep=config.chat.history_cache_sessions,
+    )
     runner = providers.Singleton(
         TurnRunner,
         gateways.store,
         gateways.turn_log,
+        windows,
         models=gateways.models,
         clock=clock,
         ids=ids,
@@ -530,14 +539,7 @@ class Core(containers.DeclarativeContainer):
         observers=observers,
     )
     chat = providers.Singleton(
-        ChatService,
-        gateways.store,
-        agents,
-        models=gateways.models,
-        clock=clock,
-        ids=ids,
-        settings=chat_settings,
-        runner=runner,
+        ChatService, gateways.store, agents, runner, clock=clock, settings=chat_settings
     )
 
 

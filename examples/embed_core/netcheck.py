@@ -50,6 +50,7 @@ from copilot_core import (
     TurnRequest,
     UuidIdFactory,
 )
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.errors import CopilotError
 from copilot_core.events import (
     AbortEvent,
@@ -367,7 +368,7 @@ def build_service(args: argparse.Namespace, metrics: TurnMetrics) -> ChatService
     tools = TcpPingTools(args.allow_host or ["127.0.0.1"], interval=args.interval)
     clock, ids = SystemClock(), UuidIdFactory()
     agent = BuiltinAgent(tools, AllowedHosts(tools), clock=clock, ids=ids)
-    return ChatService(
+    return build_chat_service(
         InMemoryCheckpointStore(),  # sessions live as long as the program
         {BuiltinAgent.agent_id: agent},
         models=OneModel(model, context_limit=args.context_limit),

@@ -28,6 +28,7 @@ from adapters.web.testing import (
     StaticProjectGate,
 )
 from copilot_core import BuiltinAgent, ChatService, ChatSettings, ModelSelection
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.ports import (
     AgentBackend,
     Authenticator,
@@ -167,7 +168,7 @@ async def run_service(
     models = StaticModelProvider(
         ModelSelection(language_model or model, title_model=title_model) if configured else None
     )
-    chat = ChatService(
+    chat = build_chat_service(
         store,
         {"copilot": agent, **(extra_agents or {})},
         models=models,

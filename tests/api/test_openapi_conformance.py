@@ -41,7 +41,8 @@ from adapters.web.testing import (
     StaticGns3Directory,
     StaticModelCatalog,
 )
-from copilot_core import BuiltinAgent, ChatService, ChatSettings, ModelSelection
+from copilot_core import BuiltinAgent, ChatSettings, ModelSelection
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.ports import Principal
 from copilot_core.testing import (
     FakeToolExecutor,
@@ -106,7 +107,7 @@ def _app() -> Any:
         )
     )
     metrics = PrometheusTurnMetrics()
-    chat = ChatService(
+    chat = build_chat_service(
         store,
         {"copilot": agent},
         models=models,

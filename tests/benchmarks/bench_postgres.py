@@ -61,6 +61,7 @@ from copilot_core import (
     TurnRequest,
     UuidIdFactory,
 )
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.ports import CheckpointStore, TurnLog, Usage
 from copilot_core.testing import (
     FakeToolExecutor,
@@ -114,10 +115,10 @@ def pipeline(name: str, store: CheckpointStore, turn_log: TurnLog | None = None)
     model = ForgetfulModel(ScriptedLanguageModel(default=script))
     title = ForgetfulModel(ScriptedLanguageModel(default=text_reply("OSPF from R1 to R3")))
     models = StaticModelProvider(ModelSelection(model, title_model=title))
-    chat = ChatService(
+    chat = build_chat_service(
         store, {"copilot": agent}, models=models, clock=clock, ids=ids, turn_log=turn_log
     )
-    cold = ChatService(
+    cold = build_chat_service(
         store,
         {"copilot": agent},
         models=models,

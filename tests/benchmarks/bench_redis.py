@@ -54,6 +54,7 @@ from copilot_core import (
     TurnRequest,
     UuidIdFactory,
 )
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.events import ApprovalRequiredEvent, ApprovalResolvedEvent, DoneEvent
 from copilot_core.ports import (
     ApprovalDecision,
@@ -230,7 +231,9 @@ def chat_service(store: SqliteCheckpointStore, log: RedisTurnLog) -> ChatService
     model = ForgetfulModel(ScriptedLanguageModel(default=model_script))
     title = ForgetfulModel(ScriptedLanguageModel(default=text_reply("PC1 address")))
     models = StaticModelProvider(ModelSelection(model, title_model=title))
-    return ChatService(store, {"copilot": agent}, models=models, clock=clock, ids=ids, turn_log=log)
+    return build_chat_service(
+        store, {"copilot": agent}, models=models, clock=clock, ids=ids, turn_log=log
+    )
 
 
 async def pipeline_part(settings: Settings, a: RedisTurnLog, b: RedisTurnLog) -> list[Row]:

@@ -77,6 +77,7 @@ from copilot_core import (
     TurnRequest,
     UuidIdFactory,
 )
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.ports import (
     CallOptions,
     CheckpointStore,
@@ -240,8 +241,8 @@ async def open_product(data_dir: Path) -> AsyncIterator[Product]:
     title = ForgetfulModel(ScriptedLanguageModel(default=text_reply("OSPF from R1 to R3")))
     models = StaticModelProvider(ModelSelection(model, title_model=title))
     async with SqliteCheckpointStore(data_dir) as store:
-        chat = ChatService(store, {"copilot": agent}, models=models, clock=clock, ids=ids)
-        cold = ChatService(
+        chat = build_chat_service(store, {"copilot": agent}, models=models, clock=clock, ids=ids)
+        cold = build_chat_service(
             store,
             {"copilot": agent},
             models=models,

@@ -40,6 +40,7 @@ from copilot_core import (
     TurnEvent,
     TurnRequest,
 )
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.events import (
     AbortEvent,
     AgentEvent,
@@ -135,7 +136,7 @@ async def harness(request: pytest.FixtureRequest) -> AsyncIterator[AgentHarness]
 
 @pytest.fixture
 async def service(harness: AgentHarness) -> AsyncIterator[ChatService]:
-    made = ChatService(
+    made = build_chat_service(
         InMemoryCheckpointStore(),
         {harness.agent_id: harness.backend},
         models=StaticModelProvider(harness.selection) if harness.selection else None,

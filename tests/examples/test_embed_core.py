@@ -352,6 +352,7 @@ def test_the_example_imports_only_the_public_core_and_one_adapter() -> None:
 
     public_core = {
         "copilot_core",
+        "copilot_core.bootstrap",
         "copilot_core.ports",
         "copilot_core.events",
         "copilot_core.errors",

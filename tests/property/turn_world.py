@@ -8,13 +8,13 @@ from typing import Any, TypeVar
 
 from copilot_core import (
     BuiltinAgent,
-    ChatService,
     Conversation,
     Message,
     ModelSelection,
     Session,
     TurnRequest,
 )
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -37,7 +37,7 @@ class TurnWorld:
         self.store = InMemoryCheckpointStore()
         clock, ids = SteppingClock(), SequentialIds()
         agent = BuiltinAgent(self.tools, FakeTopologySource(), clock=clock, ids=ids)
-        self.service = ChatService(
+        self.service = build_chat_service(
             self.store,
             {"copilot": agent},
             models=StaticModelProvider(ModelSelection(self.model)),

@@ -15,13 +15,13 @@ import pytest
 from adapters.sqlite import SCHEMA_VERSION, SqliteCheckpointStore
 from copilot_core import (
     BuiltinAgent,
-    ChatService,
     ChatSettings,
     CopilotMode,
     Message,
     Session,
     TurnRequest,
 )
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.errors import InvalidRequestError, StoreCorruptedError, StoreError
 from copilot_core.ports import ModelSelection, RestorePoint, Usage
 from copilot_core.testing import (
@@ -450,7 +450,7 @@ async def test_a_turn_through_the_chat_service_is_saved_and_no_secret_is_written
         default=text_reply("Lab check"),
     )
     clock, ids = SteppingClock(), SequentialIds()
-    service = ChatService(
+    service = build_chat_service(
         store,
         {"copilot": BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)},
         models=StaticModelProvider(ModelSelection(model)),

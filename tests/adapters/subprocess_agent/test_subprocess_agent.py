@@ -23,7 +23,6 @@ from adapters.subprocess_agent import (
 )
 from copilot_core import (
     AbortToken,
-    ChatService,
     ChatSettings,
     Conversation,
     CopilotMode,
@@ -32,6 +31,7 @@ from copilot_core import (
     ToolContext,
     TurnRequest,
 )
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.errors import AgentProcessError
 from copilot_core.events import (
     AbortEvent,
@@ -465,7 +465,7 @@ async def test_the_argument_template_fills_placeholders_once() -> None:
 async def test_a_turn_through_chat_service_is_saved_and_reloads() -> None:
     store = InMemoryCheckpointStore()
     backend = agent("well_behaved.py")
-    service = ChatService(
+    service = build_chat_service(
         store,
         {"lab": backend},
         models=None,
@@ -582,7 +582,7 @@ async def test_cancelling_the_turn_stops_the_program() -> None:
 
 async def test_aborting_through_chat_service_saves_a_valid_aborted_turn() -> None:
     store = InMemoryCheckpointStore()
-    service = ChatService(
+    service = build_chat_service(
         store,
         {"lab": agent("hanger.py", kill_grace=0.5)},
         models=None,

@@ -17,6 +17,7 @@ from copilot_core import (
     TurnRequest,
     TurnRunner,
 )
+from copilot_core.bootstrap import HistoryWindows
 from copilot_core.events import TurnEvent, event_to_record
 from copilot_core.testing import (
     FakeToolExecutor,
@@ -70,6 +71,7 @@ class World:
             runner = TurnRunner(
                 self.store,
                 InMemoryTurnLog(retention=5.0),
+                HistoryWindows(self.store),
                 models=models,
                 clock=self.clock,
                 ids=self.ids,
@@ -79,11 +81,9 @@ class World:
             self._service = ChatService(
                 self.store,
                 {"copilot": agent},
-                models=models,
+                runner,
                 clock=self.clock,
-                ids=self.ids,
                 settings=ChatSettings(finished_turn_retention=5.0),
-                runner=runner,
             )
         return self._service
 

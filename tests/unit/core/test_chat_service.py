@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from copilot_core import BuiltinAgent, ChatService, CopilotMode
+from copilot_core import BuiltinAgent, CopilotMode
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.errors import (
     AgentNotFoundError,
     InvalidRequestError,
@@ -62,7 +63,7 @@ async def test_unknown_agent_or_session_is_refused_and_stores_nothing(world: Wor
 
 async def test_no_llm_settings_is_refused_before_anything_is_stored(world: World) -> None:
     agent = BuiltinAgent(world.tools, world.topology, clock=world.clock, ids=world.ids)
-    service = ChatService(
+    service = build_chat_service(
         world.store,
         {"copilot": agent},
         models=StaticModelProvider(None),

@@ -20,6 +20,7 @@ from copilot_core import (
     ToolSpec,
     TurnRequest,
 )
+from copilot_core.bootstrap import build_chat_service
 from copilot_core.errors import SessionNotFoundError
 from copilot_core.ports import HistoryPage
 from copilot_core.testing import (
@@ -71,7 +72,7 @@ def build(settings: ChatSettings) -> tuple[ChatService, ReadCountingStore, Scrip
         tools, None, clock=clock, ids=ids, settings=AgentSettings(output_reserve_tokens=50)
     )
     title = ScriptedLanguageModel(default=text_reply("A title"))
-    chat = ChatService(
+    chat = build_chat_service(
         store,
         {"copilot": agent},
         models=StaticModelProvider(ModelSelection(model, title_model=title, context_limit=1500)),

@@ -17,6 +17,7 @@ from copilot_core import (
     TurnRequest,
     TurnRunner,
 )
+from copilot_core.bootstrap import HistoryWindows, build_chat_service
 from copilot_core.errors import (
     ServiceUnavailableError,
     SessionBusyError,
@@ -64,20 +65,14 @@ class Rig:
         self.runner = TurnRunner(
             self.store,
             InMemoryTurnLog(retention=5),
+            HistoryWindows(self.store),
             models=StaticModelProvider(ModelSelection(self.model)),
             clock=clock,
             ids=ids,
             settings=settings,
             observers=[self.sink, *observers],  # type: ignore[list-item]
         )
-        self.chat = ChatService(
-            self.store,
-            {"copilot": agent},
-            models=None,
-            clock=clock,
-            ids=ids,
-            runner=self.runner,
-        )
+        self.chat = ChatService(self.store, {"copilot": agent}, self.runner, clock=clock)
 
     def request(self, message: str = "hello", **kwargs: object) -> TurnRequest:
         return TurnRequest(PROJECT, ALICE, message, **kwargs)  # type: ignore[arg-type]
@@ -133,7 +128,7 @@ async def test_a_backend_that_breaks_ends_with_error_then_done_and_the_session_i
             raise RuntimeError("the backend broke")
 
     rig = Rig()
-    chat = ChatService(
+    chat = build_chat_service(
         rig.store, {"copilot": Broken()}, models=None, clock=SteppingClock(), ids=SequentialIds()
     )
     turn = await chat.start_turn(rig.request())
@@ -280,7 +275,7 @@ async def test_a_question_the_store_cannot_take_leaves_no_new_session_behind() -
     rig = Rig()
     store = QuestionRefusingStore()
     clock, ids = SteppingClock(), SequentialIds()
-    chat = ChatService(
+    chat = build_chat_service(
         store,
         {"copilot": BuiltinAgent(FakeToolExecutor(), None, clock=clock, ids=ids)},
         models=StaticModelProvider(ModelSelection(rig.model)),

@@ -1,0 +1,43 @@
+"""Every setting reaches the object it configures: the container is built from settings
+taken from the environment, and the objects it builds are read back."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from entrypoints import Settings, build_container
+from entrypoints.container import Container, resolve
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in list(os.environ):
+        if name.startswith("COPILOT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("COPILOT_GNS3__URL", "http://127.0.0.1:9")  # nothing answers there
+
+
+async def _started(settings: Settings) -> AsyncIterator[Container]:
+    container = build_container(settings)
+    await container.init_resources()  # type: ignore[misc]
+    try:
+        yield container
+    finally:
+        await container.shutdown_resources()  # type: ignore[misc]
+
+
+async def test_the_history_settings_reach_the_windows_the_runner_uses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COPILOT_CHAT__HISTORY_CHARS_PER_TOKEN", "null")
+    monkeypatch.setenv("COPILOT_CHAT__HISTORY_PAGE", "7")
+    monkeypatch.setenv("COPILOT_CHAT__HISTORY_CACHE_SESSIONS", "0")
+    async for container in _started(Settings()):
+        deps = await resolve(container.web.collaborators())
+        windows = deps.chat.runner.windows
+        assert (windows.chars_per_token, windows.page, windows.keep_sessions) == (None, 7, 0)
