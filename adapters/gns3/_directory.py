@@ -1,4 +1,5 @@
-"""Signing in, listing projects and drawing a project for the web page, over
+"""Signing in, listing, creating and opening projects and drawing a project for the web
+page, over
 :class:`Gns3Client`.
 
 :class:`Gns3ClientDirectory` is what the web adapter's ``Gns3Directory`` port asks for;
@@ -8,11 +9,18 @@ the web adapter never imports this package.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
 from adapters.gns3._client import Gns3Client
+from copilot_core.errors import (
+    ConflictError,
+    Gns3Error,
+    Gns3UnavailableError,
+    InvalidRequestError,
+)
 
 __all__ = ["Gns3ClientDirectory"]
 
@@ -37,6 +45,14 @@ class Gns3ClientDirectory:
     async def projects(self, token: str) -> Sequence[Mapping[str, Any]]:
         return await self._client.projects(token)
 
+    async def create_project(self, token: str, name: str) -> Mapping[str, Any]:
+        with _refusals():
+            return await self._client.create_project(token, name)
+
+    async def open_project(self, token: str, project_id: str) -> Mapping[str, Any]:
+        with _refusals():
+            return await self._client.open_project(token, project_id)
+
     async def topology(self, token: str, project_id: str) -> Mapping[str, Any]:
         project, nodes, links = await asyncio.gather(
             self._client.project(token, project_id),
@@ -57,3 +73,20 @@ class Gns3ClientDirectory:
     async def notifications(self, token: str, project_id: str) -> AsyncIterator[Mapping[str, Any]]:
         async for event in self._client.notifications(token, project_id):
             yield event
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """GNS3's refusals of a request as what they mean to the caller: a name that is taken
+    (409) is a conflict, a value GNS3 does not take (400, 422) a bad request; GNS3's own
+    words are kept."""
+    try:
+        yield
+    except Gns3UnavailableError:
+        raise
+    except Gns3Error as exc:
+        if exc.status_code == 409:
+            raise ConflictError(exc.message) from None
+        if exc.status_code in (400, 422):
+            raise InvalidRequestError(exc.message) from None
+        raise

@@ -74,6 +74,16 @@ class Gns3Directory(Protocol):
         """The projects this token may see, each with ``project_id``, ``name``, ``status``."""
         ...
 
+    async def create_project(self, token: str, name: str) -> Mapping[str, Any]:
+        """A new project (GNS3 opens it): ``project_id``, ``name``, ``status``.
+        ConflictError when the name is taken; InvalidRequestError when GNS3 refuses it."""
+        ...
+
+    async def open_project(self, token: str, project_id: str) -> Mapping[str, Any]:
+        """Open a closed project (an opened one stays open); the project as GNS3 gives it.
+        ProjectNotFoundError when there is no such project."""
+        ...
+
     async def topology(self, token: str, project_id: str) -> Mapping[str, Any]:
         """The project as GNS3 describes it, for drawing: ``project``, ``nodes`` and
         ``links`` (GNS3's own JSON objects; a console host GNS3 gives as ``0.0.0.0`` is

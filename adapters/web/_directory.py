@@ -15,12 +15,13 @@ from typing import Any
 import structlog
 from litestar import Controller, get, post
 from litestar.params import JSONBody
-from litestar.status_codes import HTTP_200_OK
+from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 from pydantic import Field, SecretStr
 
 from adapters.web._auth import Caller
 from adapters.web._body import json_body
 from adapters.web._contracts import Gns3Directory
+from adapters.web._ids import ProjectId, canonical_uuid
 from adapters.web._markdown import MAX_MARKDOWN_CHARS, MarkdownRenderer
 from adapters.web._openapi import errors
 from adapters.web._responses import (
@@ -31,13 +32,14 @@ from adapters.web._responses import (
     RenderedTools,
     UserBody,
 )
-from adapters.web._schemas import StrictBody
+from adapters.web._schemas import NonBlank, StrictBody
 from adapters.web._state import Injected
 from adapters.web._toolview import failure_reason, parse_output, render_tool_html
 from copilot_core.errors import AuthenticationError
 from copilot_core.ports import Authenticator
 
 __all__ = [
+    "CreateProjectRequest",
     "DirectoryController",
     "LoginController",
     "LoginRequest",
@@ -56,6 +58,10 @@ class LoginRequest(StrictBody):
 
     username: str = Field(min_length=1, max_length=255)
     password: SecretStr = Field(min_length=1, max_length=1024)
+
+
+class CreateProjectRequest(StrictBody):
+    name: NonBlank = Field(min_length=1, max_length=255, description="The project's name.")
 
 
 class RenderRequest(StrictBody):
@@ -159,6 +165,39 @@ class DirectoryController(Controller):
     ) -> list[ProjectBody]:
         """The caller's GNS3 projects, by name: ``[{id, name, status}]``."""
         return _projects(await directory.projects(caller.token))
+
+    @post(
+        "/projects",
+        operation_id="createProject",
+        guards=[json_body],
+        status_code=HTTP_201_CREATED,
+        responses=errors(409, 501, 502),
+    )
+    async def create_project(
+        self,
+        caller: Injected[Caller],
+        directory: Injected[Gns3Directory],
+        data: JSONBody[CreateProjectRequest],
+    ) -> ProjectBody:
+        """Create a GNS3 project (GNS3 opens it) with the caller's token: ``{id, name,
+        status}``. 409 with GNS3's words when the name is taken."""
+        created = await directory.create_project(caller.token, data.name)
+        log.info("project_created", project_id=str(created.get("project_id", "")))
+        return _projects([created])[0]
+
+    @post(
+        "/projects/{project_id:str}/open",
+        operation_id="openProject",
+        status_code=HTTP_200_OK,
+        responses=errors(404, 501, 502),
+    )
+    async def open_project(
+        self, caller: Injected[Caller], directory: Injected[Gns3Directory], project_id: ProjectId
+    ) -> ProjectBody:
+        """Open a closed GNS3 project with the caller's token (an opened one stays
+        open), so that its chat is available: ``{id, name, status}``."""
+        opened = await directory.open_project(caller.token, canonical_uuid(project_id))
+        return _projects([opened])[0]
 
     @post("/render", operation_id="renderMarkdown", guards=[json_body], status_code=HTTP_200_OK)
     async def render(self, data: JSONBody[RenderRequest]) -> RenderedMarkdown:

@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from copilot_core.errors import (
     AuthenticationError,
+    ConflictError,
     LLMNotConfiguredError,
     ProjectNotFoundError,
     ProjectNotOpenedError,
@@ -104,6 +106,20 @@ class StaticGns3Directory:
 
     async def projects(self, token: str) -> Sequence[Mapping[str, Any]]:
         return list(self.listed)
+
+    async def create_project(self, token: str, name: str) -> Mapping[str, Any]:
+        if any(p.get("name") == name for p in self.listed):
+            raise ConflictError(f"Project '{name}' already exists")
+        project = {"project_id": str(uuid.uuid4()), "name": name, "status": "opened"}
+        self.listed.append(project)
+        return dict(project)
+
+    async def open_project(self, token: str, project_id: str) -> Mapping[str, Any]:
+        for project in self.listed:
+            if project.get("project_id") == project_id:
+                project["status"] = "opened"
+                return dict(project)
+        raise ProjectNotFoundError(project_id)
 
     async def topology(self, token: str, project_id: str) -> Mapping[str, Any]:
         found = self.topologies.get(project_id, {})

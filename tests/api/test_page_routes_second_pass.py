@@ -181,3 +181,31 @@ async def test_the_topology_is_shaped_for_drawing_and_gns3_changes_are_relayed()
         {"type": "topology", "action": "node.updated", "id": pc},
     ]
     assert events.headers["content-type"].startswith("text/event-stream")
+
+
+async def test_projects_are_created_and_a_closed_one_is_opened_from_the_page() -> None:
+    closed = "0c105ed0-0000-4000-8000-00000000c105"
+    directory = StaticGns3Directory(
+        projects=[{"project_id": closed, "name": "Closed lab", "status": "closed"}]
+    )
+    async with run_service(directory=directory) as service, service.client() as client:
+        created = await client.post("/v3/copilot/projects", json={"name": "ccna-lab-1"})
+        taken = await client.post("/v3/copilot/projects", json={"name": "ccna-lab-1"})
+        blank = await client.post("/v3/copilot/projects", json={"name": "   "})
+        opened = await client.post(f"/v3/copilot/projects/{closed.upper()}/open")
+        unknown = await client.post(
+            "/v3/copilot/projects/7d3f0c7e-1111-4222-8333-944455556666/open"
+        )
+        not_an_id = await client.post("/v3/copilot/projects/lab/open")
+        listed = (await client.get("/v3/copilot/projects")).json()
+    assert created.status_code == 201, created.text
+    assert created.json()["name"] == "ccna-lab-1" and created.json()["status"] == "opened"
+    assert taken.status_code == 409 and "already exists" in taken.json()["detail"]
+    assert blank.status_code == 422
+    assert opened.status_code == 200, opened.text
+    assert opened.json() == {"id": closed, "name": "Closed lab", "status": "opened"}
+    assert unknown.status_code == 404 and not_an_id.status_code == 422
+    assert sorted((p["name"], p["status"]) for p in listed) == [
+        ("Closed lab", "opened"),
+        ("ccna-lab-1", "opened"),
+    ]

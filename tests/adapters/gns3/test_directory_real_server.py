@@ -40,3 +40,32 @@ async def test_topology_and_notifications_of_a_real_project(
     assert drawn["console_type"] == "telnet" and isinstance(drawn["console"], int)
     assert topology["links"] == [] and topology["project"]["project_id"] == project_id
     assert topology["web_ui"] == "http://lab.example:3080/static/web-ui"
+
+
+async def test_projects_are_created_and_opened_with_gns3s_own_rules(
+    gns3_client: Gns3Client, admin_token: str
+) -> None:
+    """A fresh GNS3 server is not a dead end for the page: a project is created (GNS3 opens
+    it), a taken name is a conflict in GNS3's words, and a closed project is opened."""
+    from copilot_core.errors import ConflictError, ProjectNotFoundError
+
+    directory = Gns3ClientDirectory(gns3_client)
+    name = f"from-the-page-{id(directory)}"
+    created = await directory.create_project(admin_token, name)
+    project_id = str(created["project_id"])
+    try:
+        assert (created["name"], created["status"]) == (name, "opened")
+        with pytest.raises(ConflictError) as taken:
+            await directory.create_project(admin_token, name)
+        assert name in taken.value.message
+        await gns3_client.close_project(admin_token, project_id)
+        listed = {p["project_id"]: p["status"] for p in await directory.projects(admin_token)}
+        assert listed[project_id] == "closed"
+        opened = await directory.open_project(admin_token, project_id)
+        assert opened["status"] == "opened"
+        listed = {p["project_id"]: p["status"] for p in await directory.projects(admin_token)}
+        assert listed[project_id] == "opened"
+        with pytest.raises(ProjectNotFoundError):
+            await directory.open_project(admin_token, "7d3f0c7e-1111-4222-8333-944455556666")
+    finally:
+        await gns3_client.delete_project(admin_token, project_id)

@@ -195,6 +195,56 @@ async function loadProjects() {
   await selectProject(chosen, { keepSession: Boolean(chosen && chosen.id === wanted) });
 }
 
+// A button inside a notice.
+function actionButton(label, onClick) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "link-button";
+  button.textContent = label;
+  button.addEventListener("click", onClick);
+  return button;
+}
+
+function openProjectDialog() {
+  const dialog = $("project-dialog");
+  $("project-form").reset();
+  $("project-result").textContent = "";
+  $("project-result").dataset.kind = "";
+  if (!dialog.open) dialog.showModal();
+  $("project-name").focus();
+}
+
+async function onCreateProject(event) {
+  event.preventDefault();
+  const result = $("project-result");
+  const name = $("project-name").value.trim();
+  if (!name) return;
+  result.textContent = "Creating…";
+  result.dataset.kind = "";
+  try {
+    const created = await call("POST", "/projects", { name });
+    store.set("project", created.id);
+    $("project-dialog").close();
+    await loadProjects();
+  } catch (error) {
+    result.textContent = `Not created: ${forPeople(error.message)}`;
+    result.dataset.kind = "error";
+  }
+}
+
+// Open a closed project in GNS3, then show it.
+async function openProject(project) {
+  notice(`Opening “${project.name}” in GNS3…`);
+  try {
+    await call("POST", `/projects/${encodeURIComponent(project.id)}/open`);
+  } catch (error) {
+    notice(`GNS3 did not open “${project.name}”: ${forPeople(error.message)}`, "error");
+    return;
+  }
+  store.set("project", project.id);
+  await loadProjects();
+}
+
 let projectLoads = 0;
 
 async function selectProject(project, { keepSession = false } = {}) {
@@ -215,7 +265,12 @@ async function selectProject(project, { keepSession = false } = {}) {
   renderSessions();
   for (const id of ["message-input", "send", "new-chat"]) $(id).disabled = true;
   if (!project) {
-    notice("Pick a GNS3 project to chat about.");
+    if (state.projects.length) {
+      notice("Pick a GNS3 project to chat about.");
+    } else {
+      notice("This GNS3 server has no project you can see yet. ", "info");
+      $("notice").append(actionButton("Create a project", openProjectDialog));
+    }
     return;
   }
   const ready = () => {
@@ -225,10 +280,10 @@ async function selectProject(project, { keepSession = false } = {}) {
   if (project.status !== "opened") {
     notice(
       `“${project.name}” is ${project.status} in GNS3, so chat is disabled: the copilot reads and ` +
-        "changes the running lab, and the project's conversations live with it. Open the project " +
-        "in GNS3, then press Refresh.",
+        "changes the running lab, and the project's conversations live with it. ",
       "warning",
     );
+    $("notice").append(actionButton("Open the project", () => openProject(project)));
     ready();
     return;
   }
@@ -1041,6 +1096,9 @@ function bind() {
     selectProject(project);
   });
   $("refresh-projects").addEventListener("click", loadProjects);
+  $("new-project").addEventListener("click", openProjectDialog);
+  $("project-form").addEventListener("submit", onCreateProject);
+  $("project-cancel").addEventListener("click", () => $("project-dialog").close());
   $("new-chat").addEventListener("click", newChat);
   $("composer").addEventListener("submit", (event) => {
     event.preventDefault();
