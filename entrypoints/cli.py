@@ -15,14 +15,16 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
+from urllib.parse import urlsplit
 
 import structlog
 import uvicorn
 from pydantic import ValidationError
 
+from adapters.web import BASE_URL_PATTERN
 from entrypoints.app import create_app
 from entrypoints.container import build_container
-from entrypoints.settings import add_setting_flags, settings_from_flags
+from entrypoints.settings import Settings, add_setting_flags, settings_from_flags
 
 __all__ = ["CopilotServer", "main", "settle_heap", "version"]
 
@@ -124,6 +126,9 @@ def _serve(args: argparse.Namespace) -> int:
         problems = "; ".join(_problem(error) for error in exc.errors())
         print(f"gns3-copilot: invalid settings: {problems}", file=sys.stderr)
         return 2
+    if unusable := _url_problems(settings):
+        print(f"gns3-copilot: invalid settings: {'; '.join(unusable)}", file=sys.stderr)
+        return 2
     container = build_container(settings)
     app = create_app(settings, container)
     service = container.service()
@@ -153,7 +158,31 @@ def _settle_heap() -> None:
 def _problem(error: Any) -> str:
     where = ".".join(str(part) for part in error["loc"])
     message = str(error["msg"]).removeprefix("Value error, ")
+    if (
+        error.get("type") == "string_pattern_mismatch"
+        and (error.get("ctx") or {}).get("pattern") == BASE_URL_PATTERN
+    ):
+        # The pattern itself is a thousand characters of regex: say what it means.
+        message = (
+            f"{error.get('input')!r} is not a URL: it must start with http:// or https:// "
+            "(http(s)://host[:port][/path], no user or password), e.g. http://127.0.0.1:3080"
+        )
     return f"{where}: {message}" if where else message
+
+
+def _url_problems(settings: Settings) -> list[str]:
+    """What is wrong with URLs that validate but cannot work."""
+    problems = []
+    for where, url in (
+        ("gns3.url", settings.gns3.url),
+        ("gns3.public_url", settings.gns3.public_url),
+    ):
+        if url and urlsplit(url).path.rstrip("/").lower().endswith("/v3"):
+            problems.append(
+                f"{where}: give GNS3's own address without /v3 (the copilot adds /v3 itself), "
+                f"e.g. {url.rstrip('/')[: -len('/v3')]}"
+            )
+    return problems
 
 
 def main(argv: Sequence[str] | None = None) -> int:

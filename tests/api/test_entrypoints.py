@@ -302,7 +302,14 @@ def test_serve_refuses_invalid_settings_with_a_clear_message(
     assert "port" in capsys.readouterr().err
     monkeypatch.delenv("COPILOT_PORT")
     assert main(["serve", "--gns3-url", "gns3.local"]) == 2
-    assert "gns3.url" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    # What the URL must look like, in words, not the thousand-character regex (issue 29).
+    assert "gns3.url: 'gns3.local' is not a URL: it must start with http:// or https://" in said
+    assert len(said) < 300, said
+    assert main(["serve", "--gns3-url", "http://gns3.local:3080/v3/"]) == 2
+    said = capsys.readouterr().err
+    assert "gns3.url: give GNS3's own address without /v3" in said
+    assert "e.g. http://gns3.local:3080" in said
 
 
 def test_version_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
