@@ -2,14 +2,17 @@
 
 What a service that embeds the copilot needs is here: :class:`ChatService` (turns and
 sessions), :class:`BuiltinAgent` (the agent loop), :class:`TurnRunner` and its
-:class:`InMemoryTurnLog`, and the values they speak. The rest is in four topical
-modules:
+:class:`InMemoryTurnLog`, the design's pure objects (:class:`ToolCallAccumulator`,
+:class:`StatsCollector`, :class:`AbortToken`, :class:`Conversation`) and the values
+they speak. The rest is in topical modules:
 
 * :mod:`copilot_core.ports`: the ports to implement (language model, tools, store,
   turn log, …) and the vocabulary they speak (messages, deltas, tool calls);
 * :mod:`copilot_core.events`: what a turn streams (wire events) and what an agent
   backend reports (records);
 * :mod:`copilot_core.errors`: the error tree;
+* :mod:`copilot_core.bootstrap`: the chat built from its settings, for a program
+  without a container of its own (``build_chat_service``);
 * :mod:`copilot_core.testing`: fakes of every port (a scripted model, an in-memory
   store, tools as functions).
 
@@ -17,6 +20,7 @@ Every other module is internal.
 """
 
 from copilot_core._abort import AbortToken
+from copilot_core._accumulator import ToolCallAccumulator
 from copilot_core._agent import AgentSettings, BuiltinAgent
 from copilot_core._conversation import Conversation
 from copilot_core._messages import Message, Role
@@ -24,7 +28,7 @@ from copilot_core._prompts import PromptBook
 from copilot_core._runner import RunnerSettings, TurnHandle, TurnRunner
 from copilot_core._service import ChatService, ChatSettings
 from copilot_core._session import CopilotMode, Session
-from copilot_core._stats import TurnStats
+from copilot_core._stats import StatsCollector, TurnStats
 from copilot_core._system import SystemClock, UuidIdFactory
 from copilot_core._tokens import ApproximateTokenCounter
 from copilot_core._toolgate import ToolGate
@@ -53,7 +57,9 @@ __all__ = [
     "Role",
     "RunnerSettings",
     "Session",
+    "StatsCollector",
     "SystemClock",
+    "ToolCallAccumulator",
     "ToolContext",
     "ToolGate",
     "ToolResult",
