@@ -29,6 +29,7 @@ __all__ = [
     "Assessment",
     "ChangePreview",
     "DecisionOutcome",
+    "PreviewCommand",
     "RestorePoint",
     "ToolEffect",
     "TurnControl",
@@ -76,20 +77,47 @@ class ApprovalPolicy(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class PreviewCommand:
+    """One command of a console call, exactly as it will be sent, and whether it changes
+    the device (``expanded``: as the device reads it; ``note``: why it changes it)."""
+
+    command: str
+    changes: bool
+    expanded: str = ""
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "changes": self.changes,
+            "expanded": self.expanded,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ChangePreview:
-    """What a call would change: per device, the exact commands; for the topology, one
-    line per change (``create node PC3 (VPCS)``, ``link PC1 e0 - SW1 e1``)."""
+    """What a call would change: per device, the exact commands that change it
+    (``devices``) and, for a console call, every command it sends, in order, each marked
+    (``commands``); for the topology, one line per change (``create node PC3 (VPCS)``,
+    ``link PC1 e0 - SW1 e1``)."""
 
     summary: str
     devices: Mapping[str, Sequence[str]] = field(default_factory=dict)
     topology: Sequence[str] = ()
+    commands: Mapping[str, Sequence[PreviewCommand]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "summary": self.summary,
             "devices": {name: list(commands) for name, commands in self.devices.items()},
             "topology": list(self.topology),
         }
+        if self.commands:
+            data["commands"] = {
+                name: [line.to_dict() for line in lines] for name, lines in self.commands.items()
+            }
+        return data
 
 
 @dataclass(frozen=True, slots=True)

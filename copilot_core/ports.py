@@ -29,6 +29,7 @@ from copilot_core._approvals import (
     Assessment,
     ChangePreview,
     DecisionOutcome,
+    PreviewCommand,
     RestorePoint,
     TurnControl,
 )
@@ -81,6 +82,7 @@ __all__ = [
     "ModelOverrides",
     "ModelSelection",
     "ParsedToolCall",
+    "PreviewCommand",
     "Principal",
     "ProjectGate",
     "RestorePoint",

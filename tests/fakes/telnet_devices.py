@@ -13,7 +13,10 @@ Reproduced behaviours (see ``/work/shared/GNS3.md``):
 Platforms:
 
 * :class:`EmulatedVpcs` — ``\\rPC1> `` prompt, slow ``ip``, ``ping -c N`` (Ctrl-C),
-  ``show version`` lines ending in ``\\r\\r\\n``;
+  ``show version`` lines ending in ``\\r\\r\\n``; commands read as VPCS 0.8.3 reads them
+  (any unique prefix of its table: ``i`` = ``ip``, ``se`` = ``set``; a leading ``@``
+  stripped; ``write`` = ``save``; an ambiguous prefix prints the candidates and runs
+  nothing), ``set pcname`` renames the prompt;
 * :class:`EmulatedCiscoRouter` — ``>``/``#``/``(config)#`` prompts, ``--More--``, a ``ping
   … repeat N`` only Ctrl-^ ends, the initial configuration dialog, an enable secret, log
   messages printed after the prompt, and a command after which the device drops every
@@ -324,23 +327,60 @@ class EmulatedVpcs(EmulatedDevice):
         self.ip_delay = ip_delay
         self.ping_delay = ping_delay
         self.replies = 0
+        self.saves = 0
 
     def prompt(self) -> str:
         return f"\r{self.name}> "
 
+    # VPCS 0.8.3's command table, in its order: a command is any prefix of one of these
+    # that no other starts with; ``arp`` runs ``show arp``, ``dhcp`` runs ``ip dhcp``.
+    TABLE = (
+        "?", "arp", "clear", "dhcp", "disconnect", "echo", "help", "history", "relay", "ip",
+        "load", "neighbor", "ping", "quit", "tracer", "rlogin", "save", "write", "set", "show",
+        "version", "sleep", "zzz",
+    )  # fmt: skip
+
+    def command_of(self, typed: str) -> str | None:
+        """The command VPCS runs for ``typed`` (``@`` stripped, a unique prefix), or None."""
+        typed = typed.removeprefix("@")
+        found = [name for name in self.TABLE if name.startswith(typed)]
+        return found[0] if len(found) == 1 else None
+
     async def execute(self, line: str) -> None:
         words = line.split()
-        if not words:
+        if not words or line.lstrip()[:1] in "#;":
             return
-        verb = words[0].lower()
-        if verb == "show" and words[1:2] == ["ip"]:
+        if line.lstrip().startswith("!"):
+            self.write("Shell commands are not run by this emulator\r\n")
+            return
+        command = self.command_of(words[0])
+        if command is None:
+            matches = [n for n in self.TABLE if n.startswith(words[0].removeprefix("@"))]
+            if len(matches) > 1:  # VPCS prints the candidates and runs nothing
+                self.write("".join(f"{name}\r\n" for name in matches))
+                return
+            self.write(f'Bad command: "{line}". Use ? for help.\r\n\r\n')
+            return
+        if command == "arp":
+            command, words = "show", ["show", "arp", *words[1:]]
+        elif command == "dhcp":
+            command, words = "ip", ["ip", "dhcp", *words[1:]]
+        words = [command, *words[1:]]
+        verb = "save" if command == "write" else command
+        if verb == "show" and len(words) > 1 and "version".startswith(words[1]):
+            verb, words = "version", ["version"]
+        if verb == "set" and len(words) == 3 and "pcname".startswith(words[1]):
+            self.name = words[2]
+        elif verb == "tracer":
+            self.write(f"trace to {words[1:2]}, 8 hops max\r\n")
+        elif verb == "show" and words[1:2] == ["ip"]:
             self.write(
                 f"\r\nNAME        : {self.name}[1]\r\nIP/MASK     : {self.ip}\r\n"
                 f"GATEWAY     : {self.gateway}\r\nDNS         : {self.dns}  \r\n"
                 "MAC         : 00:50:79:66:68:00\r\nLPORT       : 20000\r\n"
                 "RHOST:PORT  : 127.0.0.1:20001\r\nMTU         : 1500\r\n\r\n"
             )
-        elif (verb == "show" and words[1:2] == ["version"]) or verb == "version":
+        elif verb == "version":
             # Real VPCS 0.8.3 ends these lines in \r\r\n.
             lines = [
                 "",
@@ -353,7 +393,7 @@ class EmulatedVpcs(EmulatedDevice):
                 "Running on Linux",
             ]
             self.write("".join(text + "\r\r\n" for text in lines))
-        elif verb == "clear" and words[1:2] == ["ip"]:
+        elif verb == "clear" and words[1:2] == ["ip"]:  # exactly `ip` (`i` is ipv6)
             self.ip, self.gateway, self.dns = "0.0.0.0/0", "0.0.0.0", ""
             self.write("IPv4 address/mask, gateway, DNS, and DHCP cleared\r\n")
         elif verb == "ip" and words[1:2] == ["dns"] and len(words) == 3:
@@ -376,6 +416,7 @@ class EmulatedVpcs(EmulatedDevice):
                 "\x1b[1m?\x1b[0m        Print help\r\n\x1b[1mip\x1b[0m       Configure IP\r\n"
             )
         elif verb == "save":
+            self.saves += 1
             self.write("Saving startup configuration to startup.vpc\r\n.  done\r\n")
         else:
             self.write(f'Bad command: "{line}". Use ? for help.\r\n\r\n')

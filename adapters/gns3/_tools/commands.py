@@ -1,12 +1,16 @@
 """Console tools: show commands, configuration lines and VPCS commands on started devices.
 
-Every command is checked before anything is sent: the forbidden list in every mode and,
-in teaching mode, the read-only rule (:func:`~adapters.gns3.configuration_reason`). The
-devices of one call run concurrently, one command stream per console. Each command has a
-time limit (``timeout_s``, else the runner's default, raised for a ``ping``/``traceroute``
-whose count needs longer); the whole call is bounded by ``call_budget``. What a console
-prints is reported as progress while it runs; outputs that ntc-templates can parse come
-back with ``parsed`` rows.
+Every command is checked before anything is sent, on the platform GNS3's node says the
+device is (a ``device_type`` argument can only add a stricter reading, never replace it;
+a mismatch is said in the result): a control character refuses it (one command is one
+line), the forbidden list blocks it in every mode and every spelling, and teaching mode
+refuses what is not known to be read-only there (:mod:`adapters.gns3._grammar`). The
+approval preview lists every command of the call, in order and as sent, each marked when
+it changes the device. The devices of one call run concurrently, one command stream per
+console. Each command has a time limit (``timeout_s``, else the runner's default, raised
+for a ``ping``/``traceroute`` whose count needs longer); the whole call is bounded by
+``call_budget``. What a console prints is reported as progress while it runs; outputs
+that ntc-templates can parse come back with ``parsed`` rows.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from adapters.gns3._command_policy import DeviceKind, configuration_reason
+from adapters.gns3._command_policy import DeviceKind, teaching_refusal
 from adapters.gns3._console import ConsoleTranscript
+from adapters.gns3._grammar import LABELS, Verdict, control_character_error, judge_strictest
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._platforms import kind_from_name, platform_for
 from adapters.gns3._tools.registry import (
@@ -27,6 +32,7 @@ from adapters.gns3._tools.registry import (
     BOTH_MODES,
     AtMost,
     CallScope,
+    Describer,
     Gns3Tool,
     LabAccess,
     RestoreScope,
@@ -34,7 +40,7 @@ from adapters.gns3._tools.registry import (
 )
 from adapters.gns3._tools.results import batch, item
 from copilot_core import CopilotMode, ToolResult
-from copilot_core.ports import ChangePreview, ToolEffect
+from copilot_core.ports import ChangePreview, PreviewCommand, ToolEffect
 
 __all__ = ["command_tools"]
 
@@ -42,6 +48,10 @@ JSON = dict[str, Any]
 
 
 def _commands(commands: list[str]) -> list[str]:
+    for command in commands:
+        error = control_character_error(command)
+        if error is not None:
+            raise ValueError(error)
     kept = [command for command in commands if command.strip()]
     if not kept:
         raise ValueError("give at least one command")
@@ -66,8 +76,9 @@ DeviceName = Annotated[str, AfterValidator(_device_name)]
 DeviceType = Annotated[str, AfterValidator(_device_type)]
 Timeout = Annotated[float, Field(gt=0), AtMost("max_command_timeout")]
 _DEVICE_TYPE = (
-    "override the detected platform: vpcs, cisco_ios (also IOSv, IOS-XE), arista_eos, "
-    "juniper_junos, frr, linux, huawei_vrp or generic"
+    "the platform, when GNS3 cannot tell it (vpcs, cisco_ios (also IOSv, IOS-XE), "
+    "arista_eos, juniper_junos, frr, linux, huawei_vrp or generic); the platform GNS3 "
+    "reports always applies, and commands must be read-only on both"
 )
 _TIMEOUT = (
     "seconds each command may run before it is interrupted (its output so far is returned "
@@ -142,6 +153,52 @@ async def _run(
     return batch(list(results))
 
 
+@dataclass(frozen=True, slots=True)
+class _Platform:
+    """How one device of a call is read: its console behaves as ``console``; a command
+    is read-only only when it is on every one of ``rules`` (GNS3's platform, and the
+    model's ``device_type`` when it differs); ``note`` says a mismatch."""
+
+    console: DeviceKind
+    rules: tuple[DeviceKind, ...]
+    note: str | None = None
+
+    def extra(self) -> JSON:
+        return {"platform_note": self.note} if self.note else {}
+
+
+def _platform(snapshot: LabSnapshot, node: JSON, device_type: str | None) -> _Platform:
+    """The platform GNS3's node says; ``device_type`` may only add a stricter reading (and
+    pick how the console behaves when GNS3 cannot tell the platform)."""
+    detected = snapshot.kind(node)
+    asked = kind_from_name(device_type) if device_type else None
+    if asked is None or asked is detected:
+        return _Platform(detected, (detected,))
+    name = node.get("name")
+    if detected is DeviceKind.GENERIC:
+        note = (
+            f"GNS3 does not tell {name}'s platform; its console is read as {asked.value}, "
+            f"and commands had to be read-only both as {asked.value} and on every platform."
+        )
+        return _Platform(asked, (DeviceKind.GENERIC, asked), note)
+    note = (
+        f"device_type {device_type!r} does not match {name}: GNS3 says it is a "
+        f"{detected.value} device ({LABELS[detected]}); its commands were judged and sent as "
+        f"{detected.value} (and had to be read-only as {asked.value} too)."
+    )
+    return _Platform(detected, (detected, asked), note)
+
+
+def _forbidden(
+    lab: LabAccess, command: str, kinds: Sequence[DeviceKind], *, config: bool
+) -> str | None:
+    for kind in kinds:
+        reason = lab.skills.forbidden.reason(command, kind, config=config)
+        if reason is not None:
+            return reason
+    return None
+
+
 def _limits(
     lab: LabAccess, kind: DeviceKind, commands: list[str], timeout_s: float | None
 ) -> list[float]:
@@ -171,8 +228,8 @@ async def _device(
     if node is None:
         return item(name, "failed", error=snapshot.unknown_node(name))
     name = str(node.get("name"))
-    override = kind_from_name(job.device_type) if job.device_type else None
-    kind = override or snapshot.kind(node)
+    platform = _platform(snapshot, node, job.device_type)
+    kind = platform.console
     if vpcs_only and kind is not DeviceKind.VPCS:
         return item(
             name,
@@ -195,16 +252,26 @@ async def _device(
         )
     blocked: list[JSON] = []
     allowed: list[str] = []
+    teaching = scope.context.mode is CopilotMode.TEACHING_ASSISTANT
     for command in commands:
-        reason = lab.skills.forbidden.reason(command)
-        if reason is None and scope.context.mode is CopilotMode.TEACHING_ASSISTANT:
-            reason = configuration_reason(command, kind)
+        reason = _forbidden(lab, command, platform.rules, config=config)
+        if reason is None and teaching:
+            verdict = judge_strictest(command, platform.rules, config=config)
+            if verdict.changes:
+                reason = teaching_refusal(command, verdict.platform, verdict.reason)
         if reason is None:
             allowed.append(command)
         else:
             blocked.append({"command": command, "reason": reason})
     if not allowed:
-        return item(name, "failed", [], blocked_commands=blocked, error="every command was blocked")
+        return item(
+            name,
+            "failed",
+            [],
+            blocked_commands=blocked,
+            error="every command was blocked",
+            **platform.extra(),
+        )
     target = snapshot.console_target(node, kind)
 
     def progress(text: str) -> None:
@@ -219,7 +286,9 @@ async def _device(
         progress=progress,
     )
     await _parse(lab, transcript, config=config)
-    return _device_result(transcript, blocked)
+    result = _device_result(transcript, blocked)
+    result.update(platform.extra())
+    return result
 
 
 async def _parse(lab: LabAccess, transcript: ConsoleTranscript, *, config: bool) -> None:
@@ -262,29 +331,80 @@ def _device_result(transcript: ConsoleTranscript, blocked: list[JSON]) -> JSON:
 
 
 # ------------------------------------------------------------------ changes
-def _configured(args: ConfigCommands, mode: CopilotMode) -> ChangePreview:
-    devices: dict[str, list[str]] = {}
-    for entry in args.device_configs:
-        devices.setdefault(entry.device_name, []).extend(entry.config_commands)
-    return ChangePreview(f"configure {', '.join(devices)}", devices=devices)
+Entries = Sequence[tuple[str, Sequence[str], str | None]]
+
+
+def _entries(args: ShowCommands | ConfigCommands) -> Entries:
+    if isinstance(args, ConfigCommands):
+        return [(e.device_name, e.config_commands, e.device_type) for e in args.device_configs]
+    return [(e.device_name, e.commands, e.device_type) for e in args.device_configs]
+
+
+def _preview(
+    entries: Entries,
+    kinds_of: dict[str, tuple[DeviceKind, ...]],
+    *,
+    config: bool,
+    verb: str,
+) -> ChangePreview | None:
+    """Every command of the call, in order and as it will be sent, marked when it changes
+    the device (``devices``: only those); ``None`` when nothing changes a device."""
+    listed: dict[str, list[PreviewCommand]] = {}
+    changing: dict[str, list[str]] = {}
+    for name, commands, _ in entries:
+        kinds = kinds_of.get(name, (DeviceKind.GENERIC,))
+        for command in commands:
+            verdict: Verdict = judge_strictest(command, kinds, config=config)
+            note = (verdict.reason or "") if verdict.changes else ""
+            line = PreviewCommand(command, verdict.changes, verdict.expanded, note)
+            listed.setdefault(name, []).append(line)
+            if verdict.changes:
+                changing.setdefault(name, []).append(command)
+    if not changing:
+        return None
+    return ChangePreview(f"{verb} {', '.join(changing)}", devices=changing, commands=listed)
+
+
+def _static_kinds(entries: Entries) -> dict[str, tuple[DeviceKind, ...]]:
+    """Without GNS3 at hand: the strictest reading (every platform), and the model's."""
+    kinds: dict[str, tuple[DeviceKind, ...]] = {}
+    for name, _, device_type in entries:
+        asked = kind_from_name(device_type) if device_type else None
+        kinds[name] = (DeviceKind.GENERIC, asked) if asked else (DeviceKind.GENERIC,)
+    return kinds
+
+
+def _configured(args: ConfigCommands, mode: CopilotMode) -> ChangePreview | None:
+    entries = _entries(args)
+    return _preview(entries, _static_kinds(entries), config=True, verb="configure")
 
 
 def _maybe_configured(args: ShowCommands, mode: CopilotMode) -> ChangePreview | None:
-    """Commands that would change a device, judged without knowing its kind (the VPCS and
-    the generic rules, which teaching mode enforces); teaching mode blocks them anyway."""
+    """The commands that would change a device, read on every platform (GNS3 could not
+    be asked); teaching mode refuses them anyway."""
     if mode is CopilotMode.TEACHING_ASSISTANT:
         return None
-    devices: dict[str, list[str]] = {}
-    for entry in args.device_configs:
-        for command in entry.commands:
-            if (
-                configuration_reason(command, DeviceKind.GENERIC) is not None
-                or configuration_reason(command, DeviceKind.VPCS) is not None
-            ):
-                devices.setdefault(entry.device_name, []).append(command)
-    if not devices:
-        return None
-    return ChangePreview(f"change {', '.join(sorted(devices))}", devices=devices)
+    entries = _entries(args)
+    return _preview(entries, _static_kinds(entries), config=False, verb="change")
+
+
+def _describer(*, config: bool) -> Describer[Any]:
+    async def describe(
+        lab: LabAccess, args: ShowCommands | ConfigCommands, scope: CallScope
+    ) -> ChangePreview | None:
+        """The preview on each device's platform, as GNS3 tells it."""
+        if not config and scope.context.mode is CopilotMode.TEACHING_ASSISTANT:
+            return None
+        entries = _entries(args)
+        snapshot = await lab.snapshot(scope)
+        kinds = _static_kinds(entries)
+        for name, _, device_type in entries:
+            node = snapshot.by_name(name)
+            if node is not None:
+                kinds[name] = _platform(snapshot, node, device_type).rules
+        return _preview(entries, kinds, config=config, verb="configure" if config else "change")
+
+    return describe
 
 
 def _restores(args: ShowCommands | ConfigCommands, preview: ChangePreview) -> RestoreScope:
@@ -317,6 +437,7 @@ def command_tools() -> list[Gns3Tool[Any]]:
                 "device_configs": [{"device_name": "R1", "commands": ["show ip interface brief"]}]
             },
             change=_maybe_configured,
+            describe=_describer(config=False),
             restores=_restores,
         ),
         Gns3Tool(
@@ -336,6 +457,7 @@ def command_tools() -> list[Gns3Tool[Any]]:
                 ]
             },
             change=_configured,
+            describe=_describer(config=True),
             restores=_restores,
         ),
         Gns3Tool(
@@ -352,6 +474,7 @@ def command_tools() -> list[Gns3Tool[Any]]:
                 ]
             },
             change=_maybe_configured,
+            describe=_describer(config=False),
             restores=_restores,
         ),
     ]

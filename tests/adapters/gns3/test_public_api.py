@@ -186,12 +186,24 @@ def test_each_tool_says_what_a_call_would_change_in_the_lab():
             ]
         },
     )
-    assert config == ChangePreview("configure R1", devices={"R1": ["interface g0/0", "no shut"]})
+    assert config is not None
+    assert (config.summary, config.devices) == (
+        "configure R1",
+        {"R1": ["interface g0/0", "no shut"]},
+    )
+    assert [(c.command, c.changes) for c in config.commands["R1"]] == [
+        ("interface g0/0", True),
+        ("no shut", True),
+    ]
     reading = {"device_configs": [{"device_name": "PC1", "commands": ["show ip"]}]}
     assert change("execute_vpcs_commands", reading) is None
     setting = {
         "device_configs": [{"device_name": "PC1", "commands": ["show ip", "ip 10.0.0.2/24"]}]
     }
-    assert change("execute_vpcs_commands", setting) == ChangePreview(
-        "change PC1", devices={"PC1": ["ip 10.0.0.2/24"]}
-    )
+    preview = change("execute_vpcs_commands", setting)
+    assert preview is not None
+    assert (preview.summary, preview.devices) == ("change PC1", {"PC1": ["ip 10.0.0.2/24"]})
+    assert [(c.command, c.changes) for c in preview.commands["PC1"]] == [
+        ("show ip", False),
+        ("ip 10.0.0.2/24", True),
+    ]

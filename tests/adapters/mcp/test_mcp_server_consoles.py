@@ -184,3 +184,21 @@ async def test_a_running_commands_output_arrives_as_progress(lab: EmulatedDevice
     assert devices(result)["PC1"]["status"] == "success", result.content
     assert any(text.startswith("PC1: ") for text in seen), seen
     assert "icmp_seq" in "".join(seen)
+
+
+async def test_teaching_mode_refuses_abbreviated_vpcs_changes_over_mcp(
+    lab: EmulatedDeviceLab,
+) -> None:
+    pc1 = lab["PC1"]
+    assert isinstance(pc1, EmulatedVpcs)
+    commands = ["i 10.0.0.61/24", "write", "se pcname TAUGHT", "@ip 10.0.0.62/24"]
+    async with served(lab, RecordingObserver()) as url, client(url, project=PROJECT) as mcp:
+        result = await mcp.call_tool(
+            "execute_multiple_device_commands",
+            {"device_configs": [{"device_name": "PC1", "commands": [*commands, "show ip"]}]},
+        )
+
+    item = devices(result)["PC1"]
+    assert [b["command"] for b in item["blocked_commands"]] == commands
+    assert "IP/MASK     : 0.0.0.0/0" in item["output"][0]["output"]  # on PC1's own console
+    assert (pc1.ip, pc1.name, pc1.saves, pc1.received) == ("0.0.0.0/0", "PC1", 0, ["show ip"])
