@@ -19,7 +19,7 @@ import pytest
 
 from adapters.gns3 import Gns3ToolExecutor, SkillLibrary
 from copilot_core import ParsedToolCall, ToolStatus
-from copilot_core.ports import ApprovalDecision, ApprovalPolicy
+from copilot_core.ports import ApprovalDecision, ApprovalPolicy, ToolEffect
 from tests.adapters.gns3.conftest import make_context
 from tests.adapters.gns3.test_command_tools import (
     AUTOMATION,
@@ -59,7 +59,10 @@ async def test_an_abbreviated_vpcs_change_asks_for_approval(lab: EmulatedDeviceL
     executor = make_executor(lab)
     for tool in ("execute_vpcs_commands", "execute_multiple_device_commands"):
         assessment = await assessed(executor, tool, vpcs("PC1", [command]))
-        assert ApprovalPolicy.CHANGES.requires(assessment), (tool, command)
+        assert ApprovalPolicy.CHANGES.requires(ToolEffect.DEVICE_CHANGE, assessment), (
+            tool,
+            command,
+        )
         assert assessment.preview.devices == {"PC1": [command]}
     assert lab["PC1"].received == []  # judging a call sends nothing
 
@@ -68,7 +71,7 @@ async def test_a_read_only_vpcs_call_asks_nothing(lab: EmulatedDeviceLab):
     executor = make_executor(lab)
     for command in ("show ip", "sh ip", "@show ip", "ping 10.0.0.2 -c 1", "ver"):
         assessment = await assessed(executor, "execute_vpcs_commands", vpcs("PC1", [command]))
-        assert not ApprovalPolicy.CHANGES.requires(assessment), command
+        assert not ApprovalPolicy.CHANGES.requires(ToolEffect.DEVICE_CHANGE, assessment), command
 
 
 @pytest.mark.parametrize(
