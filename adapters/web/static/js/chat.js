@@ -440,7 +440,31 @@ class ApprovalCard {
     const preview = event.preview || {};
     this.element.append(el("h3", null, `Approve ${event.tool_name}?`));
     if (preview.summary) this.element.append(el("p", "approval-summary", preview.summary));
+    // A console call lists every command it sends, in order and as sent, the ones that
+    // change the device marked; other previews list the changing commands per device.
+    const listed = preview.commands || {};
+    for (const [device, lines] of Object.entries(listed)) {
+      this.element.append(el("strong", null, device));
+      const list = el("ol", "approval-commands");
+      list.dataset.device = device;
+      for (const line of lines || []) {
+        const row = el("li", line.changes ? "approval-command changes" : "approval-command");
+        row.dataset.changes = line.changes ? "true" : "false";
+        row.append(el("code", null, line.command));
+        if (line.changes) {
+          const mark = el("span", "approval-mark", "changes the device");
+          if (line.note) mark.title = line.note;
+          row.append(mark);
+        }
+        if (line.expanded && line.expanded !== line.command.trim().toLowerCase()) {
+          row.append(el("span", "approval-expanded", `read as: ${line.expanded}`));
+        }
+        list.append(row);
+      }
+      this.element.append(list);
+    }
     for (const [device, commands] of Object.entries(preview.devices || {})) {
+      if (device in listed) continue;
       this.element.append(el("strong", null, device));
       const pre = el("pre", "approval-commands", (commands || []).join("\n"));
       pre.dataset.device = device;
