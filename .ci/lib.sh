@@ -183,3 +183,22 @@ ci_tox() {
     printf '%s\n' "$wanted" >"$stamp"
     printf '%s\n' "$venv/bin/tox"
 }
+
+# ----------------------------------------------------------------------------- router lab
+# What the router lab (tests/lab: FRR in GNS3 Docker nodes) needs from Debian: Docker,
+# debootstrap (the image is built from Debian packages), a static busybox (gns3-server
+# refuses Docker nodes without one), `file` (to tell the static busybox). Installs what is
+# missing; fails (and says what) when it cannot.
+ci_router_lab_packages() {
+    local -a wanted=()
+    command -v dockerd >/dev/null 2>&1 || wanted+=(docker.io)
+    command -v debootstrap >/dev/null 2>&1 || wanted+=(debootstrap)
+    command -v file >/dev/null 2>&1 || wanted+=(file)
+    if ! file -L /bin/busybox 2>/dev/null | grep -q -E 'statically linked|static-pie'; then
+        wanted+=(busybox-static)
+    fi
+    command -v nsenter >/dev/null 2>&1 || wanted+=(util-linux)
+    command -v ip >/dev/null 2>&1 || wanted+=(iproute2)
+    [ "${#wanted[@]}" -eq 0 ] && return 0
+    ci_apt_install "${wanted[@]}"
+}

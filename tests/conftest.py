@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -16,11 +17,29 @@ from tests.fakes.gns3_server import RealGns3Server
 from tests.real_postgres import PostgresForTests
 from tests.real_redis import RedisForTests
 
+_LAB = Path(__file__).resolve().parent / "lab"
+
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
     "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--router-lab",
+        action="store_true",
+        help="run tests/lab: FRR routers in GNS3 Docker nodes (needs root and Docker; "
+        "tox -e routers)",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/lab runs only with --router-lab (its own tox env, after the main check)."""
+    if _LAB in collection_path.parents or collection_path == _LAB:
+        return None if config.getoption("--router-lab") else True
+    return None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -1,4 +1,5 @@
-"""Structured show output: TextFSM rows from the ntc-templates collection.
+"""Structured show output: TextFSM rows from the ntc-templates collection (and, for FRR,
+which it has no templates for, our own parsers in :mod:`adapters.gns3._frr_parsing`).
 
 :class:`ShowParser` turns a show command's output into rows (``[{column: value}]``, column
 names in lower case) when ntc-templates has a template for the platform and command
@@ -17,6 +18,8 @@ from typing import Any
 import ntc_templates
 from textfsm import clitable
 from textfsm.parser import TextFSMError
+
+from adapters.gns3._frr_parsing import parse_frr
 
 __all__ = ["ShowParser"]
 
@@ -48,7 +51,10 @@ class ShowParser:
             await asyncio.to_thread(self.warm)
 
     def parse(self, platform: str, command: str, output: str) -> list[dict[str, Any]] | None:
-        """The rows of ``output``, or ``None`` when no template knows the command."""
+        """The rows of ``output``, or ``None`` when no template knows the command (FRR's
+        commands are parsed by our own parsers: ntc-templates has none for FRR)."""
+        if platform == "frr":
+            return parse_frr(command, output)
         self.warm()
         table = self._table
         assert table is not None

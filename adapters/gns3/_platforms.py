@@ -351,6 +351,7 @@ _PLATFORMS: dict[DeviceKind, Platform] = {
             + _LINUX_ERRORS,
             re.MULTILINE,
         ),
+        ntc_platform="frr",  # parsed by adapters.gns3._frr_parsing
     ),
     DeviceKind.LINUX: Platform(
         DeviceKind.LINUX,

@@ -114,8 +114,10 @@ class RealGns3Server:
         console_ports: tuple[int, int] = (25000, 25499),
         udp_ports: tuple[int, int] = (26000, 26499),
         startup_timeout: float = 180.0,
+        server_settings: dict[str, str] | None = None,
     ) -> None:
         self.console_ports = console_ports
+        self.server_settings = dict(server_settings or {})
         self.udp_ports = udp_ports
         self.startup_timeout = startup_timeout
         self.port = 0
@@ -159,6 +161,7 @@ class RealGns3Server:
                     f"udp_end_port_range = {self.udp_ports[1]}",
                     "compute_username = compute",
                     "compute_password = compute-test-password",
+                    *(f"{key} = {value}" for key, value in self.server_settings.items()),
                     "",
                     "[Controller]",
                     f"default_admin_username = {self.admin_username}",

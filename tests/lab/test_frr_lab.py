@@ -1,0 +1,287 @@
+"""PC1 – R1 – R2 – PC2 on real FRR routers (GNS3 Docker nodes), driven by the copilot's own
+console runner: addresses and OSPF configured, the adjacency Full, PC1 pings PC2 across both
+routers, and the console's behaviour on a real FRR node (no stray prompt, config mode, a
+command that times out and the console ready again within 2 s).
+
+With ``GNS3_COPILOT_CAPTURE=DIR`` the show commands' real output is written to DIR (one file
+per command, the command on its first line): that is how ``tests/adapters/gns3/data/frr``
+was made. Figures are printed (``-s``), never asserted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from adapters.gns3 import ConsoleRunner, DeviceKind
+from adapters.gns3._lab import LabSnapshot
+from tests.lab.router_lab import HOST_TEMPLATE, ROUTER_TEMPLATE, RouterLab, docker_memory_mib
+
+pytestmark = [pytest.mark.timeout(900), pytest.mark.gns3, pytest.mark.slow]
+
+_STRAY = re.compile(r"^(?:R\d|PC\d)(?:\([\w-]+\))?#\s*$|^root@[\w-]+:/#\s*$", re.MULTILINE)
+FIGURES: dict[str, float] = {}
+
+ADDRESSES = {
+    "R1": [
+        "interface eth0",
+        "ip address 10.0.1.1/24",
+        "exit",
+        "interface eth1",
+        "ip address 10.0.12.1/30",
+        "ip ospf network point-to-point",
+        "exit",
+        "router ospf",
+        "ospf router-id 1.1.1.1",
+        "network 10.0.1.0/24 area 0",
+        "network 10.0.12.0/30 area 0",
+        "exit",
+        "router bgp 65001",
+        "neighbor 10.0.12.2 remote-as 65002",
+        "exit",
+    ],
+    "R2": [
+        "interface eth0",
+        "ip address 10.0.2.1/24",
+        "exit",
+        "interface eth1",
+        "ip address 10.0.12.2/30",
+        "ip ospf network point-to-point",
+        "exit",
+        "router ospf",
+        "ospf router-id 2.2.2.2",
+        "network 10.0.2.0/24 area 0",
+        "network 10.0.12.0/30 area 0",
+        "exit",
+        "router bgp 65002",
+        "neighbor 10.0.12.1 remote-as 65001",
+        "exit",
+    ],
+}
+PCS = {"PC1": ("10.0.1.10/24", "10.0.1.1"), "PC2": ("10.0.2.10/24", "10.0.2.1")}
+SHOWS = [
+    "show ip route",
+    "show ip ospf neighbor",
+    "show ip ospf interface",
+    "show bgp summary",
+    "show interface brief",
+    "show running-config",
+]
+
+
+class Topology:
+    """The four nodes of the test, read back from the real gns3-server."""
+
+    def __init__(self, lab: RouterLab, token: str, project: str) -> None:
+        self.lab, self.token, self.project = lab, token, project
+        self.headers = {"Authorization": f"Bearer {token}"}
+
+    def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        return httpx.request(
+            method,
+            f"{self.lab.url}/v3/projects/{self.project}{path}",
+            headers=self.headers,
+            timeout=120,
+            **kwargs,
+        )
+
+    def snapshot(self) -> LabSnapshot:
+        nodes = self.api("GET", "/nodes").json()
+        names = {v: k for k, v in self.lab.templates.items()}
+        return LabSnapshot({"project_id": self.project}, nodes, [], names, "127.0.0.1")
+
+    def target(self, name: str) -> Any:
+        snapshot = self.snapshot()
+        node = snapshot.by_name(name)
+        assert node is not None
+        return snapshot.console_target(node)
+
+
+@pytest.fixture(scope="module")
+def topology(router_lab: RouterLab) -> Iterator[Topology]:
+    token = router_lab.server.token()
+    started = time.monotonic()
+    project = router_lab.server.new_project("routers", token)
+    topo = Topology(router_lab, token, project)
+    ids: dict[str, str] = {}
+    for template, count in ((HOST_TEMPLATE, 2), (ROUTER_TEMPLATE, 2)):
+        for _ in range(count):
+            made = topo.api(
+                "POST",
+                f"/templates/{router_lab.templates[template]}",
+                json={"x": 0, "y": 0, "compute_id": "local"},
+            )
+            assert made.status_code == 201, made.text
+            ids[made.json()["name"]] = made.json()["node_id"]
+    assert sorted(ids) == ["PC1", "PC2", "R1", "R2"]
+    for a, pa, b, pb in (("PC1", 0, "R1", 0), ("R1", 1, "R2", 1), ("R2", 0, "PC2", 0)):
+        link = topo.api(
+            "POST",
+            "/links",
+            json={
+                "nodes": [
+                    {"node_id": ids[a], "adapter_number": pa, "port_number": 0},
+                    {"node_id": ids[b], "adapter_number": pb, "port_number": 0},
+                ]
+            },
+        )
+        assert link.status_code == 201, link.text
+    assert topo.api("POST", "/nodes/start").status_code in (200, 204)
+    FIGURES["lab_nodes_started_s"] = time.monotonic() - started
+    FIGURES["_t0"] = started
+    try:
+        yield topo
+    finally:
+        topo.api("POST", "/nodes/stop")
+        topo.api("DELETE", "")
+        shown = {k: round(v, 2) for k, v in FIGURES.items() if not k.startswith("_")}
+        print("\nrouter lab figures:", shown, flush=True)
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def capture(command: str, output: str) -> None:
+    folder = os.environ.get("GNS3_COPILOT_CAPTURE")
+    if folder:
+        path = Path(folder) / (re.sub(r"[^a-z0-9]+", "_", command.lower()).strip("_") + ".txt")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{command}\n{output}\n")
+
+
+def test_a_docker_nodes_console_target_speaks_frr_with_cr(topology: Topology) -> None:
+    target = topology.target("R1")
+    assert (target.kind, target.enter) == (DeviceKind.FRR, "\r")
+    host = topology.target("PC1")
+    assert (host.kind, host.enter) == (DeviceKind.LINUX, "\r")
+
+
+def test_ospf_reaches_full_and_pc1_pings_pc2_across_both_routers(topology: Topology) -> None:
+    runner = ConsoleRunner(command_timeout=20.0, wake_timeout=60.0)
+
+    async def scenario() -> None:
+        for name, (address, gateway) in PCS.items():
+            done = await runner.run(
+                topology.target(name),
+                [f"ip addr add {address} dev eth0", f"ip route add default via {gateway}"],
+            )
+            assert done.error is None, done.error
+            assert all(o.ok for o in done.outcomes), [o.to_dict() for o in done.outcomes]
+        for name, lines in ADDRESSES.items():
+            sent = time.monotonic()
+            done = await runner.run(topology.target(name), lines, config_mode=True)
+            FIGURES[f"{name}_config_s"] = time.monotonic() - sent
+            assert done.error is None, done.error
+            for outcome in done.outcomes:
+                assert outcome.ok, outcome.to_dict()
+                assert not _STRAY.search(outcome.output), outcome.to_dict()
+            assert done.prompt == f"{name}#"
+        # Wait (bounded) for the route to PC2's LAN on R1: OSPF Full, then the route.
+        deadline = time.monotonic() + 120
+        full_at = None
+        while time.monotonic() < deadline:
+            seen = await runner.run(
+                topology.target("R1"), ["show ip ospf neighbor", "show ip route"]
+            )
+            neighbor, route = seen.outcomes[0].output, seen.outcomes[1].output
+            if full_at is None and "Full" in neighbor:
+                full_at = time.monotonic()
+            if "10.0.2.0/24" in route and "O>*" in route:
+                break
+            await asyncio.sleep(1)
+        else:
+            pytest.fail(f"no OSPF route to 10.0.2.0/24 on R1 within 120 s:\n{neighbor}\n{route}")
+        assert full_at is not None
+        FIGURES["lab_start_to_ospf_full_s"] = full_at - FIGURES["_t0"]
+        FIGURES["lab_start_to_route_s"] = time.monotonic() - FIGURES["_t0"]
+        ping = None
+        for _ in range(5):  # the first probes after the route appears may be lost to ARP
+            ping = await runner.run(topology.target("PC1"), ["ping -c 3 -W 1 10.0.2.10"])
+            if " 0% packet loss" in ping.outcomes[0].output:
+                break
+        assert ping is not None
+        assert " 0% packet loss" in ping.outcomes[0].output, ping.outcomes[0].output
+        assert "64 bytes from 10.0.2.10" in ping.outcomes[0].output
+
+    run(scenario())
+
+
+def test_show_commands_come_back_whole_and_round_trip_is_measured(topology: Topology) -> None:
+    runner = ConsoleRunner(command_timeout=20.0)
+
+    async def scenario() -> None:
+        await asyncio.sleep(0)
+        shown = await runner.run(topology.target("R1"), SHOWS)
+        assert shown.error is None
+        for outcome in shown.outcomes:
+            assert outcome.ok, outcome.to_dict()
+            assert outcome.output.strip(), outcome.command
+            assert not _STRAY.search(outcome.output), outcome.to_dict()
+            capture(outcome.command, outcome.output)
+        running = shown.outcomes[SHOWS.index("show running-config")].output
+        assert "router ospf" in running and "hostname R1" in running
+        assert "Interface" in shown.outcomes[SHOWS.index("show interface brief")].output
+        rounds = []
+        for _ in range(5):
+            began = time.monotonic()
+            one = await runner.run(topology.target("R2"), ["show ip ospf neighbor"])
+            rounds.append(time.monotonic() - began)
+            assert one.outcomes[0].ok
+        FIGURES["console_run_round_trip_s_median"] = sorted(rounds)[2]
+
+    run(scenario())
+
+
+def test_a_command_that_times_out_is_interrupted_and_the_console_is_ready_within_2s(
+    topology: Topology,
+) -> None:
+    runner = ConsoleRunner(command_timeout=20.0, recovery_timeout=5.0)
+
+    async def scenario() -> None:
+        target = topology.target("PC1")
+        timed = await runner.run(target, ["ping 10.0.2.10", "echo after"], limits=[2.0, 10.0])
+        assert timed.outcomes[0].timed_out
+        assert "bytes from 10.0.2.10" in timed.outcomes[0].output
+        assert timed.outcomes[1].ok and timed.outcomes[1].output == "after"
+        # Abort mid-command: the run is cancelled; the console must be ready again at once.
+        task = asyncio.create_task(runner.run(target, ["ping 10.0.2.10"]))
+        await asyncio.sleep(1.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        began = time.monotonic()
+        again = await runner.run(target, ["echo ready"])
+        FIGURES["ready_after_abort_s"] = time.monotonic() - began
+        assert again.error is None and again.outcomes[0].output == "ready"
+        assert FIGURES["ready_after_abort_s"] < 2.0
+
+    run(scenario())
+
+
+def test_rolling_ospf_back_on_r2_drops_the_adjacency(topology: Topology) -> None:
+    runner = ConsoleRunner(command_timeout=20.0)
+
+    async def scenario() -> None:
+        undone = await runner.run(topology.target("R2"), ["no router ospf"], config_mode=True)
+        assert undone.error is None and undone.outcomes[0].ok
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            seen = await runner.run(topology.target("R1"), ["show ip ospf neighbor"])
+            if "2.2.2.2" not in seen.outcomes[0].output:
+                return
+            await asyncio.sleep(1)
+        pytest.fail("R1 still lists R2 as an OSPF neighbour 60 s after R2's OSPF was removed")
+
+    run(scenario())
+    FIGURES.update(
+        {f"memory_mib_{k.split('.')[1]}": v for k, v in docker_memory_mib("GNS3.R").items()}
+    )
