@@ -25,7 +25,8 @@ from adapters.gns3 import ConsoleRunner, DeviceKind
 from adapters.gns3._lab import LabSnapshot
 from tests.lab.router_lab import HOST_TEMPLATE, ROUTER_TEMPLATE, RouterLab, docker_memory_mib
 
-pytestmark = [pytest.mark.timeout(900), pytest.mark.gns3, pytest.mark.slow]
+# The first test also waits for the session fixture: on a new machine that builds the image.
+pytestmark = [pytest.mark.timeout(1500), pytest.mark.gns3, pytest.mark.slow]
 
 _STRAY = re.compile(r"^(?:R\d|PC\d)(?:\([\w-]+\))?#\s*$|^root@[\w-]+:/#\s*$", re.MULTILINE)
 FIGURES: dict[str, float] = {}
