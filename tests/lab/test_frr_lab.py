@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from adapters.gns3 import ConsoleRunner, DeviceKind
+from adapters.gns3._device_state import keeper_for
 from adapters.gns3._lab import LabSnapshot
 from tests.lab.router_lab import HOST_TEMPLATE, ROUTER_TEMPLATE, RouterLab, docker_memory_mib
 
@@ -269,11 +270,33 @@ def test_a_command_that_times_out_is_interrupted_and_the_console_is_ready_within
 
 
 def test_rolling_ospf_back_on_r2_drops_the_adjacency(topology: Topology) -> None:
+    """R2's restore point from before OSPF (its addresses only) is put back the way a
+    rollback does it: the running configuration read, compared, and only the difference
+    sent (``no router ospf``, ``no ip ospf network …``), then nothing differs any more."""
     runner = ConsoleRunner(command_timeout=20.0)
+    keeper = keeper_for(DeviceKind.FRR)
+    assert keeper is not None
+
+    async def read() -> dict[str, Any]:
+        seen = await runner.run(topology.target("R2"), list(keeper.read_commands))
+        assert seen.error is None and all(o.ok for o in seen.outcomes)
+        return keeper.parse([o.output for o in seen.outcomes])
 
     async def scenario() -> None:
-        undone = await runner.run(topology.target("R2"), ["no router ospf"], config_mode=True)
-        assert undone.error is None and undone.outcomes[0].ok
+        current = await read()
+        saved = {
+            "lines": [
+                line
+                for line in current["lines"]
+                if "ospf" not in line and not line.startswith(" network")
+            ]
+        }
+        plan = keeper.restore(saved, current)
+        assert "no router ospf" in plan.commands
+        undone = await runner.run(topology.target("R2"), plan.commands, config_mode=True)
+        assert undone.error is None, undone.error
+        assert all(o.ok for o in undone.outcomes), [o.to_dict() for o in undone.outcomes]
+        assert keeper.differences(saved, await read()) == []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             seen = await runner.run(topology.target("R1"), ["show ip ospf neighbor"])
