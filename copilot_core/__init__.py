@@ -7,12 +7,14 @@ sessions), :class:`BuiltinAgent` (the agent loop), :class:`TurnRunner` and its
 they speak. The rest is in topical modules:
 
 * :mod:`copilot_core.ports`: the ports to implement (language model, tools, store,
-  turn log, …) and the vocabulary they speak (messages, deltas, tool calls);
+  turn log, session leases, turn control relay, …) and the vocabulary they speak
+  (messages, deltas, tool calls);
 * :mod:`copilot_core.events`: what a turn streams (wire events) and what an agent
   backend reports (records);
 * :mod:`copilot_core.errors`: the error tree;
 * :mod:`copilot_core.bootstrap`: the chat built from its settings, for a program
-  without a container of its own (``build_chat_service``);
+  without a container of its own (``build_chat_service``), and the in-memory session
+  leases and turn control relay it uses;
 * :mod:`copilot_core.testing`: fakes of every port (a scripted model, an in-memory
   store, tools as functions).
 

@@ -1,7 +1,9 @@
 """The turn runner: the one path every turn takes, from start to ``done``.
 
 :class:`TurnRunner` starts a turn (claims the session in the
-:class:`~copilot_core.ports.TurnLog`, resolves the user's model, creates the session or
+:class:`~copilot_core.ports.SessionLeases`, opens its
+:class:`~copilot_core.ports.TurnLog` and attaches it to the
+:class:`~copilot_core.ports.TurnControlRelay`), resolves the user's model, creates the session or
 loads its history window, saves the user message), drives the agent backend in a task
 of its own (so a client that disconnects does not stop it), attaches clients to it,
 aborts it and shuts everything down. It is the only sender of ``abort`` and ``done``:
@@ -29,11 +31,10 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from contextlib import aclosing, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from copilot_core._abort import AbortToken
 from copilot_core._approvals import (
     ApprovalDecision,
     ApprovalPolicy,
@@ -41,12 +42,13 @@ from copilot_core._approvals import (
     DecisionOutcome,
     TurnControl,
 )
-from copilot_core._conversation import Conversation
 from copilot_core._history import HistoryWindows
+from copilot_core._leases import SessionClaim
+from copilot_core._live import LiveTurn, TurnHandle
 from copilot_core._messages import Message, Role
 from copilot_core._prompts import fallback_title
 from copilot_core._session import CopilotMode, Session
-from copilot_core._stats import StatsCollector, Usage, stamp_usage
+from copilot_core._stats import Usage, stamp_usage
 from copilot_core._streams import Aborted, race_abort
 from copilot_core._tools import ToolContext
 from copilot_core._turns import TurnInfo, TurnRequest, TurnResult
@@ -69,7 +71,6 @@ from copilot_core.events import (
     LLMCallCompleted,
     StepCompleted,
     TitleGenerated,
-    TurnEvent,
     WireEvent,
 )
 from copilot_core.ports import (
@@ -82,6 +83,8 @@ from copilot_core.ports import (
     LanguageModelProvider,
     ModelOverrides,
     ModelSelection,
+    SessionLeases,
+    TurnControlRelay,
     TurnLog,
 )
 
@@ -105,112 +108,6 @@ class RunnerSettings:
     approval_timeout: float = 600.0
 
 
-class TurnHandle:
-    """A turn as its clients see it: follow its events; wait for its result when this
-    process runs it."""
-
-    __slots__ = (
-        "_finished",
-        "_live",
-        "_log",
-        "info",
-        "last_seq",
-        "pending",
-        "session_id",
-        "turn_id",
-    )
-
-    def __init__(
-        self,
-        info: TurnInfo,
-        turn_log: TurnLog,
-        *,
-        last_seq: int = 0,
-        finished: bool = False,
-        pending: tuple[TurnEvent, ...] = (),
-        live: _LiveTurn | None = None,
-    ) -> None:
-        self.info = info
-        self.turn_id: str = info.turn_id
-        self.session_id: str = info.session_id
-        #: How many events the turn had when this handle was made.
-        self.last_seq = last_seq
-        #: Its ``approval_required`` events still waiting for a decision, then.
-        self.pending = pending
-        self._finished = finished
-        self._log = turn_log
-        self._live = live
-
-    @property
-    def finished(self) -> bool:
-        """Whether the turn has ended (as of when this handle was made, for a turn that
-        another process runs)."""
-        return self._live.result.done() if self._live is not None else self._finished
-
-    def subscribe(self, after: int = 0, heartbeat: float | None = None) -> AsyncIterator[TurnEvent]:
-        """Every event after ``after``, then live ones until ``done`` (see ``TurnLog``)."""
-        return self._log.subscribe(self.info.turn_id, after=after, heartbeat=heartbeat)
-
-    @property
-    def result(self) -> TurnResult | None:
-        """The outcome, once a turn run by this process has ended."""
-        if self._live is None or not self._live.result.done():
-            return None
-        return self._live.result.result()
-
-    async def wait(self) -> TurnResult:
-        """The outcome of a turn run by this process, once it has ended and been saved."""
-        if self._live is None:
-            raise RuntimeError("this turn runs in another process; follow it with subscribe()")
-        return await asyncio.shield(self._live.result)
-
-
-@dataclass(eq=False, slots=True)
-class _Draft:
-    """The answer's text streamed since the last step, and how much of it is saved."""
-
-    id: str | None = None
-    parts: list[str] = field(default_factory=list)
-    chars: int = 0
-    saved_chars: int = 0
-    saved_at: float = 0.0
-
-    def reset(self, now: float) -> None:
-        self.id = None
-        self.parts.clear()
-        self.chars = self.saved_chars = 0
-        self.saved_at = now
-
-
-@dataclass(eq=False, slots=True)
-class _LiveTurn:
-    """A turn this process runs: everything the driver needs and what it produced."""
-
-    info: TurnInfo
-    control: TurnControl
-    result: asyncio.Future[TurnResult]
-    backend: AgentBackend | None = None
-    query: str = ""
-    history: list[Message] = field(default_factory=list)
-    config: AgentRunConfig | None = None
-    session: Session | None = None
-    #: The messages the session held before this turn (0 for a new one).
-    stored_before: int = 0
-    conversation: Conversation = field(default_factory=Conversation)
-    added: list[Message] = field(default_factory=list)
-    stats: StatsCollector = field(default_factory=StatsCollector)
-    unsaved_usage: Usage = field(default_factory=Usage)
-    title: str | None = None
-    error: str | None = None
-    abort_sent: bool = False
-    draft: _Draft = field(default_factory=_Draft)
-    task: asyncio.Task[None] | None = None
-
-    @property
-    def abort(self) -> AbortToken:
-        return self.control.abort
-
-
 def _approval(request: TurnRequest, selection: ModelSelection | None) -> ApprovalPolicy:
     """The user's approval setting, raised to the least the operator's policy allows."""
     approval = selection.approval if selection is not None else ApprovalPolicy.NEVER
@@ -226,6 +123,8 @@ class TurnRunner:
         turn_log: TurnLog,
         windows: HistoryWindows,
         *,
+        leases: SessionLeases,
+        controls: TurnControlRelay,
         models: LanguageModelProvider | None,
         clock: Clock,
         ids: IdFactory,
@@ -234,13 +133,15 @@ class TurnRunner:
     ) -> None:
         self._store = store
         self._log = turn_log
+        self._leases = leases
+        self._controls = controls
         self._models = models
         self._clock = clock
         self._ids = ids
         self.windows = windows
         self.settings = settings or RunnerSettings()
         self._observers = tuple(observers)
-        self._live: dict[str, _LiveTurn] = {}
+        self._live: dict[str, LiveTurn] = {}
         self._closing = False
 
     @property
@@ -271,12 +172,16 @@ class TurnRunner:
         loop = asyncio.get_running_loop()
         session_id = session.thread_id if session is not None else self._ids.new_id()
         info = TurnInfo(self._ids.new_id(), request.project_id, session_id, request.user_id)
-        turn = _LiveTurn(info, TurnControl(), loop.create_future(), backend, query)
-        await self._log.open(info, turn.control)  # SessionBusyError: nothing to undo
+        turn = LiveTurn(info, TurnControl(), loop.create_future(), backend, query)
+        # SessionBusyError: nothing to undo
+        turn.claim = await self._leases.claim(request.project_id, session_id, info.turn_id)
+        turn.claim.lost.on_abort(functools.partial(_lost, turn, turn.claim))
         self._live[info.turn_id] = turn
         if self.closing:  # shutdown began while we claimed the session
             turn.abort.abort("the service is shutting down")
         try:
+            await self._log.open(info, turn.abort)
+            await self._controls.attach(info, turn.control)
             selection = await self._select_model(backend, request)
             mode = (
                 request.copilot_mode
@@ -318,6 +223,7 @@ class TurnRunner:
             turn.result.cancel()
             with suppress(Exception):
                 await self._log.discard(info.turn_id)
+            await self._let_go(turn)
             raise
         turn.session = session
         turn.conversation.append(user_message)
@@ -366,19 +272,27 @@ class TurnRunner:
         self, project_id: str, session_id: str, reason: str = "aborted by user"
     ) -> bool:
         """Abort the session's running turn wherever it runs; False when none runs."""
-        for turn in self._live.values():
-            if (turn.info.project_id, turn.info.session_id) == (project_id, session_id):
-                return turn.abort.abort(reason)
-        return await self._log.request_abort(project_id, session_id, reason)
+        turn = self._running(project_id, session_id)
+        if turn is not None:
+            return turn.abort.abort(reason)
+        return await self._controls.request_abort(project_id, session_id, reason)
 
     async def decide(
         self, project_id: str, session_id: str, approval_id: str, decision: ApprovalDecision
     ) -> DecisionOutcome:
         """Deliver a decision on a pending approval of the session's turn, wherever it runs."""
-        for turn in self._live.values():
+        turn = self._running(project_id, session_id)
+        if turn is not None:
+            return turn.control.decide(approval_id, decision)
+        return await self._controls.send_decision(project_id, session_id, approval_id, decision)
+
+    def _running(self, project_id: str, session_id: str) -> LiveTurn | None:
+        """The session's turn in this process that still holds the session (the newest:
+        one that is ending may still be here, having let the session go)."""
+        for turn in reversed(self._live.values()):
             if (turn.info.project_id, turn.info.session_id) == (project_id, session_id):
-                return turn.control.decide(approval_id, decision)
-        return await self._log.send_decision(project_id, session_id, approval_id, decision)
+                return turn
+        return None
 
     async def stop(self, project_id: str, session_id: str | None, reason: str) -> None:
         """Abort the running turns of a session (or of every session of a project) and wait
@@ -391,7 +305,7 @@ class TurnRunner:
         for turn in ours:
             turn.abort.abort(reason)
         if session_id is not None and not ours:
-            await self._log.request_abort(project_id, session_id, reason)
+            await self._controls.request_abort(project_id, session_id, reason)
         if ours:
             await asyncio.wait([asyncio.shield(turn.result) for turn in ours])
 
@@ -416,7 +330,7 @@ class TurnRunner:
             log.error("%d turn(s) did not end after shutdown was requested", len(stuck))
 
     # ===================================================================== drive
-    async def _drive(self, turn: _LiveTurn) -> None:
+    async def _drive(self, turn: LiveTurn) -> None:
         assert turn.backend is not None
         assert turn.config is not None
         try:
@@ -438,7 +352,7 @@ class TurnRunner:
         finally:
             await self._finish(turn)
 
-    def _content(self, turn: _LiveTurn, event: ContentEvent) -> bool:
+    def _content(self, turn: LiveTurn, event: ContentEvent) -> bool:
         """Publish a token and add it to the draft; whether the draft is due to be saved."""
         self._publish(turn, event)
         draft = turn.draft
@@ -449,7 +363,7 @@ class TurnRunner:
             or time.monotonic() - draft.saved_at >= self.settings.draft_interval
         )
 
-    async def _handle(self, turn: _LiveTurn, event: AgentEvent) -> None:
+    async def _handle(self, turn: LiveTurn, event: AgentEvent) -> None:
         """Every event but a streamed token (:meth:`_drive` gives those to :meth:`_content`)."""
         match event:
             case StepCompleted(messages=messages):
@@ -469,7 +383,7 @@ class TurnRunner:
             case _:
                 self._publish(turn, event)
 
-    async def _save_step(self, turn: _LiveTurn, messages: Sequence[Message]) -> None:
+    async def _save_step(self, turn: LiveTurn, messages: Sequence[Message]) -> None:
         if turn.abort.is_aborted():
             self._send_abort(turn)  # clients learn it before the save
         if not turn.conversation.can_append(messages):
@@ -494,7 +408,7 @@ class TurnRunner:
         turn.draft.reset(time.monotonic())
         self._observe(turn, StepCompleted(tuple(messages)))
 
-    async def _save_draft(self, turn: _LiveTurn) -> None:
+    async def _save_draft(self, turn: LiveTurn) -> None:
         draft = turn.draft
         previous = draft.id
         draft.id = draft.id or self._ids.new_id()
@@ -508,7 +422,7 @@ class TurnRunner:
         draft.saved_chars = draft.chars
         draft.saved_at = time.monotonic()
 
-    async def _finish(self, turn: _LiveTurn) -> None:
+    async def _finish(self, turn: LiveTurn) -> None:
         """End the turn whatever happened: abort, the counters, ``done``; never raises."""
         info = turn.info
         try:
@@ -550,29 +464,47 @@ class TurnRunner:
         except Exception:
             log.exception("ending turn %s failed", info.turn_id)
         finally:
-            final = next((m for m in reversed(turn.added) if m.role is Role.ASSISTANT), None)
-            result = TurnResult(
-                session_id=info.session_id,
-                message_id=final.id if final else None,
-                content=final.content if final else "",
-                messages=tuple(turn.added),
-                stats=turn.stats.snapshot(),
-                aborted=turn.abort.is_aborted(),
-                error=turn.error,
-            )
-            self._publish(turn, DoneEvent(result.message_id, result.content), final=True)
-            with suppress(Exception):
-                await self._log.close(info.turn_id)
-            self._live.pop(info.turn_id, None)
-            if not turn.result.done():
-                turn.result.set_result(result)
+            try:  # its work is saved: the session is free for a new turn, then ``done``
+                await self._let_go(turn)
+            finally:
+                final = next((m for m in reversed(turn.added) if m.role is Role.ASSISTANT), None)
+                result = TurnResult(
+                    session_id=info.session_id,
+                    message_id=final.id if final else None,
+                    content=final.content if final else "",
+                    messages=tuple(turn.added),
+                    stats=turn.stats.snapshot(),
+                    aborted=turn.abort.is_aborted(),
+                    error=turn.error,
+                )
+                self._publish(turn, DoneEvent(result.message_id, result.content), final=True)
+                with suppress(Exception):
+                    await self._log.close(info.turn_id)
+                self._live.pop(info.turn_id, None)
+                if not turn.result.done():
+                    turn.result.set_result(result)
+
+    async def _let_go(self, turn: LiveTurn) -> None:
+        """Detach the turn from the relay and release its session; never raises."""
+        claim, turn.claim = turn.claim, None
+        if claim is None:
+            return
+        try:
+            await self._controls.detach(turn.info)
+        except Exception:
+            log.exception("detaching turn %s failed", turn.info.turn_id)
+        try:
+            await self._leases.release(claim)
+        except Exception:
+            log.exception("releasing the session of turn %s failed", turn.info.turn_id)
 
     # ================================================================ approvals
-    async def _approve(self, turn: _LiveTurn, request: ApprovalRequest) -> ApprovalDecision:
+    async def _approve(self, turn: LiveTurn, request: ApprovalRequest) -> ApprovalDecision:
         """Ask the user about one call: ``approval_required``, then wait (bounded) for the
         decision; ``approval_resolved`` tells every client how it ended."""
         approval_id = self._ids.new_id()
-        waiting = turn.control.expect(approval_id)
+        # Decidable from anywhere before any client can see it.
+        waiting = await self._controls.expect(turn.info, approval_id)
         self._publish(
             turn,
             ApprovalRequiredEvent(
@@ -597,6 +529,7 @@ class TurnRunner:
                 decision = ApprovalDecision(False, reason="aborted")
             if turn.control.decide(approval_id, decision) is not DecisionOutcome.ACCEPTED:
                 decision = waiting.result()  # the user's, which came first
+            self._controls.resolved(turn.info, approval_id)
             self._publish(
                 turn,
                 ApprovalResolvedEvent(
@@ -611,7 +544,7 @@ class TurnRunner:
         return decision
 
     # ================================================================== publish
-    def _publish(self, turn: _LiveTurn, event: WireEvent, *, final: bool = False) -> None:
+    def _publish(self, turn: LiveTurn, event: WireEvent, *, final: bool = False) -> None:
         if (
             turn.abort_sent
             and not final
@@ -625,16 +558,16 @@ class TurnRunner:
         if self._observers:
             self._observe(turn, event)
 
-    def _send_abort(self, turn: _LiveTurn) -> None:
+    def _send_abort(self, turn: LiveTurn) -> None:
         if not turn.abort_sent:
             self._publish(turn, AbortEvent())
             turn.abort_sent = True
 
-    def _fail(self, turn: _LiveTurn, message: str, code: str) -> None:
+    def _fail(self, turn: LiveTurn, message: str, code: str) -> None:
         turn.error = turn.error or message
         self._publish(turn, ErrorEvent(message, code))
 
-    def _observe(self, turn: _LiveTurn, event: AgentEvent) -> None:
+    def _observe(self, turn: LiveTurn, event: AgentEvent) -> None:
         for observer in self._observers:
             try:
                 observer.emit(turn.info, event)
@@ -651,3 +584,8 @@ class TurnRunner:
             raise LLMNotConfiguredError()
         overrides = ModelOverrides(temperature=request.temperature, max_tokens=request.max_tokens)
         return await self._models.for_user(request.user_id, overrides)
+
+
+def _lost(turn: LiveTurn, claim: SessionClaim) -> None:
+    if turn.claim is claim:  # still held by the turn: someone else may have it now
+        turn.abort.abort(claim.lost.reason or "the turn lost its claim on the session")

@@ -2,7 +2,8 @@
 
 Events are kept for the whole turn, and for ``retention`` seconds after it, so that a
 client that lost its connection can re-attach and replay what it missed before
-following live. Appending never blocks; any number of clients may follow a turn.
+following live (a :class:`~copilot_core.events.TurnEventFeed` per turn). Appending
+never blocks; any number of clients may follow a turn.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from copilot_core._approvals import ApprovalDecision, DecisionOutcome, TurnControl
+from copilot_core._abort import AbortToken
 from copilot_core._turns import TurnInfo, TurnState
-from copilot_core.errors import SessionBusyError
 from copilot_core.events import TurnEvent, TurnEventFeed, WireEvent
 
 __all__ = ["InMemoryTurnLog"]
@@ -22,13 +22,8 @@ __all__ = ["InMemoryTurnLog"]
 @dataclass(eq=False, slots=True)
 class _Turn:
     info: TurnInfo
-    control: TurnControl
     previous: str | None
     feed: TurnEventFeed
-
-    @property
-    def closed(self) -> bool:
-        return self.feed.closed
 
 
 class InMemoryTurnLog:
@@ -40,12 +35,10 @@ class InMemoryTurnLog:
         self._turns: dict[str, _Turn] = {}
         self._latest: dict[tuple[str, str], str] = {}  # (project, session) -> turn id
 
-    async def open(self, turn: TurnInfo, control: TurnControl) -> None:
+    async def open(self, turn: TurnInfo, abort: AbortToken) -> None:
         key = (turn.project_id, turn.session_id)
         previous = self._latest.get(key)
-        if previous is not None and not self._turns[previous].closed:
-            raise SessionBusyError(turn.session_id)
-        self._turns[turn.turn_id] = _Turn(turn, control, previous, TurnEventFeed(turn.session_id))
+        self._turns[turn.turn_id] = _Turn(turn, previous, TurnEventFeed(turn.session_id))
         self._latest[key] = turn.turn_id
 
     def append(self, turn_id: str, event: WireEvent) -> TurnEvent:
@@ -56,7 +49,7 @@ class InMemoryTurnLog:
 
     async def close(self, turn_id: str) -> None:
         turn = self._turns.get(turn_id)
-        if turn is None or turn.closed:
+        if turn is None or turn.feed.closed:
             return
         turn.feed.close()
         asyncio.get_running_loop().call_later(self.retention, self._forget, turn_id)
@@ -79,27 +72,8 @@ class InMemoryTurnLog:
             return None
         turn = self._turns[turn_id]
         events, closed = turn.feed.events, turn.feed.closed
-        return TurnState(
-            turn.info, len(events), closed, () if closed else events.waiting_approvals()
-        )
-
-    async def request_abort(self, project_id: str, session_id: str, reason: str) -> bool:
-        turn = self._open_turn(project_id, session_id)
-        return turn is not None and turn.control.abort.abort(reason)
-
-    async def send_decision(
-        self, project_id: str, session_id: str, approval_id: str, decision: ApprovalDecision
-    ) -> DecisionOutcome:
-        turn = self._open_turn(project_id, session_id)
-        if turn is None:
-            return DecisionOutcome.UNKNOWN
-        return turn.control.decide(approval_id, decision)
-
-    def _open_turn(self, project_id: str, session_id: str) -> _Turn | None:
-        turn_id = self._latest.get((project_id, session_id))
-        if turn_id is None or self._turns[turn_id].closed:
-            return None
-        return self._turns[turn_id]
+        pending = () if closed else events.waiting_approvals()
+        return TurnState(turn.info, len(events), closed, pending)
 
     def subscribe(
         self, turn_id: str, *, after: int = 0, heartbeat: float | None = None
@@ -111,7 +85,7 @@ class InMemoryTurnLog:
 
     def _forget(self, turn_id: str) -> None:
         turn = self._turns.get(turn_id)
-        if turn is None or not turn.closed:
+        if turn is None or not turn.feed.closed:
             return
         del self._turns[turn_id]
         key = (turn.info.project_id, turn.info.session_id)

@@ -58,7 +58,7 @@ from adapters.mcp import (
     WithMcpTools,
 )
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
-from adapters.redis import RedisTurnLog, connect_redis
+from adapters.redis import RedisTurnLog
 from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from adapters.subprocess_agent import AgentConfig, build_agent_backends
 from adapters.web import (
@@ -93,6 +93,12 @@ from copilot_core.ports import (
 from copilot_core.rules import ArgumentLimit, ArgumentLimits, Coalescing
 from entrypoints.settings import PolicySection, Settings
 from entrypoints.skills import SkillsReloader
+from entrypoints.turn_ports import (
+    open_redis,
+    open_session_leases,
+    open_turn_controls,
+    open_turn_log,
+)
 
 __all__ = [
     "Container",
@@ -123,24 +129,6 @@ async def open_database(
         yield database
     finally:
         await database.close()
-
-
-async def open_turn_log(
-    url: SecretStr | None, retention: float, lease: float, prefix: str
-) -> AsyncIterator[RedisTurnLog | InMemoryTurnLog]:
-    """The Redis turn log when ``redis_url`` is set (a clear ``ServiceUnavailableError``
-    when Redis cannot be used), else turns in this process's memory."""
-    if url is None:
-        yield InMemoryTurnLog(retention=retention)
-        return
-    client = await connect_redis(url.get_secret_value())
-    turn_log = RedisTurnLog(client, retention=retention, lease=lease, prefix=prefix)
-    try:
-        await turn_log.start()
-        yield turn_log
-    finally:
-        await turn_log.stop()
-        await client.aclose()
 
 
 async def open_store(
@@ -395,12 +383,19 @@ class Gateways(containers.DeclarativeContainer):
         busy_timeout=config.store.busy_timeout,
         synchronous=config.store.synchronous,
     )
+    redis = providers.Resource(open_redis, url=config.redis_url)
     turn_log = providers.Resource(
         open_turn_log,
-        url=config.redis_url,
+        client=redis,
         retention=config.chat.finished_turn_retention,
         lease=config.turn_lease,
         prefix=config.redis_prefix,
+    )
+    session_leases = providers.Resource(
+        open_session_leases, client=redis, lease=config.turn_lease, prefix=config.redis_prefix
+    )
+    turn_controls = providers.Resource(
+        open_turn_controls, client=redis, lease=config.turn_lease, prefix=config.redis_prefix
     )
     llm_settings = providers.Resource(
         open_llm_settings,
@@ -532,6 +527,8 @@ class Core(containers.DeclarativeContainer):
         gateways.store,
         gateways.turn_log,
         windows,
+        leases=gateways.session_leases,
+        controls=gateways.turn_controls,
         models=gateways.models,
         clock=clock,
         ids=ids,

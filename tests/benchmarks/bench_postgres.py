@@ -49,7 +49,7 @@ import psycopg
 from psycopg import sql
 
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase
-from adapters.redis import RedisTurnLog, connect_redis
+from adapters.redis import connect_redis
 from adapters.sqlite import SqliteCheckpointStore
 from copilot_core import (
     BuiltinAgent,
@@ -62,7 +62,7 @@ from copilot_core import (
     UuidIdFactory,
 )
 from copilot_core.bootstrap import build_chat_service
-from copilot_core.ports import CheckpointStore, TurnLog, Usage
+from copilot_core.ports import CheckpointStore, Usage
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -70,6 +70,7 @@ from copilot_core.testing import (
     StaticModelProvider,
     text_reply,
 )
+from tests.adapters.redis.replica import Replica
 from tests.benchmarks.bench_turns import (
     ABORT_STREAM_QUERY,
     PROJECT,
@@ -107,7 +108,7 @@ class Side:
     cold_chat: ChatService
 
 
-def pipeline(name: str, store: CheckpointStore, turn_log: TurnLog | None = None) -> Side:
+def pipeline(name: str, store: CheckpointStore, turn_log: Replica | None = None) -> Side:
     tools = FakeToolExecutor()
     tools.add(TOOL_NAME, lambda arguments, context: TOOL_OUTPUT)
     clock, ids = SystemClock(), UuidIdFactory()
@@ -115,8 +116,11 @@ def pipeline(name: str, store: CheckpointStore, turn_log: TurnLog | None = None)
     model = ForgetfulModel(ScriptedLanguageModel(default=script))
     title = ForgetfulModel(ScriptedLanguageModel(default=text_reply("OSPF from R1 to R3")))
     models = StaticModelProvider(ModelSelection(model, title_model=title))
+    ports: dict[str, Any] = {}
+    if turn_log is not None:
+        ports = {"turn_log": turn_log.log, "leases": turn_log.leases, "controls": turn_log.relay}
     chat = build_chat_service(
-        store, {"copilot": agent}, models=models, clock=clock, ids=ids, turn_log=turn_log
+        store, {"copilot": agent}, models=models, clock=clock, ids=ids, **ports
     )
     cold = build_chat_service(
         store,
@@ -125,7 +129,7 @@ def pipeline(name: str, store: CheckpointStore, turn_log: TurnLog | None = None)
         clock=clock,
         ids=ids,
         settings=ChatSettings(history_cache_sessions=0),
-        turn_log=turn_log,
+        **ports,
     )
     return Side(name, store, chat, cold)
 
@@ -371,9 +375,10 @@ async def open_sides(root: Path, url: str) -> AsyncIterator[list[Side]]:
 
 
 @contextlib.asynccontextmanager
-async def redis_turn_log(prefix: str, replica: str = "bench") -> AsyncIterator[RedisTurnLog]:
+async def redis_turn_log(prefix: str, replica: str = "bench") -> AsyncIterator[Replica]:
+    """The turn log, session leases and turn control relay of one replica on Redis."""
     client = await connect_redis(REDIS_URL)
-    log = RedisTurnLog(client, prefix=prefix, replica=replica)
+    log = Replica.on(client, prefix=prefix, name=replica)
     await log.start()
     try:
         yield log

@@ -7,10 +7,11 @@ Run: ``python -m tests.benchmarks.bench_redis`` (``--quick`` for a smoke run,
 under a key prefix of its own and deletes its keys at the end. It prints figures and
 asserts nothing.
 
-Two :class:`~adapters.redis.RedisTurnLog` replicas in one process, each with its own
-Redis client (so each has its own connections, as two processes would):
+Two replicas in one process (each a :class:`~adapters.redis.RedisTurnLog`,
+:class:`~adapters.redis.RedisSessionLeases` and :class:`~adapters.redis.RedisTurnControlRelay`),
+each with its own Redis client (so each has its own connections, as two processes would):
 
-* The turn log alone: A's turn asks for an approval (``approval_required`` written to
+* The turn ports alone: A's turn asks for an approval (``approval_required`` written to
   Redis), then B sends the decision (``send_decision``): *delivered* is the time from
   the call to A's ``TurnControl`` holding it, *answered* the time until B has A's answer
   (what the HTTP request waits for). Also a late decision (already resolved: one script,
@@ -42,7 +43,7 @@ from typing import Any
 import redis
 import redis.asyncio as aioredis
 
-from adapters.redis import RedisTurnLog, connect_redis
+from adapters.redis import connect_redis
 from adapters.sqlite import SqliteCheckpointStore
 from copilot_core import (
     BuiltinAgent,
@@ -72,6 +73,7 @@ from copilot_core.testing import (
     text_reply,
     tool_reply,
 )
+from tests.adapters.redis.replica import Replica
 from tests.benchmarks.bench_turns import (
     PROJECT,
     TOPOLOGY,
@@ -123,9 +125,9 @@ def latency_rows(
 
 
 @contextlib.asynccontextmanager
-async def replica(prefix: str, name: str) -> AsyncIterator[RedisTurnLog]:
+async def replica(prefix: str, name: str) -> AsyncIterator[Replica]:
     client = await connect_redis(REDIS_URL)
-    log = RedisTurnLog(client, prefix=prefix, replica=name)
+    log = Replica.on(client, prefix=prefix, name=name)
     await log.start()
     try:
         yield log
@@ -145,7 +147,7 @@ async def delete_prefix(prefix: str) -> None:
 
 
 # ==================================================================== the turn log
-async def turn_log_part(settings: Settings, a: RedisTurnLog, b: RedisTurnLog) -> list[Row]:
+async def turn_log_part(settings: Settings, a: Replica, b: Replica) -> list[Row]:
     """Decisions sent on B to approvals of a turn A runs (one turn, many approvals)."""
     turn = TurnInfo(f"bench-{uuid.uuid4().hex[:8]}", PROJECT, "bench-log", USER_ID)
     control = TurnControl()
@@ -159,7 +161,7 @@ async def turn_log_part(settings: Settings, a: RedisTurnLog, b: RedisTurnLog) ->
     total = settings.warmup + settings.decisions
     for n in range(total):
         approval_id = f"ap-{n}"
-        waiting = control.expect(approval_id)
+        waiting = await a.expect(turn, approval_id)
         a.append(
             turn.turn_id,
             ApprovalRequiredEvent(approval_id, f"call-{n}", TOOL, {}, PREVIEW.to_dict()),
@@ -188,7 +190,7 @@ async def turn_log_part(settings: Settings, a: RedisTurnLog, b: RedisTurnLog) ->
         refused_at = time.perf_counter()
         assert refused is DecisionOutcome.ALREADY_DECIDED, refused
         # The same decision sent on the replica running the turn (a fresh approval).
-        control.expect(f"{approval_id}-local")
+        await a.expect(turn, f"{approval_id}-local")
         a.append(
             turn.turn_id,
             ApprovalRequiredEvent(f"{approval_id}-local", f"call-{n}", TOOL, {}, PREVIEW.to_dict()),
@@ -223,7 +225,7 @@ def model_script(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list
     return tool_reply((TOOL, {}), ids=["call_" + uuid.uuid4().hex[:24]])
 
 
-def chat_service(store: SqliteCheckpointStore, log: RedisTurnLog) -> ChatService:
+def chat_service(store: SqliteCheckpointStore, log: Replica) -> ChatService:
     tools = FakeToolExecutor()
     tools.add(TOOL, lambda arguments, context: "ok", changes=lambda arguments: PREVIEW)
     clock, ids = SystemClock(), UuidIdFactory()
@@ -232,11 +234,18 @@ def chat_service(store: SqliteCheckpointStore, log: RedisTurnLog) -> ChatService
     title = ForgetfulModel(ScriptedLanguageModel(default=text_reply("PC1 address")))
     models = StaticModelProvider(ModelSelection(model, title_model=title))
     return build_chat_service(
-        store, {"copilot": agent}, models=models, clock=clock, ids=ids, turn_log=log
+        store,
+        {"copilot": agent},
+        models=models,
+        clock=clock,
+        ids=ids,
+        turn_log=log.log,
+        leases=log.leases,
+        controls=log.relay,
     )
 
 
-async def pipeline_part(settings: Settings, a: RedisTurnLog, b: RedisTurnLog) -> list[Row]:
+async def pipeline_part(settings: Settings, a: Replica, b: Replica) -> list[Row]:
     """Turns on A that ask for approval, decided through ChatService on A or on B."""
     with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp:
         async with SqliteCheckpointStore(Path(tmp)) as store:

@@ -1,4 +1,6 @@
-"""The TurnLog contract: one set of assertions, run on the in-memory log and on Redis.
+"""The TurnLog contract (a turn's numbered events): one set of assertions, run on the
+in-memory log and on Redis. The session leases and the turn control relay have their
+own (``test_session_leases.py``, ``test_turn_control_relay.py``).
 
 To add a turn log, add one entry to ``LOGS``: a name and an async context manager factory
 that yields a ready log given the test's request and its retention time in seconds. The
@@ -18,8 +20,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from adapters.redis import RedisTurnLog
-from copilot_core import InMemoryTurnLog, TurnEvent
-from copilot_core.errors import SessionBusyError
+from copilot_core import AbortToken, InMemoryTurnLog, TurnEvent
 from copilot_core.events import (
     AbortEvent,
     AgentErrorEvent,
@@ -40,13 +41,7 @@ from copilot_core.events import (
     ToolStartEvent,
     WireEvent,
 )
-from copilot_core.ports import (
-    ApprovalDecision,
-    DecisionOutcome,
-    TurnControl,
-    TurnInfo,
-    TurnLog,
-)
+from copilot_core.ports import TurnInfo, TurnLog
 from tests.real_redis import RedisForTests
 
 Factory = Callable[[pytest.FixtureRequest, float], contextlib.AbstractAsyncContextManager[TurnLog]]
@@ -108,39 +103,41 @@ async def eventually(check: Callable[[], object], within: float = 5.0) -> None:
 
 
 # ====================================================================== opening
-async def test_open_claims_the_session_until_the_turn_closes(log: TurnLog) -> None:
-    first = turn("s1")
-    await log.open(first, TurnControl())
-
-    with pytest.raises(SessionBusyError):
-        await log.open(turn("s1"), TurnControl())
-    await log.open(turn("s2"), TurnControl())  # another session is free
-    await log.open(turn("s1", project="project-2"), TurnControl())  # so is another project's
+async def test_open_makes_the_turn_the_sessions_latest_until_the_next_one(log: TurnLog) -> None:
+    first, second = turn("s1"), turn("s1")
+    await log.open(first, AbortToken())
+    await log.open(turn("s2"), AbortToken())
+    await log.open(turn("s1", project="project-2"), AbortToken())
+    state = await log.find(PROJECT, "s1")
+    assert state is not None and state.info == first
 
     log.append(first.turn_id, DoneEvent(None))
     await log.close(first.turn_id)
-    await log.open(turn("s1"), TurnControl())  # released
+    await log.open(second, AbortToken())
+
+    state = await log.find(PROJECT, "s1")
+    assert state is not None and (state.info, state.finished) == (second, False)
 
 
-async def test_discard_releases_the_session_of_a_turn_that_never_started(log: TurnLog) -> None:
+async def test_discard_forgets_a_turn_that_never_started(log: TurnLog) -> None:
     never = turn("s1")
-    await log.open(never, TurnControl())
+    await log.open(never, AbortToken())
 
     await log.discard(never.turn_id)
 
     assert await log.find(PROJECT, "s1") is None
-    assert await log.request_abort(PROJECT, "s1", "stop") is False
-    await log.open(turn("s1"), TurnControl())
+    assert await read_all(log, never.turn_id) == []
+    await log.open(turn("s1"), AbortToken())
 
 
 async def test_discard_leaves_the_previous_turn_findable(log: TurnLog) -> None:
     earlier = turn("s1")
-    await log.open(earlier, TurnControl())
+    await log.open(earlier, AbortToken())
     log.append(earlier.turn_id, ContentEvent("hello"))
     log.append(earlier.turn_id, DoneEvent("m1", "hello"))
     await log.close(earlier.turn_id)
     never = turn("s1")
-    await log.open(never, TurnControl())
+    await log.open(never, AbortToken())
 
     await log.discard(never.turn_id)
 
@@ -152,8 +149,8 @@ async def test_discard_leaves_the_previous_turn_findable(log: TurnLog) -> None:
 # ==================================================================== appending
 async def test_append_numbers_the_events_of_a_turn_from_one(log: TurnLog) -> None:
     one, two = turn("s1"), turn("s2")
-    await log.open(one, TurnControl())
-    await log.open(two, TurnControl())
+    await log.open(one, AbortToken())
+    await log.open(two, AbortToken())
 
     stamped = [
         log.append(one.turn_id, ContentEvent("a")),
@@ -172,7 +169,7 @@ async def test_subscribe_replays_after_a_sequence_number_then_follows_live_to_th
     log: TurnLog,
 ) -> None:
     info = turn()
-    await log.open(info, TurnControl())
+    await log.open(info, AbortToken())
     for text in ("a", "b", "c"):
         log.append(info.turn_id, ContentEvent(text))
     follower = asyncio.create_task(read_all(log, info.turn_id, after=1))
@@ -195,7 +192,7 @@ async def test_subscribe_replays_after_a_sequence_number_then_follows_live_to_th
 
 async def test_every_follower_gets_every_event_once(log: TurnLog) -> None:
     info = turn()
-    await log.open(info, TurnControl())
+    await log.open(info, AbortToken())
     early = asyncio.create_task(read_all(log, info.turn_id))
     log.append(info.turn_id, ContentEvent("a"))
     late = asyncio.create_task(read_all(log, info.turn_id))
@@ -209,7 +206,7 @@ async def test_every_follower_gets_every_event_once(log: TurnLog) -> None:
 
 async def test_a_closed_turn_is_replayed_whole_within_its_retention(log: TurnLog) -> None:
     info = turn()
-    await log.open(info, TurnControl())
+    await log.open(info, AbortToken())
     log.append(info.turn_id, ContentEvent("a"))
     log.append(info.turn_id, DoneEvent("m1", "a"))
     await log.close(info.turn_id)
@@ -225,7 +222,7 @@ async def test_subscribing_to_an_unknown_turn_yields_nothing(log: TurnLog) -> No
 
 async def test_a_quiet_turn_sends_heartbeats_that_are_not_numbered(log: TurnLog) -> None:
     info = turn()
-    await log.open(info, TurnControl())
+    await log.open(info, AbortToken())
     log.append(info.turn_id, ContentEvent("a"))
     seen: list[TurnEvent] = []
 
@@ -252,7 +249,7 @@ async def test_a_quiet_turn_sends_heartbeats_that_are_not_numbered(log: TurnLog)
 async def test_find_tells_where_a_turn_stands_before_and_after_it_closes(log: TurnLog) -> None:
     info = turn()
     assert await log.find(PROJECT, "s1") is None
-    await log.open(info, TurnControl())
+    await log.open(info, AbortToken())
     log.append(info.turn_id, ContentEvent("a"))
 
     running = await log.find(PROJECT, "s1")
@@ -269,7 +266,7 @@ async def test_find_tells_where_a_turn_stands_before_and_after_it_closes(log: Tu
 async def test_a_closed_turn_is_forgotten_after_its_retention(make_log: LogFactory) -> None:
     async with make_log(0.2) as log:
         info = turn()
-        await log.open(info, TurnControl())
+        await log.open(info, AbortToken())
         log.append(info.turn_id, DoneEvent(None))
         await log.close(info.turn_id)
         assert await log.find(PROJECT, "s1") is not None
@@ -279,13 +276,13 @@ async def test_a_closed_turn_is_forgotten_after_its_retention(make_log: LogFacto
                 await asyncio.sleep(0.02)
 
         assert await read_all(log, info.turn_id) == []
-        await log.open(turn("s1"), TurnControl())
+        await log.open(turn("s1"), AbortToken())
 
 
 async def test_a_running_turn_is_kept_past_the_retention(make_log: LogFactory) -> None:
     async with make_log(0.05) as log:
         info = turn()
-        await log.open(info, TurnControl())
+        await log.open(info, AbortToken())
         log.append(info.turn_id, ContentEvent("a"))
         await asyncio.sleep(0.2)
 
@@ -307,7 +304,7 @@ async def test_a_retained_answer_keeps_its_tokens_as_text_not_as_event_objects(
 
     before = events_alive()  # (other tests' events may still be around)
     info = turn()
-    await log.open(info, TurnControl())
+    await log.open(info, AbortToken())
     for n in range(2000):
         log.append(info.turn_id, ContentEvent(f" token{n}"))
     log.append(info.turn_id, DoneEvent(None))
@@ -319,103 +316,18 @@ async def test_a_retained_answer_keeps_its_tokens_as_text_not_as_event_objects(
     assert (replayed[-1].seq, replayed[-1].event) == (2001, DoneEvent(None))
 
 
-# ======================================================================= aborting
-async def test_request_abort_fires_the_token_given_to_open(log: TurnLog) -> None:
-    info, other = turn("s1"), turn("s2")
-    control, other_control = TurnControl(), TurnControl()
-    await log.open(info, control)
-    await log.open(other, other_control)
-
-    assert await log.request_abort(PROJECT, "s1", "stopped by alice") is True
-
-    await eventually(control.abort.is_aborted)
-    assert control.abort.reason == "stopped by alice"
-    assert not other_control.abort.is_aborted()
-
-
-async def test_request_abort_is_false_when_nothing_runs(log: TurnLog) -> None:
-    assert await log.request_abort(PROJECT, "s1", "stop") is False
-    info = turn()
-    control = TurnControl()
-    await log.open(info, control)
-    log.append(info.turn_id, DoneEvent(None))
-    await log.close(info.turn_id)
-
-    assert await log.request_abort(PROJECT, "s1", "stop") is False
-    assert not control.abort.is_aborted()
-
-
-async def test_a_decision_reaches_the_turn_that_waits_for_it_once(log: TurnLog) -> None:
-    info = turn("s1")
-    control = TurnControl()
-    await log.open(info, control)
-    waiting = control.expect("ap-1")
-    log.append(
-        info.turn_id,
-        ApprovalRequiredEvent("ap-1", "call-1", "set_ip", {"device": "PC1"}, {"summary": "x"}),
-    )
-    state = await log.find(PROJECT, "s1")
-    assert state is not None and [e.event.approval_id for e in state.pending] == ["ap-1"]  # type: ignore[union-attr]
-    yes = ApprovalDecision(True, user_id="alice")
-    assert await log.send_decision(PROJECT, "s1", "nope", yes) is DecisionOutcome.UNKNOWN
-    assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.ACCEPTED
-    assert await asyncio.wait_for(waiting, 5) == yes
-    assert (
-        await log.send_decision(PROJECT, "s1", "ap-1", ApprovalDecision(False))
-        is DecisionOutcome.ALREADY_DECIDED
-    )
-    log.append(info.turn_id, ApprovalResolvedEvent("ap-1", "call-1", "approve", "alice"))
-    state = await log.find(PROJECT, "s1")
-    assert state is not None and state.pending == ()
-    log.append(info.turn_id, DoneEvent(None))
-    await log.close(info.turn_id)
-    assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.UNKNOWN
-
-
+# ==================================================================== approvals
 def approval(approval_id: str) -> ApprovalRequiredEvent:
     return ApprovalRequiredEvent(
         approval_id, f"call-{approval_id}", "set_ip", {"device": "PC1"}, {"summary": "x"}
     )
 
 
-async def test_a_decision_after_the_turn_resolved_the_approval_itself_is_already_decided(
-    log: TurnLog,
-) -> None:
-    info = turn("s1")
-    control = TurnControl()
-    await log.open(info, control)
-    waiting = control.expect("ap-1")
-    log.append(info.turn_id, approval("ap-1"))
-    lapsed = ApprovalDecision(False, reason="timeout")
-    assert control.decide("ap-1", lapsed) is DecisionOutcome.ACCEPTED  # the runner's lapse
-    log.append(
-        info.turn_id, ApprovalResolvedEvent("ap-1", "call-ap-1", "reject", None, "", "timeout")
-    )
-
-    late = await log.send_decision(PROJECT, "s1", "ap-1", ApprovalDecision(True, "alice"))
-
-    assert late is DecisionOutcome.ALREADY_DECIDED
-    assert waiting.result() == lapsed
-
-
-async def test_a_decision_for_a_session_without_an_open_turn_is_unknown(log: TurnLog) -> None:
-    yes = ApprovalDecision(True, user_id="alice")
-    assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.UNKNOWN
-    info = turn("s2")
-    control = TurnControl()
-    await log.open(info, control)
-    control.expect("ap-1")
-    log.append(info.turn_id, approval("ap-1"))
-
-    assert await log.send_decision(PROJECT, "s1", "ap-1", yes) is DecisionOutcome.UNKNOWN
-    assert await log.send_decision("project-2", "s2", "ap-1", yes) is DecisionOutcome.UNKNOWN
-
-
 async def test_find_lists_the_waiting_approvals_with_their_numbers_until_resolved(
     log: TurnLog,
 ) -> None:
     info = turn("s1")
-    await log.open(info, TurnControl())
+    await log.open(info, AbortToken())
     log.append(info.turn_id, ContentEvent("a"))
     log.append(info.turn_id, approval("ap-1"))
     log.append(info.turn_id, approval("ap-2"))
@@ -457,7 +369,7 @@ EVERY_KIND: list[WireEvent] = [
 
 async def test_every_kind_of_event_comes_back_numbered_and_equal(log: TurnLog) -> None:
     info = turn()
-    await log.open(info, TurnControl())
+    await log.open(info, AbortToken())
     stamped = [log.append(info.turn_id, event) for event in EVERY_KIND]
     assert [e.seq for e in stamped] == list(range(1, len(EVERY_KIND) + 1))
     await log.close(info.turn_id)
@@ -468,7 +380,7 @@ async def test_every_kind_of_event_comes_back_numbered_and_equal(log: TurnLog) -
 
 async def test_a_follower_that_stops_early_leaves_the_turn_running(log: TurnLog) -> None:
     info = turn()
-    await log.open(info, TurnControl())
+    await log.open(info, AbortToken())
     log.append(info.turn_id, ContentEvent("a"))
     async with asyncio.timeout(5):
         async for event in log.subscribe(info.turn_id):

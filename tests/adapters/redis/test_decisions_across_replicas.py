@@ -56,7 +56,7 @@ async def test_a_decision_sent_on_another_replica_reaches_the_turn_and_is_accept
         turn = info()
         control = TurnControl()
         await a.open(turn, control)
-        waiting = control.expect("ap-1")
+        waiting = await a.expect(turn, "ap-1")
         a.append(turn.turn_id, asked("ap-1"))
         await a.flush(turn.turn_id)
 
@@ -88,7 +88,7 @@ async def test_a_decision_the_owner_took_on_its_own_side_is_refused_on_the_other
         turn = info()
         control = TurnControl()
         await a.open(turn, control)
-        waiting = control.expect("ap-1")
+        waiting = await a.expect(turn, "ap-1")
         a.append(turn.turn_id, asked("ap-1"))
         await a.flush(turn.turn_id)
         # The owner's client decided through A (Redis still says "waiting").
@@ -105,7 +105,7 @@ async def test_an_approval_that_lapsed_refuses_a_late_decision_from_another_repl
         turn = info()
         control = TurnControl()
         await a.open(turn, control)
-        first = control.expect("ap-1")
+        first = await a.expect(turn, "ap-1")
         a.append(turn.turn_id, asked("ap-1"))
         await a.flush(turn.turn_id)
         # The race: the runner lets ap-1 lapse (its TurnControl takes the timeout) while
@@ -120,7 +120,7 @@ async def test_an_approval_that_lapsed_refuses_a_late_decision_from_another_repl
         assert await b.send_decision(PROJECT, "s1", "ap-1", YES) is DecisionOutcome.ALREADY_DECIDED
 
         # The plain case: the lapse is in Redis before the late decision comes.
-        second = control.expect("ap-2")
+        second = await a.expect(turn, "ap-2")
         a.append(turn.turn_id, asked("ap-2"))
         aborted = ApprovalDecision(False, reason="aborted")
         assert control.decide("ap-2", aborted) is DecisionOutcome.ACCEPTED
@@ -139,8 +139,8 @@ async def test_another_replica_sees_the_pending_approvals_until_they_are_resolve
         await a.open(turn, control)
         state = await b.find(PROJECT, "s1")
         assert state is not None and state.pending == ()
-        control.expect("ap-1")
-        control.expect("ap-2")
+        await a.expect(turn, "ap-1")
+        await a.expect(turn, "ap-2")
         a.append(turn.turn_id, ContentEvent("I will address PC1 and PC2."))
         a.append(turn.turn_id, asked("ap-1", "PC1"))
         a.append(turn.turn_id, ContentEvent("and"))
@@ -187,10 +187,11 @@ async def test_a_decision_the_owner_did_not_hear_arrives_with_its_next_lease_ren
         turn = info()
         control = TurnControl()
         await a.open(turn, control)
-        waiting = control.expect("ap-1")
+        waiting = await a.expect(turn, "ap-1")
         a.append(turn.turn_id, asked("ap-1"))
         await a.flush(turn.turn_id)
-        a._tasks[0].cancel()  # A's listener is away (reconnecting): the message is lost
+        assert a.relay._listener is not None
+        a.relay._listener.cancel()  # A's listener is away (reconnecting): the message is lost
 
         started = asyncio.get_running_loop().time()
         outcome = await b.send_decision(PROJECT, "s1", "ap-1", YES)
@@ -199,28 +200,27 @@ async def test_a_decision_the_owner_did_not_hear_arrives_with_its_next_lease_ren
         assert outcome is DecisionOutcome.ACCEPTED
         assert await settled(waiting) == YES
         # Answered by A's renewal (every 0.2 s), well before B would stop waiting (2 s).
-        assert took < b.decision_wait
+        assert took < b.relay.decision_wait
 
 
 async def test_a_replica_that_does_not_answer_has_the_decision_recorded_for_later(
     redis_server: RedisForTests,
 ) -> None:
     async with replicas(redis_server) as (_, (a, b)):
-        b.decision_wait = 0.3
+        b.relay.decision_wait = 0.3
         turn = info()
         control = TurnControl()
         await a.open(turn, control)
-        waiting = control.expect("ap-1")
+        waiting = await a.expect(turn, "ap-1")
         a.append(turn.turn_id, asked("ap-1"))
         await a.flush(turn.turn_id)
-        for task in a._tasks:  # A hangs: it neither listens nor renews
-            task.cancel()
+        a.hang()  # it neither listens nor renews
 
         assert await b.send_decision(PROJECT, "s1", "ap-1", YES) is DecisionOutcome.ACCEPTED
         assert not waiting.done()
         assert await b.send_decision(PROJECT, "s1", "ap-1", NO) is DecisionOutcome.ALREADY_DECIDED
 
-        await a._catch_up()  # A's listener is back: it reads what it missed
+        await a.relay._catch_up()  # A's listener is back: it reads what it missed
         assert await settled(waiting) == YES
 
 
@@ -231,13 +231,17 @@ async def test_a_decision_for_a_turn_whose_replica_died_is_unknown_and_ends_the_
         turn = info()
         control = TurnControl()
         await a.open(turn, control)
-        control.expect("ap-1")
+        await a.expect(turn, "ap-1")
         a.append(turn.turn_id, asked("ap-1"))
         await a.flush(turn.turn_id)
-        for task in a._tasks:  # A dies: its lease runs out
-            task.cancel()
+        a.hang()  # A dies: its lease, its turn's writer key and control hash run out
+        keys = [
+            f"{b.prefix}:lease:{PROJECT}:s1",
+            f"{b.prefix}:control:{PROJECT}:s1",
+            f"{b.prefix}:turn:{turn.turn_id}:writer",
+        ]
         async with asyncio.timeout(5):
-            while await b.client.exists(f"{b.prefix}:lease:{PROJECT}:s1"):
+            while await b.client.exists(*keys):
                 await asyncio.sleep(0.05)
 
         assert await b.send_decision(PROJECT, "s1", "ap-1", YES) is DecisionOutcome.UNKNOWN
@@ -254,15 +258,15 @@ async def test_the_owners_clients_see_an_approval_only_once_another_replica_can_
         turn = info()
         control = TurnControl()
         await a.open(turn, control)
-        # Hold A's writes to Redis back (the Redis behind them is the real one).
+        # Hold A's event writes to Redis back (the Redis behind them is the real one).
         gate = asyncio.Event()
-        write = a._append_script
+        write = a.log._append_script
 
         async def held(*args: Any, **kwargs: Any) -> Any:
             await gate.wait()
             return await write(*args, **kwargs)
 
-        a._append_script = held  # type: ignore[assignment]
+        a.log._append_script = held  # type: ignore[assignment]
         seen: list[TurnEvent] = []
 
         async def follow_on_a() -> None:
@@ -270,7 +274,7 @@ async def test_the_owners_clients_see_an_approval_only_once_another_replica_can_
                 seen.append(event)
 
         follower = asyncio.create_task(follow_on_a())
-        control.expect("ap-1")
+        await a.expect(turn, "ap-1")
         a.append(turn.turn_id, ContentEvent("Setting PC1's address."))
         a.append(turn.turn_id, asked("ap-1"))
         found_on_a = asyncio.create_task(a.find(PROJECT, "s1"))
@@ -278,7 +282,10 @@ async def test_the_owners_clients_see_an_approval_only_once_another_replica_can_
 
         assert seen == []  # nothing before it is in Redis (the approval no more than the rest)
         assert not found_on_a.done()
-        assert await b.send_decision(PROJECT, "s1", "ap-1", YES) is DecisionOutcome.UNKNOWN
+        on_b = await b.find(PROJECT, "s1")
+        assert on_b is not None and on_b.pending == ()
+        # The approval was decidable from anywhere before any client could see it.
+        assert await b.send_decision(PROJECT, "s1", "ap-1", YES) is DecisionOutcome.ACCEPTED
 
         gate.set()
         async with asyncio.timeout(5):
@@ -286,8 +293,9 @@ async def test_the_owners_clients_see_an_approval_only_once_another_replica_can_
                 await asyncio.sleep(0.01)
         state = await found_on_a
         assert [e.seq for e in state.pending] == [2]  # type: ignore[union-attr]
-        # What a client of A now sees, it can decide on B.
-        assert await b.send_decision(PROJECT, "s1", "ap-1", YES) is DecisionOutcome.ACCEPTED
+        on_b = await b.find(PROJECT, "s1")
+        assert on_b is not None and [e.seq for e in on_b.pending] == [2]
+        assert await b.send_decision(PROJECT, "s1", "ap-1", NO) is (DecisionOutcome.ALREADY_DECIDED)
         a.append(turn.turn_id, resolved("ap-1", YES))
         a.append(turn.turn_id, DoneEvent(None, ""))
         await a.close(turn.turn_id)

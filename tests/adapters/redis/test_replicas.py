@@ -16,10 +16,11 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from adapters.redis import REPLICA_LOST, RedisTurnLog
+from adapters.redis import REPLICA_LOST
 from copilot_core.errors import SessionBusyError
 from copilot_core.events import ContentEvent, DoneEvent, ErrorEvent, TurnEvent
 from copilot_core.ports import TurnControl, TurnInfo
+from tests.adapters.redis.replica import Replica
 from tests.real_redis import RedisForTests
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -29,12 +30,10 @@ PROJECT = str(uuid.UUID(int=11))
 @contextlib.asynccontextmanager
 async def replicas(
     redis_server: RedisForTests, count: int = 2, lease: float = 15.0
-) -> AsyncIterator[tuple[aioredis.Redis, list[RedisTurnLog]]]:
+) -> AsyncIterator[tuple[aioredis.Redis, list[Replica]]]:
     prefix = redis_server.new_prefix()
     async with redis_server.client() as client:
-        logs = [
-            RedisTurnLog(client, prefix=prefix, lease=lease, replica=f"r{n}") for n in range(count)
-        ]
+        logs = [Replica.on(client, prefix=prefix, lease=lease, name=f"r{n}") for n in range(count)]
         for log in logs:
             await log.start()
         try:
@@ -49,7 +48,7 @@ def info(session: str = "s1") -> TurnInfo:
     return TurnInfo(f"t-{uuid.uuid4().hex[:8]}", PROJECT, session, "alice")
 
 
-async def follow(log: RedisTurnLog, turn_id: str, after: int = 0) -> list[TurnEvent]:
+async def follow(log: Replica, turn_id: str, after: int = 0) -> list[TurnEvent]:
     async with asyncio.timeout(20):
         return [event async for event in log.subscribe(turn_id, after=after)]
 
@@ -103,8 +102,8 @@ async def test_an_abort_published_while_nobody_listened_arrives_with_the_next_re
         token = control.abort
         turn = info()
         await a.open(turn, control)
-        # As if A missed the message (reconnecting): only the abort key is set.
-        await client.set(f"{a.prefix}:turn:{turn.turn_id}:abort", "late", px=5000)
+        # As if A missed the message (reconnecting): only the session's hash says it.
+        await client.hset(f"{a.prefix}:control:{PROJECT}:s1", "abort", "late")
         async with asyncio.timeout(5):
             await token.wait()
         assert token.reason == "late"
@@ -134,8 +133,7 @@ async def test_a_turn_whose_replica_stopped_renewing_is_ended_for_its_watchers(
         a.append(turn.turn_id, ContentEvent("partial"))
         await a.flush(turn.turn_id)
         watcher = asyncio.create_task(follow(b, turn.turn_id))
-        for task in a._tasks:  # A hangs: no more lease renewals, no more listening
-            task.cancel()
+        a.hang()  # no more renewals, no more listening
         seen = await watcher
         assert [e.seq for e in seen] == [1, 2, 3]
         assert seen[0].event == ContentEvent("partial")
@@ -166,7 +164,7 @@ async def test_a_replica_killed_mid_turn_has_its_turn_ended_and_the_session_free
         line = await asyncio.wait_for(victim.stdout.readline(), 20)
         assert line.strip() == b"ready"
         async with redis_server.client() as client:
-            watcher_log = RedisTurnLog(client, prefix=prefix, lease=1.0, replica="watcher")
+            watcher_log = Replica.on(client, prefix=prefix, lease=1.0, name="watcher")
             await watcher_log.start()
             try:
                 with pytest.raises(SessionBusyError):  # the victim holds the session
@@ -202,13 +200,14 @@ async def test_closing_writes_the_last_events_with_the_close_in_one_step(
         await a.open(turn, TurnControl())
         a.append(turn.turn_id, ContentEvent("first"))
         await a.flush(turn.turn_id)
-        script, appended = a._append_script, []
+        script, appended = a.log._append_script, []
 
         async def counted(*, keys: list[str], args: list[str]) -> object:
             appended.append(args[0])
             return await script(keys=keys, args=args)
 
-        monkeypatch.setattr(a, "_append_script", counted)
+        monkeypatch.setattr(a.log, "_append_script", counted)
+        await a.let_go(turn.turn_id)  # as the runner does before its last events
         a.append(turn.turn_id, ContentEvent("last"))
         a.append(turn.turn_id, DoneEvent("m1", "first last"))
         await a.close(turn.turn_id)
@@ -232,9 +231,10 @@ async def test_a_close_that_fails_in_one_step_writes_the_events_and_closes_the_s
     async with replicas(redis_server) as (_, (a, b)):
         turn = info()
         await a.open(turn, TurnControl())
+        await a.let_go(turn.turn_id)
         a.append(turn.turn_id, ContentEvent("only"))
         a.append(turn.turn_id, DoneEvent("m1", "only"))
-        script, calls = a._close_script, []
+        script, calls = a.log._close_script, []
 
         async def flaky(*, keys: list[str], args: list[str]) -> object:
             calls.append(len(args))
@@ -242,7 +242,7 @@ async def test_a_close_that_fails_in_one_step_writes_the_events_and_closes_the_s
                 raise RedisConnectionError("the connection dropped")
             return await script(keys=keys, args=args)
 
-        monkeypatch.setattr(a, "_close_script", flaky)
+        monkeypatch.setattr(a.log, "_close_script", flaky)
         await a.close(turn.turn_id)
         assert calls[0] > 2 and calls[1] == 2  # with the events, then the plain close
         seen = await follow(b, turn.turn_id)
@@ -251,7 +251,7 @@ async def test_a_close_that_fails_in_one_step_writes_the_events_and_closes_the_s
         assert state is not None and state.finished
 
 
-async def collect(log: RedisTurnLog, turn_id: str, into: list[TurnEvent]) -> None:
+async def collect(log: Replica, turn_id: str, into: list[TurnEvent]) -> None:
     async for event in log.subscribe(turn_id):
         into.append(event)
 
@@ -275,11 +275,10 @@ async def test_a_client_of_a_replica_that_dies_re_attaches_elsewhere_and_sees_th
             for n in range(3, 6):
                 a.append(turn.turn_id, ContentEvent(f"{n}"))
             # A dies before its writer ran: 4 to 6 never reach Redis.
-            writer = a._local[turn.turn_id].writer
+            writer = a.log._local[turn.turn_id].writer
             assert writer is not None
             writer.cancel()
-            for task in a._tasks:
-                task.cancel()
+            a.hang()
             await asyncio.sleep(0.3)
             assert [e.seq for e in on_a] == [1, 2, 3]
         finally:
@@ -302,7 +301,7 @@ async def test_while_redis_refuses_writes_the_running_replicas_clients_still_fol
         async def refused(*args: object, **kwargs: object) -> int:
             raise RedisConnectionError("Redis went away")
 
-        monkeypatch.setattr(a, "_append_script", refused)
+        monkeypatch.setattr(a.log, "_append_script", refused)
         on_a: list[TurnEvent] = []
         client = asyncio.create_task(collect(a, turn.turn_id, on_a))
         try:
@@ -315,4 +314,30 @@ async def test_while_redis_refuses_writes_the_running_replicas_clients_still_fol
         finally:
             client.cancel()
             monkeypatch.undo()
-            a._given_up(a._local[turn.turn_id])
+            a.log._local[turn.turn_id].given_up()
+
+
+async def test_a_claim_whose_replica_stopped_renewing_expires_and_is_lost_when_it_wakes(
+    redis_server: RedisForTests,
+) -> None:
+    async with replicas(redis_server, lease=0.4) as (_, (a, b)):
+        claim = await a.leases.claim(PROJECT, "s1", "rollback-1")
+        task = a.leases._renewals.task
+        assert task is not None
+        task.cancel()  # A hangs
+        async with asyncio.timeout(5):
+            while True:
+                with contextlib.suppress(SessionBusyError):
+                    taken = await b.leases.claim(PROJECT, "s1", "turn-2")
+                    break
+                await asyncio.sleep(0.05)
+        assert not claim.lost.is_aborted()
+
+        a.leases._renewals.task = None
+        a.leases._renewals.start()  # A wakes up: its next renewal finds B's claim
+        async with asyncio.timeout(5):
+            await claim.lost.wait()
+        await a.leases.release(claim)  # too late: it leaves B's claim alone
+        with pytest.raises(SessionBusyError):
+            await a.leases.claim(PROJECT, "s1", "turn-3")
+        await b.leases.release(taken)

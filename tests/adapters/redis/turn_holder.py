@@ -1,8 +1,9 @@
 """A replica that runs one turn and then hangs: the SIGKILL test's victim.
 
 ``python -m tests.adapters.redis.turn_holder URL PREFIX PROJECT SESSION TURN LEASE``
-opens the turn on the Redis turn log, appends three events, prints ``ready`` once they
-are written, then waits forever (renewing its lease) until it is killed.
+claims the session, opens the turn on the Redis turn log and attaches it, appends three
+events, prints ``ready`` once they are written, then waits forever (renewing its
+lease) until it is killed.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ import sys
 
 import redis.asyncio as aioredis
 
-from adapters.redis import RedisTurnLog
 from copilot_core.events import ContentEvent
 from copilot_core.ports import TurnControl, TurnInfo
+from tests.adapters.redis.replica import Replica
 
 
 async def main(url: str, prefix: str, project: str, session: str, turn: str, lease: str) -> None:
     client = aioredis.Redis.from_url(url)
-    log = RedisTurnLog(client, prefix=prefix, lease=float(lease), replica="victim")
+    log = Replica.on(client, prefix=prefix, lease=float(lease), name="victim")
     await log.start()
     await log.open(TurnInfo(turn, project, session, "alice"), TurnControl())
     for n in range(3):

@@ -17,7 +17,7 @@ from copilot_core import (
     TurnRequest,
     TurnRunner,
 )
-from copilot_core.bootstrap import HistoryWindows
+from copilot_core.bootstrap import HistoryWindows, InMemorySessionLeases, InMemoryTurnControlRelay
 from copilot_core.events import TurnEvent, event_to_record
 from copilot_core.testing import (
     FakeToolExecutor,
@@ -72,6 +72,8 @@ class World:
                 self.store,
                 InMemoryTurnLog(retention=5.0),
                 HistoryWindows(self.store),
+                leases=InMemorySessionLeases(),
+                controls=InMemoryTurnControlRelay(),
                 models=models,
                 clock=self.clock,
                 ids=self.ids,

@@ -17,7 +17,12 @@ from copilot_core import (
     TurnRequest,
     TurnRunner,
 )
-from copilot_core.bootstrap import HistoryWindows, build_chat_service
+from copilot_core.bootstrap import (
+    HistoryWindows,
+    InMemorySessionLeases,
+    InMemoryTurnControlRelay,
+    build_chat_service,
+)
 from copilot_core.errors import (
     ServiceUnavailableError,
     SessionBusyError,
@@ -32,6 +37,7 @@ from copilot_core.ports import (
     Message,
     Role,
     Session,
+    SessionClaim,
     TextDelta,
     TurnInfo,
     Usage,
@@ -52,6 +58,19 @@ PROJECT = "project-1"
 ALICE = "alice"
 
 
+class RecordingLeases(InMemorySessionLeases):
+    """In-memory leases that keep every claim they handed out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.claims: list[SessionClaim] = []
+
+    async def claim(self, project_id: str, session_id: str, holder: str) -> SessionClaim:
+        claim = await super().claim(project_id, session_id, holder)
+        self.claims.append(claim)
+        return claim
+
+
 class Rig:
     """A ChatService over a runner built by hand (to set the runner's settings)."""
 
@@ -62,10 +81,13 @@ class Rig:
         ids = SequentialIds()
         clock = SteppingClock()
         agent = BuiltinAgent(FakeToolExecutor(), None, clock=clock, ids=ids)
+        self.leases = RecordingLeases()
         self.runner = TurnRunner(
             self.store,
             InMemoryTurnLog(retention=5),
             HistoryWindows(self.store),
+            leases=self.leases,
+            controls=InMemoryTurnControlRelay(),
             models=StaticModelProvider(ModelSelection(self.model)),
             clock=clock,
             ids=ids,
@@ -285,3 +307,52 @@ async def test_a_question_the_store_cannot_take_leaves_no_new_session_behind() -
     with pytest.raises(StoreError, match="disk is full"):
         await chat.start_turn(rig.request("why is R1 down?"))
     assert await store.list_sessions(PROJECT, ALICE) == []
+
+
+async def test_a_session_held_by_a_rollback_takes_no_turn_until_it_is_let_go() -> None:
+    rig = Rig()
+    rig.model.add(text_reply("first"), text_reply("Title"))
+    first = await rig.chat.start_turn(rig.request())
+    await follow(first.subscribe())
+    rollback = await rig.leases.claim(PROJECT, first.session_id, "rollback-1")
+
+    with pytest.raises(SessionBusyError):
+        await rig.chat.start_turn(rig.request("again", session_id=first.session_id))
+    assert await rig.leases.holder(PROJECT, first.session_id) == "rollback-1"
+
+    await rig.leases.release(rollback)
+    rig.model.add(text_reply("second"))
+    second = await rig.chat.start_turn(rig.request("again", session_id=first.session_id))
+    assert [e.type for e in await follow(second.subscribe())][-1] == "done"
+
+
+async def test_a_turn_whose_claim_on_the_session_is_lost_is_aborted() -> None:
+    rig = Rig()
+    rig.model.add([TextDelta("working"), Hang()])
+    turn = await rig.chat.start_turn(rig.request())
+    await until(lambda: content_seen(rig, turn.turn_id))
+    (claim,) = rig.leases.claims
+    assert claim.holder == turn.turn_id
+
+    claim.lost.abort("this copilot replica lost its claim on the session")
+
+    assert [e.type for e in await follow(turn.subscribe())][-2:] == ["abort", "done"]
+    result = await asyncio.wait_for(turn.wait(), 5)
+    assert result.aborted
+    assert await rig.leases.holder(PROJECT, turn.session_id) is None
+
+
+async def test_a_client_that_sees_done_can_start_the_next_turn_at_once() -> None:
+    rig = Rig()
+    rig.model.add(text_reply("first"), text_reply("Title"), text_reply("second"))
+    first = await rig.chat.start_turn(rig.request())
+    follow_up = None
+    async with asyncio.timeout(10):
+        async for event in first.subscribe():
+            if event.type == "done":  # the session is free by now, whatever comes next
+                follow_up = await rig.chat.start_turn(
+                    rig.request("and then?", session_id=first.session_id)
+                )
+    assert follow_up is not None
+    assert [e.type for e in await follow(follow_up.subscribe())][-1] == "done"
+    assert not await rig.chat.abort(PROJECT, first.session_id, ALICE)  # nothing runs
