@@ -582,7 +582,9 @@ class TurnRunner:
             return None
         if self._models is None:
             raise LLMNotConfiguredError()
-        overrides = ModelOverrides(temperature=request.temperature, max_tokens=request.max_tokens)
+        overrides = ModelOverrides(
+            temperature=request.temperature, max_tokens=request.max_tokens, limits=request.limits
+        )
         return await self._models.for_user(request.user_id, overrides)
 
 

@@ -21,9 +21,10 @@ import ipaddress
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -36,10 +37,12 @@ __all__ = [
     "APPROVAL_ORDER",
     "MODE_ORDER",
     "GroupDirectory",
+    "HostResolver",
     "OperatorPolicy",
     "PolicyBook",
     "PolicyRule",
     "UserLimits",
+    "check_llm_endpoint",
 ]
 
 #: The copilot modes from the most restricted to the least.
@@ -282,3 +285,86 @@ class PolicyBook:
             while len(self._cache) > self._size:
                 self._cache.popitem(last=False)
         return found
+
+
+#: The addresses a host name resolves to (an empty list: it does not resolve).
+HostResolver = Callable[[str], Awaitable[Sequence[str]]]
+
+_Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _address(text: str) -> _Address | None:
+    try:
+        address = ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _names(host: str, entry: str) -> bool:
+    if entry.startswith("*."):
+        return host.endswith(entry[1:])
+    return host == entry
+
+
+def _covers(entry: str, address: _Address) -> bool:
+    try:
+        return address in ipaddress.ip_network(entry)
+    except ValueError:
+        return False  # a host name
+
+
+def _allowed_by(host: str, addresses: Sequence[_Address], entries: Sequence[str]) -> bool:
+    """On the list: the host is named there, or every address it has is in its networks."""
+    if any(_names(host, entry) for entry in entries):
+        return True
+    return all(any(_covers(entry, a) for entry in entries) for a in addresses)
+
+
+async def check_llm_endpoint(url: str, limits: UserLimits, resolve: HostResolver) -> None:
+    """Raises :class:`PermissionDeniedError` (naming the host and what is allowed) unless
+    the operator's policy lets this user's LLM requests go to ``url``.
+
+    A host name is judged by the addresses it resolves to (``resolve``), unless a list
+    names it: a name that resolves to an address no list allows is refused, and with
+    ``deny_private_llm_endpoints`` so is one that resolves to a non-public address
+    (loopback, private, link-local, shared, multicast, reserved…) no list names.
+    """
+    if limits.llm_endpoints is None and not limits.deny_private_llm_endpoints:
+        return
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    if not host:
+        raise PermissionDeniedError(f"The LLM endpoint {url!r} names no host.")
+    literal = _address(host)
+    if literal is not None:
+        addresses: list[_Address] = [literal]
+    else:
+        addresses = [a for a in map(_address, await resolve(host)) if a is not None]
+        if not addresses:
+            raise PermissionDeniedError(
+                f"The LLM endpoint host {host!r} does not resolve to an address; nothing "
+                "was sent to it."
+            )
+    for entries in limits.llm_endpoints or ():
+        if not _allowed_by(host, addresses, entries):
+            raise PermissionDeniedError(
+                f"The LLM endpoint host {host!r} is not allowed by the operator's policy "
+                f"({limits.endpoint_rule}); allowed: {', '.join(entries) or 'none'}."
+            )
+    if limits.deny_private_llm_endpoints:
+        lists = limits.llm_endpoints or ()
+        for address in addresses:
+            named = any(
+                _names(host, entry) or _covers(entry, address)
+                for entries in lists
+                for entry in entries
+            )
+            if not address.is_global and not named:
+                raise PermissionDeniedError(
+                    f"The LLM endpoint host {host!r} is or resolves to {address}, which is not "
+                    "a public address; the operator's policy does not allow such endpoints "
+                    "(policy.deny_private_llm_endpoints) unless a rule's llm_endpoints names "
+                    "them."
+                )

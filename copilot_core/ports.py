@@ -20,7 +20,7 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from copilot_core._abort import AbortToken
 from copilot_core._approvals import (
@@ -52,6 +52,9 @@ from copilot_core._tools import (
 )
 from copilot_core._turns import TurnInfo, TurnState
 from copilot_core.events import AgentEvent, TurnEvent, WireEvent
+
+if TYPE_CHECKING:
+    from copilot_core.policy import UserLimits
 
 __all__ = [
     "AbortToken",
@@ -149,6 +152,9 @@ class ModelOverrides:
 
     temperature: float | None = None
     max_tokens: int | None = None
+    #: The user's limits under the operator's policy: a provider refuses to build a
+    #: model whose endpoint they do not allow (``None``: no limits).
+    limits: UserLimits | None = None
 
 
 @dataclass(frozen=True, slots=True)

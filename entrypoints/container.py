@@ -45,6 +45,7 @@ from adapters.llm import (
     LLMSettingsRepository,
     SettingsLanguageModelProvider,
     TiktokenTokenCounter,
+    check_endpoint,
 )
 from adapters.mcp import (
     CompositeToolExecutor,
@@ -573,6 +574,7 @@ class Web(containers.DeclarativeContainer):
         restore_points=gateways.store,
         tools=gateways.tools,
         policy=gateways.policy,
+        llm_endpoints=providers.Object(check_endpoint),
     )
 
 

@@ -16,6 +16,7 @@ the core's ports.
 """
 
 from adapters.llm._catalog import HttpModelCatalog
+from adapters.llm._endpoints import check_endpoint, endpoint_url, resolve_host
 from adapters.llm._errors import ProviderInfo, redact, translate_error
 from adapters.llm._messages import (
     from_langchain,
@@ -70,6 +71,8 @@ __all__ = [
     "SqliteLLMSettingsStore",
     "TiktokenTokenCounter",
     "build_chat_model",
+    "check_endpoint",
+    "endpoint_url",
     "from_langchain",
     "load_or_create_key",
     "message_from_langchain",
@@ -77,6 +80,7 @@ __all__ = [
     "offline_encoding",
     "parse_llm_settings",
     "redact",
+    "resolve_host",
     "to_langchain",
     "translate_error",
     "warm_up",

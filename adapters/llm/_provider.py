@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 
+from adapters.llm._endpoints import check_endpoint
 from adapters.llm._model import LangchainLanguageModel
 from adapters.llm._settings import LLMSettings, build_chat_model
 from copilot_core.errors import InvalidRequestError, LLMNotConfiguredError
@@ -27,7 +28,8 @@ ChatModelFactory = Callable[..., BaseChatModel]
 class SettingsLanguageModelProvider:
     """Builds each user's models from their stored settings, per turn.
 
-    The turn's overrides win over the user's temperature and max_tokens. The title
+    The turn's overrides win over the user's temperature and max_tokens; their
+    ``limits`` (the operator's policy) refuse an endpoint it does not allow. The title
     model is ``title_model`` when set, else the chat model itself. Building is
     cheap (langchain-openai shares its HTTP client per base URL), so nothing is
     cached: a settings change applies from the next turn on.
@@ -49,6 +51,8 @@ class SettingsLanguageModelProvider:
         settings = await self._settings.get_secret(user_id)
         if settings is None:
             raise LLMNotConfiguredError()
+        if overrides.limits is not None:  # the operator's policy, as it is now
+            await check_endpoint(settings.provider, settings.base_url, overrides.limits)
         model = self._model(settings, settings.model)
         title_model = (
             self._model(settings, settings.effective_title_model)

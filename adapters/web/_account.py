@@ -18,7 +18,13 @@ from litestar.status_codes import HTTP_200_OK
 
 from adapters.web._auth import Caller
 from adapters.web._body import json_body
-from adapters.web._contracts import LLMConfigRepository, ModelCatalog, SkillsReloader, WebSettings
+from adapters.web._contracts import (
+    LLMConfigRepository,
+    LlmEndpointCheck,
+    ModelCatalog,
+    SkillsReloader,
+    WebSettings,
+)
 from adapters.web._openapi import errors
 from adapters.web._responses import (
     AgentBody,
@@ -85,8 +91,10 @@ async def _ping(model: LanguageModel, limit: float) -> str:
     return "".join(parts)
 
 
-async def _tested(models: LanguageModelProvider, user_id: str, limit: float) -> LLMTestReply:
-    selection = await models.for_user(user_id, ModelOverrides(max_tokens=8))
+async def _tested(
+    models: LanguageModelProvider, user_id: str, limit: float, limits: UserLimits
+) -> LLMTestReply:
+    selection = await models.for_user(user_id, ModelOverrides(max_tokens=8, limits=limits))
     started = time.perf_counter()
     reply = await _ping(selection.model, limit)
     latency = round((time.perf_counter() - started) * 1000, 1)
@@ -104,7 +112,9 @@ async def _stored(llm_config: LLMConfigRepository, user_id: str) -> PublicLLMCon
     return PublicLLMConfig.from_public(view)
 
 
-async def _models(catalog: ModelCatalog | None, user_id: str) -> ModelList:
+async def _models(
+    catalog: ModelCatalog | None, user_id: str, refused: str | None = None
+) -> ModelList:
     defaults = catalog.defaults() if catalog is not None else {}
     temperature, limit = defaults.get("temperature"), defaults.get("context_limit")
     body = LLMDefaults(
@@ -115,6 +125,8 @@ async def _models(catalog: ModelCatalog | None, user_id: str) -> ModelList:
     def unavailable(reason: str) -> ModelList:
         return ModelList(available=False, models=[], reason=reason, defaults=body)
 
+    if refused is not None:
+        return unavailable(refused)
     if catalog is None:
         return unavailable("Listing models is not available in this deployment.")
     try:
@@ -175,13 +187,17 @@ class AccountController(Controller):
         caller: Injected[Caller],
         llm_config: Injected[LLMConfigRepository],
         limits: Injected[UserLimits],
+        llm_endpoints: Injected[LlmEndpointCheck | None],
     ) -> PublicLLMConfig:
         """Store the caller's LLM settings (the API key is encrypted at rest and
         write-only; leaving it out keeps the stored one). A ``copilot_mode`` above or an
         ``approval`` below what the operator's policy allows the caller is a 403 (see
-        ``GET /policy``); nothing is stored then."""
+        ``GET /policy``), and so is a ``base_url`` (or a provider's default endpoint)
+        whose host the policy does not allow; nothing is stored then."""
         limits.require_mode(data.copilot_mode, "This setting")
         limits.require_approval(data.approval)
+        if llm_endpoints is not None:
+            await llm_endpoints(data.provider, data.base_url, limits)
         view = await llm_config.put(caller.user_id, data.to_settings())
         log.info("llm_config_stored", provider=data.provider, api_key_sent=data.api_key is not None)
         return PublicLLMConfig.from_public(view)
@@ -197,24 +213,37 @@ class AccountController(Controller):
 
     @get("/llm-config/models", operation_id="listLlmModels")
     async def list_models(
-        self, caller: Injected[Caller], model_catalog: Injected[ModelCatalog | None]
+        self,
+        caller: Injected[Caller],
+        model_catalog: Injected[ModelCatalog | None],
+        llm_config: Injected[LLMConfigRepository],
+        limits: Injected[UserLimits],
+        llm_endpoints: Injected[LlmEndpointCheck | None],
     ) -> ModelList:
         """The models the caller's stored endpoint lists (asked with the stored key, which
         never leaves the service), and the defaults of settings left empty. When they
-        cannot be listed, ``available`` is false and ``reason`` says why."""
+        cannot be listed, ``available`` is false and ``reason`` says why (an endpoint
+        the operator's policy does not allow is not asked)."""
+        stored = await llm_config.get_public(caller.user_id)
+        if stored is not None and llm_endpoints is not None:
+            try:
+                await llm_endpoints(str(stored["provider"]), stored.get("base_url"), limits)
+            except PermissionDeniedError as exc:
+                return await _models(None, caller.user_id, exc.message)
         return await _models(model_catalog, caller.user_id)
 
     @post(
         "/llm-config/test",
         operation_id="testLlmConfig",
         status_code=HTTP_200_OK,
-        responses=errors(400, 429, 501),
+        responses=errors(400, 403, 429, 501),
     )
     async def test_llm_config(
         self,
         caller: Injected[Caller],
         models: Injected[LanguageModelProvider],
         web_settings: Injected[WebSettings],
+        limits: Injected[UserLimits],
     ) -> LLMTestReply:
         """Check the caller's stored LLM settings with one tiny request to the model.
 
@@ -222,7 +251,7 @@ class AccountController(Controller):
         nothing is configured; 502 (401-like provider errors included) with the
         provider's reason otherwise. Nothing is stored and no session is touched.
         """
-        return await _tested(models, caller.user_id, web_settings.llm_test_timeout)
+        return await _tested(models, caller.user_id, web_settings.llm_test_timeout, limits)
 
     @delete("/llm-config", operation_id="deleteLlmConfig")
     async def delete_llm_config(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from copilot_core import ChatService
-from copilot_core.policy import PolicyBook
+from copilot_core.policy import PolicyBook, UserLimits
 from copilot_core.ports import (
     Authenticator,
     LanguageModelProvider,
@@ -26,6 +26,7 @@ from copilot_core.ports import (
 __all__ = [
     "Gns3Directory",
     "LLMConfigRepository",
+    "LlmEndpointCheck",
     "ModelCatalog",
     "ReadinessCheck",
     "SkillsReloader",
@@ -113,6 +114,10 @@ class ModelCatalog(Protocol):
         ...
 
 
+#: ``(provider, base_url, limits)``: raises PermissionDeniedError (naming the host and
+#: what is allowed) when the operator's policy does not let the caller use that endpoint.
+LlmEndpointCheck = Callable[[str, str | None, UserLimits], Awaitable[None]]
+
 #: Reloads skills, prompts and forbidden commands; returns a JSON-able summary.
 SkillsReloader = Callable[[], Awaitable[Mapping[str, Any]]]
 
@@ -170,3 +175,6 @@ class WebDependencies:
     #: The operator's policy: each caller's highest mode, least approval setting and
     #: allowed LLM endpoints (looked up once per request); without it, no limits.
     policy: PolicyBook | None = None
+    #: Refuses an LLM endpoint (a provider and its ``base_url``) the caller's limits do
+    #: not allow (``PUT /llm-config``, listing models); ``None``: any.
+    llm_endpoints: LlmEndpointCheck | None = None

@@ -27,6 +27,7 @@ from adapters.web._auth import CachingAuthenticator, Caller, bearer_token
 from adapters.web._contracts import (
     Gns3Directory,
     LLMConfigRepository,
+    LlmEndpointCheck,
     ModelCatalog,
     ReadinessCheck,
     SkillsReloader,
@@ -130,6 +131,10 @@ async def provide_limits(request: Request[Any, Any, State]) -> UserLimits:
 _UNLIMITED = UserLimits()
 
 
+def provide_llm_endpoints(state: State) -> LlmEndpointCheck | None:
+    return _deps(state).llm_endpoints
+
+
 def provide_web_settings(state: State) -> WebSettings:
     settings: WebSettings = state[_SETTINGS]
     return settings
@@ -193,6 +198,7 @@ def dependencies() -> dict[str, Provide]:
     return {
         "caller": Provide(provide_caller, sync_to_thread=False),
         "limits": Provide(provide_limits),
+        "llm_endpoints": Provide(provide_llm_endpoints, sync_to_thread=False),
         "web_settings": Provide(provide_web_settings, sync_to_thread=False),
         "chat": Provide(provide_chat, sync_to_thread=False),
         "authenticator": Provide(provide_authenticator, sync_to_thread=False),

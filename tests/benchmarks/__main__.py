@@ -7,8 +7,10 @@ the Redis server of the tests), ``replicas`` (turns over HTTP against ``serve``
 processes: SQLite, PostgreSQL + Redis with one replica and two, and two with one
 SIGKILLed half-way; it needs both servers and starts a gns3-server), ``web_sse``,
 ``llm``, ``subprocess_agent``, ``consoles``, ``restore_points`` (it starts a
-gns3-server), ``first_turn``, ``mcp`` and ``soak``, each in its own process. Arguments
-after ``--`` go to every benchmark (``-- --quick`` for a smoke run; ``bench_turns``,
+gns3-server), ``first_turn``, ``mcp``, ``mcp_sessions`` (one user's MCP sessions at
+the cap and the service's memory over 10,000 attempts; it starts a gns3-server),
+``page`` and ``soak``, each in its own process. Arguments after ``--`` go to every
+benchmark (``-- --quick`` for a smoke run; ``bench_turns``,
 ``bench_store``, ``bench_postgres``, ``bench_redis``, ``bench_replicas``,
 ``bench_restore_points`` and ``bench_soak`` know it). They print figures and assert
 nothing about speed; the exit status is non-zero only when a benchmark crashed.
@@ -34,6 +36,7 @@ BENCHMARKS = (
     "restore_points",
     "first_turn",
     "mcp",
+    "mcp_sessions",
     "page",
     "soak",
 )

@@ -42,7 +42,8 @@ AUTOMATION = CopilotMode.LAB_AUTOMATION_ASSISTANT.value
 class People:
     admin: str  # a superadmin, in no group: the default rule
     student: str  # in the GNS3 group of students
-    other: str  # a plain user in no group
+    other: str  # a plain user in no group, with a rule of their own
+    other_name: str
     group: str
     project: str
 
@@ -62,7 +63,8 @@ def people(gns3_server: RealGns3Server) -> Iterator[People]:
     url, admin = gns3_server.url, gns3_server.token()
     suffix = uuid.uuid4().hex[:8]
     student = gns3_server.create_user(f"student-{suffix}", "a-long-password-1")
-    other = gns3_server.create_user(f"other-{suffix}", "a-long-password-1")
+    other_name = f"other-{suffix}"
+    other = gns3_server.create_user(other_name, "a-long-password-1")
     student_id = httpx.get(f"{url}/v3/access/users/me", headers=_headers(student)).json()["user_id"]
     group = f"students-{suffix}"
     made = httpx.post(f"{url}/v3/access/groups", json={"name": group}, headers=_headers(admin))
@@ -89,7 +91,7 @@ def people(gns3_server: RealGns3Server) -> Iterator[People]:
     )
     assert granted.status_code == 201, granted.text
     assert httpx.get(f"{url}/v3/projects/{project}", headers=_headers(student)).status_code == 200
-    yield People(admin, student, other, group, project)
+    yield People(admin, student, other, other_name, group, project)
     httpx.delete(f"{url}/v3/projects/{project}", headers=_headers(admin), timeout=30)
     httpx.delete(f"{url}/v3/access/groups/{group_id}", headers=_headers(admin), timeout=30)
 
@@ -104,7 +106,8 @@ def service(
     root = tmp_path_factory.mktemp("policy")
     # Before the policy: the student and the admin store lab mode, the admin no approvals.
     with serve_copilot(gns3_server.url, root, ready_within=READY_WITHIN) as before:
-        for token, approval in ((people.student, "changes"), (people.admin, "never")):
+        stored = ((people.student, "changes"), (people.admin, "never"), (people.other, "changes"))
+        for token, approval in stored:
             with before.api(token) as api:
                 stored = api.put("/llm-config", json=_llm(llm, AUTOMATION, approval))
                 assert stored.status_code == 200, stored.text
@@ -115,6 +118,9 @@ def service(
         "groups:\n"
         f"  {people.group}:\n"
         "    max_mode: teaching_assistant\n"
+        "users:\n"
+        f"  {people.other_name}:\n"
+        "    llm_endpoints: [10.0.0.0/8, api.example.org]\n"
     )
     env = {
         "COPILOT_POLICY__FILE": str(policy),
@@ -170,6 +176,8 @@ def test_each_user_is_told_what_the_policy_allows_them(
     assert student["approvals"] == ["changes", "always"]
     assert other["modes"] == [TEACHING, AUTOMATION]
     assert other["approvals"] == ["changes", "always"]
+    assert other["llm_endpoints"] == [["10.0.0.0/8", "api.example.org"]]
+    assert student["llm_endpoints"] is None
 
 
 # ============================================================================ chat
@@ -300,6 +308,44 @@ def test_an_mcp_client_cannot_pick_a_mode_above_the_users(
     assert f"group {people.group}" in refused.json()["error_description"]
     assert taught.status_code == 200, taught.text
     assert other.status_code == 200, other.text
+
+
+# =================================================================== LLM endpoints
+def test_a_stored_endpoint_the_policy_no_longer_allows_is_not_used(
+    service: ServedCopilot, people: People, llm: ScriptedOpenAIServer
+) -> None:
+    asked = len(llm.requests)
+    with service.api(people.other) as api:  # stored before the policy: 127.0.0.1
+        tested = api.post("/llm-config/test")
+        models = api.get("/llm-config/models").json()
+
+    assert tested.status_code == 403, tested.text
+    assert "'127.0.0.1' is not allowed" in tested.json()["detail"]
+    assert "10.0.0.0/8, api.example.org" in tested.json()["detail"]
+    assert models["available"] is False
+    assert "'127.0.0.1' is not allowed" in models["reason"]
+    assert len(llm.requests) == asked  # nothing was sent to it
+
+
+def test_an_endpoint_is_saved_only_when_the_policy_allows_its_host(
+    service: ServedCopilot, people: People, llm: ScriptedOpenAIServer
+) -> None:
+    body = _llm(llm, TEACHING, "changes")
+    with service.api(people.other) as api:
+        literal = api.put("/llm-config", json={**body, "base_url": "http://127.0.0.1:9/v1"})
+        named = api.put("/llm-config", json={**body, "base_url": "http://localhost:9/v1"})
+        kept = api.get("/llm-config").json()
+        allowed = api.put("/llm-config", json={**body, "base_url": "http://10.1.2.3:8000/v1"})
+
+    for refused, host in ((literal, "127.0.0.1"), (named, "localhost")):
+        assert refused.status_code == 403, refused.text
+        detail = refused.json()["detail"]
+        assert f"host {host!r} is not allowed" in detail
+        assert f"user {people.other_name}" in detail
+        assert "allowed: 10.0.0.0/8, api.example.org" in detail
+    assert kept["base_url"] == llm.base_url  # nothing was stored
+    assert allowed.status_code == 200, allowed.text
+    assert allowed.json()["base_url"] == "http://10.1.2.3:8000/v1"
 
 
 # ======================================================================== rollback
