@@ -30,6 +30,9 @@ def stdio_config(name: str = "lab", **fields: Any) -> McpServerConfig:
             "command": [*FAKE, "stdio"],
             "cwd": str(ROOT),
             "tools": ["*"],
+            # A Python child that imports the MCP SDK took over 10 s (the default) to list
+            # its tools on a 2-core machine at load 12; the wait ends once it answers.
+            "connect_timeout": 120.0,
             **fields,
         }
     )
@@ -37,7 +40,7 @@ def stdio_config(name: str = "lab", **fields: Any) -> McpServerConfig:
 
 @contextlib.asynccontextmanager
 async def connected(
-    *configs: McpServerConfig, within: float = 20.0
+    *configs: McpServerConfig, within: float = 150.0
 ) -> AsyncIterator[McpToolSource]:
     """A started source whose every server has either connected or failed once."""
     source = McpToolSource(configs, retry_min=0.2, retry_max=1.0)
