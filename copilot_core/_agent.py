@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from copilot_core._abort import AbortToken
@@ -40,6 +40,7 @@ from copilot_core._tools import (
 from copilot_core.errors import CopilotError, LLMError, LLMNotConfiguredError, error_code
 from copilot_core.events import (
     AgentEvent,
+    ApprovalNeeded,
     ContentEvent,
     ErrorEvent,
     LLMCallCompleted,
@@ -164,8 +165,6 @@ class BuiltinAgent:
         ctx = config.context
         abort = ctx.abort
         guard = TurnGuard()
-        if ctx.approver is not None:  # the user decides once per distinct call in a turn
-            ctx = replace(ctx, approver=guard.remembering(ctx.approver))
         used_ids: set[str] = set()  # tool-call ids of this turn: each call has its own
         specs = self.tools.specs(ctx.mode)
         by_name = {spec.name: spec for spec in specs}
@@ -267,6 +266,12 @@ class BuiltinAgent:
                     async for event in events:
                         if isinstance(event, ToolEndEvent):
                             ends[event.tool_call_id] = event
+                        elif isinstance(event, ApprovalNeeded):
+                            # The user decides once per distinct call in a turn.
+                            asked = guard.remembered(event)
+                            if asked is None:
+                                continue
+                            event = asked
                         yield event
             for call in to_run:
                 if ends[call.id].status == ToolStatus.SUCCESS.value:

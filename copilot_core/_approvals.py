@@ -14,6 +14,8 @@ and the decisions on its pending approvals.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,6 +35,7 @@ __all__ = [
     "RestorePoint",
     "ToolEffect",
     "TurnControl",
+    "call_digest",
 ]
 
 
@@ -144,9 +147,21 @@ class Assessment:
         return effect is not ToolEffect.READ_ONLY
 
 
+def call_digest(tool_name: str, arguments: Mapping[str, Any]) -> str:
+    """What an approval is bound to: ``sha256:`` and the hex SHA-256 of the UTF-8 JSON
+    text of ``[tool_name, arguments]`` with keys sorted, no whitespace and non-ASCII
+    characters as they are (``json.dumps(..., sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False)``)."""
+    canonical = json.dumps(
+        [tool_name, arguments], sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
-    """A call waiting for the user's decision."""
+    """A call waiting for the user's decision: exactly what would run (the tool, its full
+    arguments) and what it would change (the preview)."""
 
     approval_id: str
     tool_call_id: str
@@ -154,25 +169,46 @@ class ApprovalRequest:
     arguments: Mapping[str, Any]
     preview: ChangePreview
 
+    @property
+    def digest(self) -> str:
+        """The digest of the tool and its arguments that a decision on it is bound to."""
+        return call_digest(self.tool_name, self.arguments)
+
 
 @dataclass(frozen=True, slots=True)
 class ApprovalDecision:
     """The user's answer (``user_id`` who gave it), or the lack of one (``reason``:
-    ``timeout`` or ``aborted``, with ``approve`` False)."""
+    ``timeout`` or ``aborted``, with ``approve`` False).
+
+    ``digest`` is the :func:`call_digest` of the call it decides on: an approved call runs
+    only when its own digest is that one (``None``: not bound yet; the gate runs nothing
+    under an unbound approval).
+    """
 
     approve: bool
     user_id: str | None = None
     comment: str = ""
     reason: str = "decided"
+    digest: str | None = None
+
+    def bound(self, digest: str) -> ApprovalDecision:
+        """This decision bound to ``digest``, unless it is bound already (to it or to
+        other arguments, which the gate then refuses)."""
+        if self.digest is not None:
+            return self
+        return ApprovalDecision(self.approve, self.user_id, self.comment, self.reason, digest)
 
     def to_metadata(self) -> dict[str, Any]:
         """How the decision is kept with the tool message it led to."""
-        return {
+        kept: dict[str, Any] = {
             "decision": "approve" if self.approve else "reject",
             "by": self.user_id,
             "comment": self.comment,
             "reason": self.reason,
         }
+        if self.digest is not None:
+            kept["digest"] = self.digest
+        return kept
 
 
 class DecisionOutcome(StrEnum):

@@ -16,13 +16,15 @@ until the stream is given up. These rules hold whatever the model:
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from copilot_core._approvals import ApprovalDecision, ApprovalRequest
-from copilot_core._tools import Approver, ParsedToolCall, ToolResult
+from copilot_core._approvals import ApprovalDecision
+from copilot_core._tools import ParsedToolCall, ToolResult
+from copilot_core.events import ApprovalNeeded
 
 __all__ = [
     "ArgumentLimit",
@@ -171,18 +173,25 @@ class TurnGuard:
             repeated=earlier,
         )
 
-    def remembering(self, approver: Approver) -> Approver:
-        """``approver`` asking once per distinct call in this turn: the user's decision
-        on a call answers an identical call again (a lapse or an abort is not kept)."""
+    def remembered(self, needed: ApprovalNeeded) -> ApprovalNeeded | None:
+        """The user decides once per distinct call in this turn: ``None`` when they
+        decided on an identical call already (``needed`` is answered with that decision
+        here), else the record to hand up, whose answer is remembered and passed down
+        (a lapse or an abort is not kept)."""
+        key = call_key(needed.request.tool_name, needed.request.arguments)
+        known = self._decisions.get(key)
+        if known is not None:
+            needed.answer(known)
+            return None
+        reply: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
 
-        async def approve(request: ApprovalRequest) -> ApprovalDecision:
-            key = call_key(request.tool_name, request.arguments)
-            known = self._decisions.get(key)
-            if known is not None:
-                return known
-            decision = await approver(request)
+        def remember(answered: asyncio.Future[ApprovalDecision]) -> None:
+            if answered.cancelled():
+                return
+            decision = answered.result()
             if decision.reason == "decided":
                 self._decisions[key] = decision
-            return decision
+            needed.answer(decision)
 
-        return approve
+        reply.add_done_callback(remember)
+        return ApprovalNeeded(needed.request, reply)

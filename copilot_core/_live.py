@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from copilot_core._abort import AbortToken
 from copilot_core._approvals import TurnControl
+from copilot_core._asking import TurnApprovals
 from copilot_core._conversation import Conversation
 from copilot_core._leases import SessionClaim
 from copilot_core._messages import Message
@@ -124,6 +125,8 @@ class LiveTurn:
     claim: SessionClaim | None = None
     draft: Draft = field(default_factory=Draft)
     task: asyncio.Task[None] | None = None
+    #: The calls that wait for the user's decision (made at the first).
+    approvals: TurnApprovals | None = None
 
     @property
     def abort(self) -> AbortToken:

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from copilot_core._approvals import (
     ApprovalDecision,
     ApprovalPolicy,
-    ApprovalRequest,
     DecisionOutcome,
     TurnControl,
 )
+from copilot_core._asking import TurnApprovals
 from copilot_core._history import HistoryWindows
 from copilot_core._leases import SessionClaim
 from copilot_core._live import LiveTurn, TurnHandle
@@ -49,7 +49,6 @@ from copilot_core._messages import Message, Role
 from copilot_core._prompts import fallback_title
 from copilot_core._session import CopilotMode, Session
 from copilot_core._stats import Usage, stamp_usage
-from copilot_core._streams import Aborted, race_abort
 from copilot_core._tools import ToolContext
 from copilot_core._turns import TurnInfo, TurnRequest, TurnResult
 from copilot_core.errors import (
@@ -63,7 +62,7 @@ from copilot_core.errors import (
 from copilot_core.events import (
     AbortEvent,
     AgentEvent,
-    ApprovalRequiredEvent,
+    ApprovalNeeded,
     ApprovalResolvedEvent,
     ContentEvent,
     DoneEvent,
@@ -239,7 +238,6 @@ class TurnRunner:
                 abort=turn.abort,
                 credentials=request.credentials,
                 approval=_approval(request, selection),
-                approver=functools.partial(self._approve, turn),
             ),
             model=selection,
             generate_title=not session.title,
@@ -375,6 +373,8 @@ class TurnRunner:
             case TitleGenerated(title=title):
                 turn.title = title
                 self._observe(turn, event)
+            case ApprovalNeeded():
+                await self._approvals(turn).ask(event)
             case AbortEvent() | DoneEvent():
                 pass  # the runner's own to send
             case ErrorEvent(error=message):
@@ -477,6 +477,8 @@ class TurnRunner:
                     aborted=turn.abort.is_aborted(),
                     error=turn.error,
                 )
+                if turn.approvals is not None:
+                    turn.approvals.settle("aborted")  # the turn ended while they waited
                 self._publish(turn, DoneEvent(result.message_id, result.content), final=True)
                 with suppress(Exception):
                     await self._log.close(info.turn_id)
@@ -499,49 +501,20 @@ class TurnRunner:
             log.exception("releasing the session of turn %s failed", turn.info.turn_id)
 
     # ================================================================ approvals
-    async def _approve(self, turn: LiveTurn, request: ApprovalRequest) -> ApprovalDecision:
-        """Ask the user about one call: ``approval_required``, then wait (bounded) for the
-        decision; ``approval_resolved`` tells every client how it ended."""
-        approval_id = self._ids.new_id()
-        # Decidable from anywhere before any client can see it.
-        waiting = await self._controls.expect(turn.info, approval_id)
-        self._publish(
-            turn,
-            ApprovalRequiredEvent(
-                approval_id,
-                request.tool_call_id,
-                request.tool_name,
-                dict(request.arguments),
-                request.preview.to_dict(),
-            ),
-        )
-        decision: ApprovalDecision | None = None
-        try:
-            decision = await race_abort(
-                asyncio.shield(waiting), turn.abort, self.settings.approval_timeout
+    def _approvals(self, turn: LiveTurn) -> TurnApprovals:
+        """The turn's pending approvals: the gate asks (an ``ApprovalNeeded`` record of
+        the agent's), the runner answers (see :mod:`copilot_core._asking`)."""
+        if turn.approvals is None:
+            info = turn.info
+            turn.approvals = TurnApprovals(
+                turn.control,
+                self._ids.new_id,
+                lambda event: self._publish(turn, event),
+                self.settings.approval_timeout,
+                expect=functools.partial(self._controls.expect, info),
+                resolved=functools.partial(self._controls.resolved, info),
             )
-        except TimeoutError:
-            decision = ApprovalDecision(False, reason="timeout")
-        except Aborted:
-            decision = ApprovalDecision(False, reason="aborted")
-        finally:
-            if decision is None:  # cancelled (abort while tools run): nobody decided
-                decision = ApprovalDecision(False, reason="aborted")
-            if turn.control.decide(approval_id, decision) is not DecisionOutcome.ACCEPTED:
-                decision = waiting.result()  # the user's, which came first
-            self._controls.resolved(turn.info, approval_id)
-            self._publish(
-                turn,
-                ApprovalResolvedEvent(
-                    approval_id,
-                    request.tool_call_id,
-                    "approve" if decision.approve else "reject",
-                    decision.user_id,
-                    decision.comment,
-                    decision.reason,
-                ),
-            )
-        return decision
+        return turn.approvals
 
     # ================================================================== publish
     def _publish(self, turn: LiveTurn, event: WireEvent, *, final: bool = False) -> None:
@@ -559,6 +532,8 @@ class TurnRunner:
             self._observe(turn, event)
 
     def _send_abort(self, turn: LiveTurn) -> None:
+        if turn.approvals is not None:
+            turn.approvals.settle("aborted")  # resolved before clients learn of the abort
         if not turn.abort_sent:
             self._publish(turn, AbortEvent())
             turn.abort_sent = True

@@ -24,7 +24,7 @@ from copilot_core.errors import (
     InvalidRequestError,
     SessionNotFoundError,
 )
-from copilot_core.events import TurnEvent
+from copilot_core.events import ApprovalRequiredEvent, TurnEvent
 from copilot_core.ports import (
     AgentBackend,
     AgentInfo,
@@ -143,26 +143,47 @@ class ChatService:
         *,
         approve: bool,
         comment: str = "",
+        digest: str | None = None,
     ) -> None:
         """The session owner's decision on a call waiting for approval.
 
-        Raises :class:`ApprovalNotFoundError` when the session's running turn has no such
+        ``digest``, when given, is the ``digest`` of the ``approval_required`` the user
+        decided on: a decision for other arguments is refused (:class:`ConflictError`),
+        and the call runs only with arguments of that digest. Raises
+        :class:`ApprovalNotFoundError` when the session's running turn has no such
         approval (or the session is not the caller's), :class:`ConflictError` when it was
         decided already (or lapsed).
         """
         if len(comment) > MAX_COMMENT_CHARS:
             raise InvalidRequestError(f"comment must be at most {MAX_COMMENT_CHARS} characters.")
         await self._owned(project_id, session_id, user_id)
+        if digest is not None:
+            await self._check_digest(project_id, session_id, user_id, approval_id, digest)
         outcome = await self.runner.decide(
             project_id,
             session_id,
             approval_id,
-            ApprovalDecision(approve, user_id=user_id, comment=comment.strip()),
+            ApprovalDecision(approve, user_id=user_id, comment=comment.strip(), digest=digest),
         )
         if outcome is DecisionOutcome.UNKNOWN:
             raise ApprovalNotFoundError(approval_id)
         if outcome is DecisionOutcome.ALREADY_DECIDED:
             raise ConflictError(f"Approval {approval_id!r} was already decided.")
+
+    async def _check_digest(
+        self, project_id: str, session_id: str, user_id: str, approval_id: str, digest: str
+    ) -> None:
+        """Refuse a decision whose digest is not that of the pending approval."""
+        turn = await self.runner.attach(project_id, session_id, user_id)
+        for stamped in turn.pending if turn is not None else ():
+            event = stamped.event
+            if isinstance(event, ApprovalRequiredEvent) and event.approval_id == approval_id:
+                if event.digest != digest:
+                    raise ConflictError(
+                        f"Approval {approval_id!r} is for other arguments (digest "
+                        f"{event.digest}), not for {digest}; nothing was decided."
+                    )
+                return
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """Refuse new turns; abort every running one and give them ``grace`` seconds to save."""

@@ -6,11 +6,17 @@ for every caller (the built-in agent, an MCP client) and every tool source:
 * the mode's policy: only the tools the mode offers are run; any other call gets an
   error result naming the tools that are available;
 * malformed calls (arguments that are not a JSON object) get an error result;
-* approval: the executor assesses each call; when the user's
+* approval: the executor assesses each call once; when the user's
   :class:`~copilot_core._approvals.ApprovalPolicy` requires it (from the tool's declared
-  :class:`~copilot_core._approvals.ToolEffect` and the assessment), the call waits for the
-  user's decision (``ToolContext.approver``) and a rejected call is answered
-  ``rejected``, the decision kept with the tool message;
+  :class:`~copilot_core._approvals.ToolEffect` and the assessment), the gate *asks*: the
+  call's exchange (:meth:`ToolGate.exchange`, a generator in the manner of httpx's auth
+  flow) yields an :class:`~copilot_core._approvals.ApprovalRequest` and its driver sends
+  the decision back in. :meth:`ToolGate.run` hands each request up as an
+  :class:`~copilot_core.events.ApprovalNeeded` record, which the turn runner answers; no
+  callback goes back up the stack. A decision is bound to the call's arguments (its
+  ``digest``): one for other arguments runs nothing. A rejected call is answered
+  ``rejected``, the decision kept with the tool message; an approved one runs with its
+  :class:`~copilot_core._tools.Clearance` (the assessment, the decision);
 * the time limit, a cap on the size of a result (a longer one is cut, saying so), and
   the mapping of failures to error results (a tool that raises a
   :class:`~copilot_core.errors.CopilotError` reports its message; anything else is an
@@ -27,29 +33,35 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import aclosing
 from dataclasses import replace
 from typing import Any
 
-from copilot_core._approvals import ApprovalDecision, ApprovalRequest, ChangePreview
+from copilot_core._approvals import ApprovalDecision, ApprovalRequest, ChangePreview, call_digest
 from copilot_core._session import CopilotMode
 from copilot_core._streams import Aborted, race_abort
 from copilot_core._tools import (
+    Clearance,
     ParsedToolCall,
     ToolContext,
     ToolProgress,
     ToolResult,
     ToolSpec,
+    ToolStatus,
     render_tool_output,
 )
 from copilot_core.errors import CopilotError
-from copilot_core.events import ToolEndEvent, ToolProgressEvent, ToolStartEvent
+from copilot_core.events import ApprovalNeeded, ToolEndEvent, ToolProgressEvent, ToolStartEvent
 from copilot_core.ports import ToolExecutor
 
-__all__ = ["ToolGate"]
+__all__ = ["Exchange", "ToolGate"]
 
 log = logging.getLogger(__name__)
 
-ToolEvent = ToolStartEvent | ToolProgressEvent | ToolEndEvent
+ToolEvent = ToolStartEvent | ToolProgressEvent | ToolEndEvent | ApprovalNeeded
+#: One call as an exchange: it yields approval requests, each answered by sending the
+#: decision in (``asend``), and ends with the call's result.
+Exchange = AsyncGenerator[ApprovalRequest | ToolResult, ApprovalDecision | None]
 
 
 class ToolGate:
@@ -73,14 +85,34 @@ class ToolGate:
         """The tools offered in ``mode``."""
         return list(self._tools.specs(mode))
 
-    async def call(self, call: ParsedToolCall, ctx: ToolContext) -> ToolResult:
-        """Run one call to its result; ``ctx.abort`` firing answers it ``aborted``."""
+    def exchange(
+        self, call: ParsedToolCall, ctx: ToolContext, *, decision: ApprovalDecision | None = None
+    ) -> Exchange:
+        """One call as a two-way exchange: drive it with ``anext``; while it yields an
+        :class:`ApprovalRequest`, send the decision in (``asend``); its last item is the
+        call's :class:`ToolResult`. Sending ``None`` means no one can decide: the call is
+        refused. ``decision``, made beforehand (a click on Undo), is used instead of
+        asking; it must be bound to this call (``call_digest``). The driver bounds the
+        wait for a decision; ``ctx.abort`` is the driver's to watch too."""
         offered = {spec.name: spec for spec in self.specs(ctx.mode)}
-        refusal = self._refusal(call, offered, ctx)
-        if refusal is not None:
-            return refusal
+        return self._flow(call, ctx, offered, decision)
+
+    async def call(
+        self, call: ParsedToolCall, ctx: ToolContext, *, decision: ApprovalDecision | None = None
+    ) -> ToolResult:
+        """Run one call to its result; ``ctx.abort`` firing answers it ``aborted``. A call
+        that waits for approval runs with ``decision`` (made beforehand, bound to this
+        call), or is refused without one: no one can approve it here."""
+
+        async def drive() -> ToolResult:
+            async with aclosing(self.exchange(call, ctx, decision=decision)) as flow:
+                step = await anext(flow)
+                while isinstance(step, ApprovalRequest):
+                    step = await flow.asend(None)
+                return step
+
         try:
-            return await race_abort(self._execute(call, ctx, offered[call.name]), ctx.abort, None)
+            return await race_abort(drive(), ctx.abort, None)
         except Aborted:
             return ToolResult.aborted()
 
@@ -90,12 +122,15 @@ class ToolGate:
         """Run the calls of one model message concurrently.
 
         Yields ``tool_start`` for each call in order, ``tool_progress`` while they run,
-        and one ``tool_end`` per call as it finishes (those finishing together in call
-        order). When ``ctx.abort`` fires, the calls still running are cancelled (not
+        an :class:`~copilot_core.events.ApprovalNeeded` record for each call that waits
+        for the user (whoever drives the run answers it: the turn runner), and one
+        ``tool_end`` per call as it finishes (those finishing together in call order).
+        When ``ctx.abort`` fires, the calls still running (or waiting) are cancelled (not
         awaited: they close their connections on their own time) and end ``aborted``.
         """
         offered = {spec.name: spec for spec in self.specs(ctx.mode)}
         progress = _ProgressRelay(self.progress_interval)
+        asks = _Asks()
         running: dict[asyncio.Task[ToolResult], ParsedToolCall] = {}
         started: dict[str, float] = {}
         for call in calls:
@@ -106,8 +141,8 @@ class ToolGate:
                 yield _end(call, refusal, 0.0)
             else:
                 call_ctx = replace(ctx, progress=progress.reporter(call))
-                task = asyncio.create_task(self._execute(call, call_ctx, offered[call.name]))
-                running[task] = call
+                flow = self._flow(call, call_ctx, offered, None)
+                running[asyncio.create_task(asks.settle(flow))] = call
         if not running:
             return
 
@@ -117,8 +152,11 @@ class ToolGate:
         try:
             while pending:
                 await asyncio.wait(
-                    {*pending, abort_wait, progress.ready()}, return_when=asyncio.FIRST_COMPLETED
+                    {*pending, abort_wait, progress.ready(), asks.ready()},
+                    return_when=asyncio.FIRST_COMPLETED,
                 )
+                for needed in asks.drain():
+                    yield needed
                 for event in progress.drain():
                     yield event
                 done = sorted((t for t in pending if t.done()), key=lambda t: order[running[t].id])
@@ -138,6 +176,7 @@ class ToolGate:
                     pending.clear()
         finally:
             progress.close()
+            asks.close()
             abort_wait.cancel()
             for task in pending:
                 task.cancel()
@@ -160,36 +199,49 @@ class ToolGate:
             )
         return None
 
-    async def _execute(self, call: ParsedToolCall, ctx: ToolContext, spec: ToolSpec) -> ToolResult:
-        """Assess the call, have it approved when the policy says so (from the tool's
-        declared effect and the assessment), then run it within the time limit (waiting
-        for a decision does not count against it)."""
-        decision: ApprovalDecision | None = None
+    async def _flow(
+        self,
+        call: ParsedToolCall,
+        ctx: ToolContext,
+        offered: dict[str, ToolSpec],
+        decision: ApprovalDecision | None,
+    ) -> Exchange:
+        """Assess the call (once), ask for a decision when the policy says so (from the
+        tool's declared effect and the assessment), then run it within the time limit
+        (waiting for a decision does not count against it) with what was assessed and
+        decided; the last item is the result."""
+        refusal = self._refusal(call, offered, ctx)
+        if refusal is not None:
+            yield refusal
+            return
+        spec = offered[call.name]
+        arguments = dict(call.arguments or {})
+        digest = call_digest(call.name, arguments)
         try:
             assessment = await self._tools.assess(call, ctx)
-            if ctx.approval.requires(spec.effect, assessment):
-                if ctx.approver is None:
-                    return ToolResult.error(
+            preview = assessment.preview or _generic_preview(call, spec)
+            if decision is None and ctx.approval.requires(spec.effect, assessment):
+                request = ApprovalRequest("", call.id, call.name, arguments, preview)
+                decision = yield request
+                if decision is None:
+                    yield ToolResult.error(
                         f"{call.name} needs the user's approval, and no one can approve it here."
                     )
-                decision = await ctx.approver(
-                    ApprovalRequest(
-                        approval_id="",  # the approver names it
-                        tool_call_id=call.id,
-                        tool_name=call.name,
-                        arguments=dict(call.arguments or {}),
-                        preview=assessment.preview or _generic_preview(call, spec),
-                    )
-                )
+                    return
                 if not decision.approve:
                     if decision.reason == "aborted":  # the turn's abort answers it
-                        return replace(
+                        yield replace(
                             ToolResult.aborted(), metadata={"approval": decision.to_metadata()}
                         )
-                    return ToolResult.rejected(decision)
-                ctx = replace(ctx, approved=decision)
+                    else:
+                        yield ToolResult.rejected(decision)
+                    return
+            if decision is not None and decision.digest != digest:
+                yield _unbound(call, decision, digest)
+                return
+            clearance = Clearance(assessment, decision)
             async with asyncio.timeout(self.timeout):
-                result = await self._tools.execute(call, ctx)
+                result = await self._tools.execute(call, ctx, clearance)
         except TimeoutError:
             result = ToolResult.error(f"{call.name} did not finish within {self.timeout:g} s.")
         except CopilotError as exc:
@@ -200,11 +252,11 @@ class ToolGate:
                 f"{call.name} failed with an internal error; see the server log."
             )
         result = self._capped(call, result)
-        if decision is None:
-            return result
-        return replace(
-            result, metadata={**(result.metadata or {}), "approval": decision.to_metadata()}
-        )
+        if decision is not None:
+            result = replace(
+                result, metadata={**(result.metadata or {}), "approval": decision.to_metadata()}
+            )
+        yield result
 
     def _capped(self, call: ParsedToolCall, result: ToolResult) -> ToolResult:
         """A result longer than ``max_result_chars`` (as the model would read it) is cut,
@@ -229,10 +281,61 @@ def _generic_preview(call: ParsedToolCall, spec: ToolSpec) -> ChangePreview:
     return ChangePreview(f"{call.name} will run ({effect}).")
 
 
+def _unbound(call: ParsedToolCall, decision: ApprovalDecision, digest: str) -> ToolResult:
+    """The answer to a call whose approval was given for other arguments."""
+    return ToolResult(
+        {
+            "status": "rejected",
+            "error": f"The approval does not cover this call of {call.name}: it was given for "
+            f"other arguments (digest {decision.digest or 'none'}; this call's is {digest}). "
+            "Nothing was done.",
+        },
+        ToolStatus.REJECTED,
+        {"approval": decision.to_metadata()},
+    )
+
+
 def _end(call: ParsedToolCall, result: ToolResult, elapsed: float) -> ToolEndEvent:
     return ToolEndEvent(
         call.name, call.id, result.output, result.status.value, elapsed, result.metadata
     )
+
+
+class _Asks:
+    """The approval requests of running calls, handed up by :meth:`ToolGate.run` as
+    :class:`ApprovalNeeded` records; each call waits for its record's answer."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._waiting: list[ApprovalNeeded] = []
+        self._wake: asyncio.Future[None] = self._loop.create_future()
+
+    async def settle(self, flow: Exchange) -> ToolResult:
+        """Drive one call's exchange to its result, asking up for each decision."""
+        async with aclosing(flow):
+            step = await anext(flow)
+            while isinstance(step, ApprovalRequest):
+                needed = ApprovalNeeded(step, self._loop.create_future())
+                self._waiting.append(needed)
+                if not self._wake.done():
+                    self._wake.set_result(None)
+                step = await flow.asend(await needed.decision())
+            return step
+
+    def ready(self) -> asyncio.Future[None]:
+        """Completes when a request waits to be handed up."""
+        return self._wake
+
+    def drain(self) -> list[ApprovalNeeded]:
+        if not self._wake.done():
+            return []
+        self._wake = self._loop.create_future()
+        waiting, self._waiting = self._waiting, []
+        return waiting
+
+    def close(self) -> None:
+        if not self._wake.done():
+            self._wake.cancel()
 
 
 class _ProgressRelay:

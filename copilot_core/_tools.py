@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from copilot_core._abort import AbortToken
-from copilot_core._approvals import ApprovalDecision, ApprovalPolicy, ApprovalRequest, ToolEffect
+from copilot_core._approvals import ApprovalDecision, ApprovalPolicy, Assessment, ToolEffect
 from copilot_core._session import CopilotMode
 
 __all__ = [
-    "Approver",
+    "NOT_CLEARED",
+    "Clearance",
     "ParsedToolCall",
     "ToolContext",
     "ToolEffect",
@@ -138,10 +139,6 @@ def _ignore_progress(progress: ToolProgress) -> None:
     return None
 
 
-#: Asks the user to decide on a call and waits for the answer (bounded by the asker).
-Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
-
-
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """Who calls a tool, where, and how to reach GNS3 on their behalf.
@@ -161,18 +158,35 @@ class ToolContext:
     progress: Callable[[ToolProgress], None] = field(
         default=_ignore_progress, repr=False, compare=False
     )
-    #: Which calls wait for the user's approval, and who asks for it (the turn runner);
-    #: without an approver nothing can be approved, so the policy must be ``never``.
+    #: Which calls wait for the user's approval (the gate asks; its caller answers).
     approval: ApprovalPolicy = ApprovalPolicy.NEVER
-    approver: Approver | None = field(default=None, repr=False, compare=False)
-    #: Set on the call the user just approved: a change to make, after taking a restore
-    #: point (the executor's part), whose id its result names.
-    approved: ApprovalDecision | None = None
 
     def report_progress(self, text: str, *, device: str | None = None) -> None:
         """Hand on output produced since the last report (empty text is ignored)."""
         if text:
             self.progress(ToolProgress(text, device))
+
+
+@dataclass(frozen=True, slots=True)
+class Clearance:
+    """How the gate lets one call through to ``execute``: the executor's own assessment
+    of it (made once, before any approval; ``None`` when the call did not come through
+    the gate) and, when the user was asked, their decision, bound to the call's
+    arguments. An approved change is the executor's to make after taking a restore
+    point, whose id its result names."""
+
+    assessment: Assessment | None = None
+    decision: ApprovalDecision | None = None
+
+    @property
+    def approved(self) -> ApprovalDecision | None:
+        """The user's approval of this call, if it was approved."""
+        decision = self.decision
+        return decision if decision is not None and decision.approve else None
+
+
+#: A call that did not come through the gate: not assessed, not approved.
+NOT_CLEARED = Clearance()
 
 
 def render_tool_output(output: Any) -> str:

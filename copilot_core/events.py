@@ -10,7 +10,8 @@ Two families:
   structured data; how an event looks on the wire (the copilot SSE protocol, spec
   002's protocol) is decided by the adapter that sends it.
 * **Records** (:data:`TurnRecord`) are what an agent backend tells the turn runner
-  and no client sees: a step to persist, an LLM call to count, a title.
+  and no client sees: a step to persist, an LLM call to count, a title, a call that
+  waits for the user's decision (which the runner answers).
 
 An agent backend yields both (:data:`AgentEvent`); the turn runner stamps each wire
 event with the session id and a per-turn sequence number (:class:`TurnEvent`) in the
@@ -27,6 +28,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import field, fields
 from typing import Any, ClassVar
 
+from copilot_core._approvals import ApprovalDecision, ApprovalRequest
 from copilot_core._messages import Message
 from copilot_core._values import value
 
@@ -35,6 +37,7 @@ __all__ = [
     "AgentErrorEvent",
     "AgentEvent",
     "AnswerEvent",
+    "ApprovalNeeded",
     "ApprovalRequiredEvent",
     "ApprovalResolvedEvent",
     "ContentEvent",
@@ -135,6 +138,8 @@ class ApprovalRequiredEvent:
     tool_name: str
     arguments: dict[str, Any]
     preview: dict[str, Any]
+    #: The ``call_digest`` of the tool and these arguments: the decision is bound to it.
+    digest: str = ""
 
 
 @value
@@ -271,7 +276,36 @@ class TitleGenerated:
     title: str
 
 
-TurnRecord = StepCompleted | LLMCallCompleted | TitleGenerated
+class ApprovalNeeded:
+    """A tool call waits for the user's decision (a record: no client sees it as such).
+
+    The gate hands it up with the call's :class:`~copilot_core.ports.ApprovalRequest`;
+    whoever drives the agent (the turn runner) asks the user (``approval_required``) and
+    sends the decision back down with :meth:`answer`. The call waits until then (or until
+    the turn's abort cancels it): an agent driven by something else must answer it too.
+    """
+
+    __slots__ = ("_reply", "request")
+
+    def __init__(self, request: ApprovalRequest, reply: asyncio.Future[ApprovalDecision]) -> None:
+        self.request = request
+        self._reply = reply
+
+    def answer(self, decision: ApprovalDecision) -> None:
+        """The decision (once; a later one, or one after the call was cancelled, is
+        ignored)."""
+        if not self._reply.done():
+            self._reply.set_result(decision)
+
+    async def decision(self) -> ApprovalDecision:
+        """Wait for :meth:`answer`."""
+        return await self._reply
+
+    def __repr__(self) -> str:
+        return f"ApprovalNeeded({self.request.tool_name!r}, {self.request.tool_call_id!r})"
+
+
+TurnRecord = StepCompleted | LLMCallCompleted | TitleGenerated | ApprovalNeeded
 AgentEvent = WireEvent | TurnRecord
 
 

@@ -33,6 +33,7 @@ from copilot_core._approvals import (
     PreviewCommand,
     RestorePoint,
     TurnControl,
+    call_digest,
 )
 from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core._leases import SessionClaim
@@ -41,6 +42,8 @@ from copilot_core._search import excerpt
 from copilot_core._session import CopilotMode, Session
 from copilot_core._stats import Usage, stamp_usage
 from copilot_core._tools import (
+    NOT_CLEARED,
+    Clearance,
     ParsedToolCall,
     ToolContext,
     ToolEffect,
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
     from copilot_core.policy import UserLimits
 
 __all__ = [
+    "NOT_CLEARED",
     "AbortToken",
     "AgentBackend",
     "AgentCapabilities",
@@ -70,6 +74,7 @@ __all__ = [
     "CallOptions",
     "ChangePreview",
     "CheckpointStore",
+    "Clearance",
     "Clock",
     "CopilotMode",
     "DecisionOutcome",
@@ -116,6 +121,7 @@ __all__ = [
     "TurnState",
     "Usage",
     "UsageDelta",
+    "call_digest",
     "excerpt",
     "render_tool_output",
     "stamp_usage",
@@ -196,9 +202,13 @@ class ToolExecutor(Protocol):
         assessed as read-only (``execute`` then reports them)."""
         ...
 
-    async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
-        """Run one valid call. Bad arguments are an error *result*, not an exception;
-        an exception means the tool itself broke."""
+    async def execute(
+        self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED
+    ) -> ToolResult:
+        """Run one valid call, with how the gate cleared it (the assessment made before,
+        the user's approval: an approved change is made after a restore point). Bad
+        arguments are an error *result*, not an exception; an exception means the tool
+        itself broke. ``NOT_CLEARED``: not assessed, not approved (a direct call)."""
         ...
 
 

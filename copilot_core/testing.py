@@ -28,7 +28,14 @@ from copilot_core._messages import Message
 from copilot_core._search import excerpt
 from copilot_core._session import CopilotMode, Session
 from copilot_core._stats import Usage, stamp_usage
-from copilot_core._tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core._tools import (
+    NOT_CLEARED,
+    Clearance,
+    ParsedToolCall,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+)
 from copilot_core._turns import TurnInfo
 from copilot_core.errors import (
     InvalidRequestError,
@@ -36,7 +43,13 @@ from copilot_core.errors import (
     LLMNotConfiguredError,
     SessionNotFoundError,
 )
-from copilot_core.events import AgentEvent, LLMCallCompleted, StepCompleted, TitleGenerated
+from copilot_core.events import (
+    AgentEvent,
+    ApprovalNeeded,
+    LLMCallCompleted,
+    StepCompleted,
+    TitleGenerated,
+)
 from copilot_core.ports import (
     CallOptions,
     HistoryPage,
@@ -206,10 +219,12 @@ class FakeTool:
 
 @dataclass(slots=True)
 class FakeToolExecutor:
-    """Tools backed by Python callables (sync or async); records every execution."""
+    """Tools backed by Python callables (sync or async); records every execution, and
+    how the gate cleared it (``clearances``, in the same order)."""
 
     tools: dict[str, FakeTool] = field(default_factory=dict)
     executed: list[ParsedToolCall] = field(default_factory=list)
+    clearances: list[Clearance] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
 
     def add(
@@ -250,8 +265,11 @@ class FakeToolExecutor:
             return Assessment.read_only()
         return Assessment(True, changes(dict(call.arguments or {})))
 
-    async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
+    async def execute(
+        self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED
+    ) -> ToolResult:
         self.executed.append(call)
+        self.clearances.append(clearance)
         tool = self.tools[call.name]
         try:
             value = tool.handler(dict(call.arguments or {}), context)
@@ -503,7 +521,7 @@ class RecordingEventSink:
 
     def types(self) -> list[str]:
         """The types of the wire events seen (records are left out)."""
-        records = (StepCompleted, LLMCallCompleted, TitleGenerated)
+        records = (StepCompleted, LLMCallCompleted, TitleGenerated, ApprovalNeeded)
         return [event.type for event in self.events if not isinstance(event, records)]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
-from copilot_core.ports import Assessment, ToolExecutor
+from copilot_core.ports import NOT_CLEARED, Assessment, Clearance, ToolExecutor
 
 __all__ = ["CompositeToolExecutor"]
 
@@ -43,10 +43,12 @@ class CompositeToolExecutor:
         owner = self._owner(call.name, context.mode)
         return Assessment.read_only() if owner is None else await owner.assess(call, context)
 
-    async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
+    async def execute(
+        self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED
+    ) -> ToolResult:
         owner = self._owner(call.name, context.mode)
         if owner is None:
             return ToolResult.error(
                 f"Tool {call.name!r} is not available in {context.mode.value} mode."
             )
-        return await owner.execute(call, context)
+        return await owner.execute(call, context, clearance)

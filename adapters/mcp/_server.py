@@ -27,7 +27,8 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import unquote
@@ -173,10 +174,6 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-class _AskLater(Exception):
-    """Internal: the approval must be asked with an ``input_required`` result."""
-
-
 class _McpHandlers:
     """The request handlers, over dependencies installed once the service has started."""
 
@@ -290,8 +287,7 @@ class _McpHandlers:
         deps = self._deps()
         policy = caller.limits.floor_approval(await deps.approval(caller.user_id))
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        asked: asyncio.Future[ApprovalRequest] = asyncio.get_running_loop().create_future()
-        approver = self._approver(ctx, params, modern, asked)
+        decide = self._decider(ctx, params, modern)
         progress = _ProgressForwarder(ctx)
         call = ParsedToolCall(
             id=f"mcp-{uuid.uuid4().hex[:16]}",
@@ -308,42 +304,52 @@ class _McpHandlers:
             credentials=caller.token,
             progress=progress.report,
             approval=policy,
-            approver=approver,
         )
-        running = asyncio.ensure_future(deps.tools.call(call, context))
+
+        async def drive() -> ToolResult | ApprovalRequest:
+            """The gate asks, this server answers (elicitation, or a refusal); a request
+            to ask in an ``input_required`` round ends the exchange here."""
+            async with aclosing(deps.tools.exchange(call, context)) as flow:
+                step = await anext(flow)
+                while isinstance(step, ApprovalRequest):
+                    decision = await decide(step)
+                    if decision is None:
+                        return step
+                    step = await flow.asend(decision.bound(step.digest))
+                return step
+
+        running = asyncio.ensure_future(drive())
         forwarding = asyncio.ensure_future(progress.run())
         try:
-            waiting: set[asyncio.Future[Any]] = {running, asked}
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-            if not running.done():  # the approval must be asked in an input_required round
-                running.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await running
-                request = asked.result()
-                return types.InputRequiredResult(
-                    input_requests={
-                        _APPROVAL_KEY: types.ElicitRequest(
-                            params=types.ElicitRequestFormParams(
-                                message=_approval_message(request),
-                                requested_schema=_APPROVAL_SCHEMA,
-                            )
-                        )
-                    },
-                    request_state=json.dumps({"asked": _digest(request.preview.to_dict())}),
-                )
-            result = running.result()
+            outcome = await running
         finally:
             running.cancel()
             forwarding.cancel()
-        return _explain_refusal(result, policy, params.name)
+        if isinstance(outcome, ApprovalRequest):  # asked in an input_required round
+            return types.InputRequiredResult(
+                input_requests={
+                    _APPROVAL_KEY: types.ElicitRequest(
+                        params=types.ElicitRequestFormParams(
+                            message=_approval_message(outcome),
+                            requested_schema=_APPROVAL_SCHEMA,
+                        )
+                    )
+                },
+                request_state=json.dumps(
+                    {"asked": _digest(outcome.preview.to_dict()), "call": outcome.digest}
+                ),
+            )
+        return _explain_refusal(outcome, policy, params.name)
 
-    def _approver(
+    def _decider(
         self,
         ctx: ServerRequestContext[Any, Any],
         params: types.CallToolRequestParams,
         modern: bool,
-        asked: asyncio.Future[ApprovalRequest],
-    ) -> Callable[[ApprovalRequest], Any]:
+    ) -> Callable[[ApprovalRequest], Awaitable[ApprovalDecision | None]]:
+        """How this connection answers the gate's approval requests: by eliciting the
+        client's decision, in ``input_required`` rounds (``None``: ask in the next
+        round), or by refusing when the client cannot be asked."""
         capabilities = ctx.session.client_capabilities
         elicitation = capabilities.elicitation if capabilities is not None else None
         can_elicit = elicitation is not None and (
@@ -351,10 +357,10 @@ class _McpHandlers:
         )
         timeout = self._settings.approval_timeout
 
-        async def refuse(request: ApprovalRequest) -> ApprovalDecision:
+        async def refuse(request: ApprovalRequest) -> ApprovalDecision | None:
             return ApprovalDecision(approve=False, reason=_UNAVAILABLE)
 
-        async def elicit(request: ApprovalRequest) -> ApprovalDecision:
+        async def elicit(request: ApprovalRequest) -> ApprovalDecision | None:
             try:
                 async with asyncio.timeout(timeout):
                     answer = await ctx.session.elicit_form(
@@ -366,17 +372,16 @@ class _McpHandlers:
                 return ApprovalDecision(approve=False, reason="timeout")
             return _decision(answer)
 
-        async def in_rounds(request: ApprovalRequest) -> ApprovalDecision:
+        async def in_rounds(request: ApprovalRequest) -> ApprovalDecision | None:
             answer = (params.input_responses or {}).get(_APPROVAL_KEY)
             state = _state(params.request_state)
-            if isinstance(answer, types.ElicitResult) and state.get("asked") == _digest(
-                request.preview.to_dict()
+            if (
+                isinstance(answer, types.ElicitResult)
+                and state.get("asked") == _digest(request.preview.to_dict())
+                and state.get("call") == request.digest
             ):
                 return _decision(answer)
-            if not asked.done():
-                asked.set_result(request)
-            await asyncio.Event().wait()  # cancelled: the handler answers input_required
-            raise _AskLater
+            return None
 
         if not can_elicit:
             return refuse

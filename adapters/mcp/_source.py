@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from adapters.mcp._config import NAMESPACE_SEPARATOR, McpServerConfig, namespaced
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
-from copilot_core.ports import Assessment, ChangePreview, ToolEffect
+from copilot_core.ports import NOT_CLEARED, Assessment, ChangePreview, Clearance, ToolEffect
 
 __all__ = ["LinkState", "McpServerLink", "McpServerStatus", "McpToolSource", "tool_effect"]
 
@@ -374,7 +374,9 @@ class McpToolSource:
             ),
         )
 
-    async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
+    async def execute(
+        self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED
+    ) -> ToolResult:
         target = self._target(call.name)
         if target is None:
             return ToolResult.error(f"There is no MCP tool {call.name!r}.")

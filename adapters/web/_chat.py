@@ -434,7 +434,9 @@ class ChatController(Controller):
         with your comment.
         """
         approve = data.decision == "approve"
-        await chat.decide(*session.key, approval_id, approve=approve, comment=data.comment)
+        await chat.decide(
+            *session.key, approval_id, approve=approve, comment=data.comment, digest=data.digest
+        )
         log.info("approval_decided", approval_id=approval_id, decision=data.decision)
         return DecisionReply(status="ok", approval_id=approval_id, decision=data.decision)
 

@@ -42,6 +42,7 @@ from copilot_core.ports import (
     RestorePoint,
     RestorePointStore,
     ToolExecutor,
+    call_digest,
 )
 
 __all__ = ["RestorePointBody", "RestorePointController", "RollbackReply"]
@@ -248,8 +249,9 @@ class RestorePointController(Controller):
             abort=AbortToken(),
             credentials=session.caller.token,
             approval=ApprovalPolicy.NEVER,
-            approved=ApprovalDecision(True, user_id=session.user_id, comment="Undo from the page"),
         )
-        result = await ToolGate(tools).call(call, context)
+        clicked = ApprovalDecision(True, user_id=session.user_id, comment="Undo from the page")
+        decision = clicked.bound(call_digest(call.name, arguments))  # this rollback only
+        result = await ToolGate(tools).call(call, context, decision=decision)
         log.info("restore_point_rolled_back", restore_point_id=point_id, status=result.status.value)
         return RollbackReply.from_output(result.status.value, result.output)

@@ -230,6 +230,13 @@ class DecisionRequest(StrictBody):
     comment: str = Field(
         default="", max_length=MAX_COMMENT_CHARS, description="Told to the model on a rejection."
     )
+    digest: str | None = Field(
+        default=None,
+        pattern=r"^sha256:[0-9a-f]{64}$",
+        description="The approval_required event's digest (of the tool and its arguments): "
+        "a decision for other arguments is refused (409), and the call runs only with "
+        "arguments of this digest.",
+    )
 
 
 class LLMProvider(StrEnum):

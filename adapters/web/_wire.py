@@ -73,6 +73,7 @@ def _fields(event: WireEvent) -> dict[str, Any]:
                 "tool_name": event.tool_name,
                 "arguments": event.arguments,
                 "preview": event.preview,
+                "digest": event.digest,
             }
         case ApprovalResolvedEvent():
             return {

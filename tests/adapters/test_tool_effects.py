@@ -16,7 +16,15 @@ import pytest
 from adapters.gns3 import Gns3Client, Gns3ToolExecutor
 from adapters.gns3._tools.executor import CATALOGUE
 from adapters.mcp import CompositeToolExecutor
-from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolContext, ToolGate, ToolStatus
+from copilot_core import (
+    AbortToken,
+    CopilotMode,
+    ParsedToolCall,
+    ToolContext,
+    ToolGate,
+    ToolResult,
+    ToolStatus,
+)
 from copilot_core.ports import (
     ApprovalDecision,
     ApprovalPolicy,
@@ -25,6 +33,7 @@ from copilot_core.ports import (
     ToolExecutor,
 )
 from tests.adapters.mcp.conftest import connected, stdio_config
+from tests.adapters.mcp.test_tool_source import answered as drive
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -58,8 +67,14 @@ GNS3_EFFECTS = {
 }
 
 
-def context(approval: ApprovalPolicy = ApprovalPolicy.CHANGES, approver: Any = None) -> ToolContext:
-    return ToolContext("p", "u", "s", LAB, AbortToken(), "t", approval=approval, approver=approver)
+def context(approval: ApprovalPolicy = ApprovalPolicy.CHANGES) -> ToolContext:
+    return ToolContext("p", "u", "s", LAB, AbortToken(), "t", approval=approval)
+
+
+async def answered(
+    gate: ToolGate, approver: Any, call: ParsedToolCall, ctx: ToolContext
+) -> ToolResult:
+    return await drive(gate, call, ctx, approver)
 
 
 def undeclared(tools: ToolExecutor) -> list[str]:
@@ -128,8 +143,8 @@ async def test_an_unannotated_mcp_tool_waits_for_approval_under_changes(tmp_path
     config = stdio_config("lab", tools=["*"], env={"FAKE_MCP_NOTES": str(notes)})
     async with connected(config) as source:
         gate = ToolGate(source)
-        read = await gate.call(call("lab__echo", text="x"), context(approver=reject))
-        written = await gate.call(call("lab__write_note", note="n"), context(approver=reject))
+        read = await answered(gate, reject, call("lab__echo", text="x"), context())
+        written = await answered(gate, reject, call("lab__write_note", note="n"), context())
 
     assert read.status is ToolStatus.SUCCESS
     assert written.status is ToolStatus.REJECTED
@@ -181,16 +196,20 @@ async def test_under_changes_node_state_snapshots_captures_and_filters_ask() -> 
     async with Gns3Client("http://127.0.0.1:9", timeout=1, retries=0) as client:
         gate = ToolGate(Gns3ToolExecutor(client))
         for name, args in ASKING:
-            result = await gate.call(
+            result = await answered(
+                gate,
+                reject,
                 ParsedToolCall.parse(f"call-{name}", name, json.dumps(args)),
-                context(approver=reject),
+                context(),
             )
             assert result.status is ToolStatus.REJECTED, name
         assert asked == [name for name, _ in ASKING]
         for name, args in NOT_ASKING:
-            result = await gate.call(
+            result = await answered(
+                gate,
+                reject,
                 ParsedToolCall.parse(f"call-{name}", name, json.dumps(args)),
-                context(approver=reject),
+                context(),
             )
             assert result.status is ToolStatus.ERROR, (name, result.output)
         assert asked == [name for name, _ in ASKING]

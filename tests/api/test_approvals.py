@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from copilot_core.ports import ChangePreview
+from copilot_core.ports import ChangePreview, call_digest
 from copilot_core.testing import text_reply, tool_reply
 from tests.api.conftest import BOB, RawEvent, Service, raw_events
 
@@ -144,3 +144,31 @@ async def test_gaia_clients_get_the_pause_as_statuses(service: Service) -> None:
     asked = next(e.data for e in seen if e.data.get("status") == "approval_required")
     assert asked["message"].startswith("Approve execute_multiple_device_config_commands?")
     assert asked["preview"]["devices"] == {"PC1": ["ip 10.0.0.1/24"]}
+
+
+async def test_a_decision_is_bound_to_the_arguments_it_was_shown(service: Service) -> None:
+    ran = with_a_changing_tool(service)
+    url = service.chat_url()
+    async with (
+        service.client() as client,
+        client.stream("POST", url + "/stream", json={"message": "address PC1"}) as stream,
+    ):
+        session_id = stream.headers["x-session-id"]
+        events: list[RawEvent] = []
+        reader = raw_events(stream)
+        approval = (await until("approval_required", events, reader)).data
+        digest = call_digest("execute_multiple_device_config_commands", PC1)
+        assert approval["digest"] == digest  # of the full arguments the card shows
+        assert approval["arguments"] == PC1
+        decision_url = f"{url}/sessions/{session_id}/approvals/{approval['approval_id']}"
+        other = call_digest("execute_multiple_device_config_commands", {"device_configs": []})
+        refused = await client.post(decision_url, json={"decision": "approve", "digest": other})
+        assert refused.status_code == 409, refused.text
+        assert "other arguments" in refused.json()["detail"]
+        assert ran == []  # nothing ran, and the approval still waits
+        decided = await client.post(decision_url, json={"decision": "approve", "digest": digest})
+        assert decided.status_code == 200, decided.text
+        await until("done", events, reader)
+        history = (await client.get(f"{url}/sessions/{session_id}/history")).json()
+    assert ran == [PC1]
+    assert history["messages"][2]["metadata"]["approval"]["digest"] == digest

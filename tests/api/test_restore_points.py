@@ -108,7 +108,8 @@ async def test_the_owner_rolls_a_restore_point_back_as_an_approved_change(
     assert default_args["use_snapshot"] is True
     # The click is the approval: the executor takes a restore point first, as for any
     # approved change; the call runs with the caller's GNS3 token, in their session.
-    assert ctx.approved is not None and ctx.approved.user_id == "u-alice"
+    approved = service.tools.clearances[0].approved
+    assert approved is not None and approved.user_id == "u-alice"
     assert (ctx.session_id, ctx.project_id, ctx.credentials) == (session_id, OPEN, "token-alice")
     assert default.status_code == 200
 

@@ -6,7 +6,7 @@ not refuse a tool by mode nor watch the abort token itself: the core does both, 
 tool source, and cancels a running tool's task on abort (the console runner then leaves
 the device ready, see :class:`~adapters.gns3.ConsoleRunner`).
 
-A call the user approved (``ToolContext.approved``) that changes the lab runs only after
+A call the user approved (``Clearance.approved``) that changes the lab runs only after
 a restore point of what it changes was taken and saved (``restore_points``); its result
 names it (``restore_point_id``, also in the tool message's metadata). When no restore
 point can be taken the change is not made and the result says why. An executor given no
@@ -49,8 +49,10 @@ from adapters.gns3._tools.topology import topology_tools
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
 from copilot_core.errors import AuthenticationError, CopilotError
 from copilot_core.ports import (
+    NOT_CLEARED,
     Assessment,
     ChangePreview,
+    Clearance,
     RestorePoint,
     RestorePointStore,
     ToolEffect,
@@ -173,7 +175,11 @@ class Gns3ToolExecutor:
             return False, None
         return True, tool.change(args, context.mode)
 
-    async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
+    async def execute(
+        self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED
+    ) -> ToolResult:
+        """Run the call; an approved change (``clearance.approved``) after a restore point
+        of what its preview, assessed once before the approval, says it changes."""
         tool = self.registry.get(call.name)
         if tool is None:
             known = ", ".join(t.name for t in self.registry)
@@ -189,8 +195,12 @@ class Gns3ToolExecutor:
             )
         scope = CallScope(context, context.credentials or "")
         try:
-            if context.approved is not None:
-                _, preview = await self._preview(tool, args, context)
+            if clearance.approved is not None:
+                assessed = clearance.assessment
+                if assessed is not None:
+                    preview = assessed.preview
+                else:  # not assessed by a gate: preview it now
+                    _, preview = await self._preview(tool, args, context)
                 if preview is not None:
                     return await self._change(tool, args, scope, call, preview)
             return await tool.run(self.lab, args, scope)

@@ -36,6 +36,7 @@ from adapters.gns3._tools.registry import (
     ToolArguments,
 )
 from adapters.gns3._tools.results import batch, item
+from adapters.gns3._tools.rollback_preview import rollback_plan
 from adapters.gns3._topology_state import capture_topology, restore_topology
 from copilot_core import ToolResult
 from copilot_core.errors import CopilotError, SessionNotFoundError
@@ -542,6 +543,8 @@ async def restore_points(lab: LabAccess, args: RestorePointAction, scope: CallSc
 async def _rollback_preview(
     lab: LabAccess, args: RestorePointAction, scope: CallScope
 ) -> ChangePreview | None:
+    """What the rollback will send to each device and change in the topology, read now
+    (:mod:`adapters.gns3._tools.rollback_preview`)."""
     if args.action != "rollback" or lab.restore_points is None:
         return None
     point = await lab.restore_points.restore_point(
@@ -550,34 +553,7 @@ async def _rollback_preview(
     if point is None:
         return None
     when = _when(point.created_at)
-    devices: dict[str, list[str]] = {}
-    for name, entry in (point.state.get("devices") or {}).items():
-        if not entry.get("captured"):
-            continue
-        keeper = keeper_for(DeviceKind(str(entry.get("kind") or "generic")))
-        lines = []
-        if entry.get("config") is not None and keeper is not None:
-            lines.append(f"put back {keeper.kept} as read at {when}")
-        lines += [f"write back {path} as it was at {when}" for path in entry.get("files") or {}]
-        if lines:
-            devices[name] = lines
-    topology = []
-    if "topology" in point.state:
-        topology.append(
-            f"make nodes, links, link filters and drawings what they were at {when} "
-            "(what was made since is deleted, what was deleted is made again)"
-        )
-        snap = point.state.get("gns3_snapshot")
-        if snap and args.use_snapshot:
-            topology.append(
-                f"restore GNS3 snapshot {snap.get('name')} if every node is stopped: the whole "
-                f"project (every node's disk and saved configuration) returns to {when}"
-            )
-    return ChangePreview(
-        f"roll back to before {point.tool_name} ({point.summary}), as at {when}",
-        devices=devices,
-        topology=topology,
-    )
+    return await rollback_plan(lab, scope, point, when, use_snapshot=args.use_snapshot)
 
 
 def _rollback_scope(args: RestorePointAction, preview: ChangePreview) -> RestoreScope:

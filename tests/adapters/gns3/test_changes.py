@@ -167,3 +167,39 @@ async def test_node_state_snapshots_and_captures_are_changes_previewed_one_line_
         assessed = await assess(name, args)
         assert assessed.changes, name
         assert assessed.preview is not None and list(assessed.preview.topology) == lines, name
+
+
+def test_a_topology_rollback_is_previewed_one_action_per_item() -> None:
+    from adapters.gns3._tools.rollback_preview import topology_actions
+
+    def link(a: str, b: str, **extra: Any) -> dict[str, Any]:
+        return {"ends": [{"node": a, "port": "e0"}, {"node": b, "port": "e0"}], **extra}
+
+    saved = {
+        "nodes": [
+            {"name": "R1", "node_type": "dynamips", "status": "started", "x": 0, "y": 0},
+            {"name": "PC1", "node_type": "vpcs", "status": "stopped", "x": 10, "y": 10},
+        ],
+        "links": [link("R1", "PC1", filters={"delay": [100, 0]}), link("R1", "SW1")],
+        "drawings": [{"svg": "<svg/>", "x": 1, "y": 1}],
+    }
+    current = {
+        "nodes": [
+            {"name": "R1", "status": "stopped", "x": 5, "y": 0},
+            {"name": "PC3", "status": "started", "x": 0, "y": 0},
+        ],
+        "links": [link("R1", "PC1", filters={}), link("R1", "PC3")],
+        "drawings": [],
+    }
+
+    assert topology_actions(saved, current) == [
+        "delete node PC3 (made since)",
+        "create node PC1 again (vpcs)",
+        "start R1 (it is stopped)",
+        "move R1 back to (0, 0)",
+        "delete link PC3 e0 <-> R1 e0 (made since)",
+        "create link R1 e0 <-> SW1 e0 again",
+        "set the filters of link PC1 e0 <-> R1 e0 back to {'delay': [100, 0]}",
+        "draw 1 drawing(s) again",
+    ]
+    assert topology_actions(saved, saved) == []

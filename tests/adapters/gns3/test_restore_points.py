@@ -21,7 +21,7 @@ from adapters.gns3._tools.registry import CallScope
 from adapters.gns3._tools.restore import take_restore_point
 from copilot_core import AbortToken, CopilotMode, ParsedToolCall, Session, ToolContext, ToolResult
 from copilot_core.errors import StoreError
-from copilot_core.ports import ApprovalDecision, RestorePoint
+from copilot_core.ports import ApprovalDecision, Clearance, RestorePoint
 from copilot_core.testing import InMemoryCheckpointStore
 from tests.fakes.telnet_devices import (
     EmulatedCiscoRouter,
@@ -150,10 +150,8 @@ async def run(
     call_id: str = "call-1",
 ) -> ToolResult:
     call = ParsedToolCall.parse(call_id, name, json.dumps(arguments))
-    context = ToolContext(
-        PROJECT, "alice", SESSION, AUTOMATION, AbortToken(), TOKEN, approved=approved
-    )
-    result = await executor.execute(call, context)
+    context = ToolContext(PROJECT, "alice", SESSION, AUTOMATION, AbortToken(), TOKEN)
+    result = await executor.execute(call, context, Clearance(decision=approved))
     json.dumps(result.output)
     return result
 
@@ -442,8 +440,32 @@ async def test_a_rollback_is_previewed_for_approval_from_its_restore_point(
     assert assessed.preview.summary.startswith(
         "roll back to before execute_multiple_device_config_commands (configure R1)"
     )
-    (line,) = assessed.preview.devices["R1"]
-    assert line.startswith("put back the running configuration (`show running-config`) as read at")
+    # Per device, exactly the commands the rollback will send (planned from R1 as it is).
+    planned = list(assessed.preview.devices["R1"])
+    assert "no ip route 0.0.0.0 0.0.0.0 10.0.0.1" in planned
+    assert assessed.preview.topology == []  # a device change kept no topology
+    rolled = await run(
+        executor,
+        "restore_point",
+        {"action": "rollback", "restore_point_id": changed.output["restore_point_id"]},
+        call_id="call-2",
+    )
+    assert by_device(rolled)["R1"]["output"]["commands_sent"] == planned
+    again = await executor.assess(
+        ParsedToolCall.parse(
+            "c",
+            "restore_point",
+            json.dumps(
+                {"action": "rollback", "restore_point_id": changed.output["restore_point_id"]}
+            ),
+        ),
+        ToolContext(PROJECT, "alice", SESSION, AUTOMATION, AbortToken(), TOKEN),
+    )
+    assert again.preview is not None
+    assert list(again.preview.devices["R1"]) == [
+        "nothing to send: the running configuration (`show running-config`) is as at "
+        + planned_when(again.preview.summary)
+    ]
     listing = await executor.assess(
         ParsedToolCall.parse("c", "restore_point", '{"action": "list"}'),
         ToolContext(PROJECT, "alice", SESSION, AUTOMATION, AbortToken(), TOKEN),
@@ -495,3 +517,8 @@ async def test_outside_a_conversation_there_are_no_restore_points_to_list(
     assert "kept with copilot conversations" in listed.output["error"]
     rolled = await run(executor, "restore_point", {"action": "rollback", "restore_point_id": "x"})
     assert "no restore point 'x'" in rolled.output["error"]
+
+
+def planned_when(summary: str) -> str:
+    """The moment a rollback preview's summary names (``…, as at <when>``)."""
+    return summary.rsplit(", as at ", 1)[1]

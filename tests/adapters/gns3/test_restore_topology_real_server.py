@@ -12,7 +12,7 @@ import pytest
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor
 from copilot_core import AbortToken, CopilotMode, ParsedToolCall, Session, ToolContext, ToolResult
-from copilot_core.ports import ApprovalDecision
+from copilot_core.ports import ApprovalDecision, Clearance
 from copilot_core.testing import InMemoryCheckpointStore
 
 pytestmark = [pytest.mark.gns3, pytest.mark.timeout(300)]
@@ -64,9 +64,9 @@ class Lab:
             AUTOMATION,
             AbortToken(),
             self.token,
-            approved=APPROVED if approved else None,
         )
-        result = await self.executor.execute(call, context)
+        clearance = Clearance(decision=APPROVED if approved else None)
+        result = await self.executor.execute(call, context, clearance)
         json.dumps(result.output)
         return result
 

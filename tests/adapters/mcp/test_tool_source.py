@@ -7,13 +7,23 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from adapters.mcp import CompositeToolExecutor, McpServerConfig
-from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolContext, ToolGate, ToolStatus
+from copilot_core import (
+    AbortToken,
+    CopilotMode,
+    ParsedToolCall,
+    ToolContext,
+    ToolGate,
+    ToolResult,
+    ToolStatus,
+)
 from copilot_core.ports import ApprovalDecision, ApprovalPolicy, ApprovalRequest
 from copilot_core.testing import FakeToolExecutor
 from tests.adapters.mcp.conftest import connected, http_fake, stdio_config
@@ -28,7 +38,6 @@ def context(
     mode: CopilotMode = AUTOMATION,
     abort: AbortToken | None = None,
     approval: ApprovalPolicy = ApprovalPolicy.NEVER,
-    approver: object = None,
 ) -> ToolContext:
     return ToolContext(
         project_id="project-1",
@@ -37,8 +46,22 @@ def context(
         mode=mode,
         abort=abort or AbortToken(),
         approval=approval,
-        approver=approver,  # type: ignore[arg-type]
     )
+
+
+async def answered(
+    gate: ToolGate,
+    call: ParsedToolCall,
+    ctx: ToolContext,
+    approver: Callable[[ApprovalRequest], Awaitable[ApprovalDecision]],
+) -> ToolResult:
+    """Drive one call's exchange: each approval request the gate yields is answered by
+    ``approver``, bound to the request."""
+    async with aclosing(gate.exchange(call, ctx)) as flow:
+        step = await anext(flow)
+        while isinstance(step, ApprovalRequest):
+            step = await flow.asend((await approver(step)).bound(step.digest))
+        return step
 
 
 def call(name: str, **arguments: object) -> ParsedToolCall:
@@ -154,15 +177,13 @@ async def test_a_changing_tool_waits_for_approval_and_a_read_only_one_does_not(
     async with connected(config) as source:
         gate = ToolGate(source)
         policy = ApprovalPolicy.CHANGES
-        read = await gate.call(
-            call("lab__echo", text="x"), context(approval=policy, approver=approver)
-        )
-        rejected = await gate.call(
-            call("lab__write_note", note="first"), context(approval=policy, approver=approver)
+        read = await answered(gate, call("lab__echo", text="x"), context(approval=policy), approver)
+        rejected = await answered(
+            gate, call("lab__write_note", note="first"), context(approval=policy), approver
         )
         assert not notes.exists()  # the rejected call was not made
-        approved = await gate.call(
-            call("lab__write_note", note="second"), context(approval=policy, approver=approver)
+        approved = await answered(
+            gate, call("lab__write_note", note="second"), context(approval=policy), approver
         )
 
     assert read.status is ToolStatus.SUCCESS

@@ -10,7 +10,7 @@ import pytest
 from copilot_core import ModelSelection, RunnerSettings, TurnHandle
 from copilot_core.errors import ApprovalNotFoundError, ConflictError, SessionNotFoundError
 from copilot_core.events import ApprovalRequiredEvent, TurnEvent
-from copilot_core.ports import ApprovalPolicy, ChangePreview, Message
+from copilot_core.ports import ApprovalPolicy, ChangePreview, Message, call_digest
 from copilot_core.testing import text_reply, tool_reply
 
 from .conftest import ALICE, BOB, PROJECT, World
@@ -80,6 +80,7 @@ async def test_an_approved_change_runs_and_the_decision_is_kept_with_its_result(
         "by": ALICE,
         "comment": "",
         "reason": "decided",
+        "digest": call_digest("set_ip", {"device": "PC1"}),  # what was approved
     }
 
 
@@ -203,14 +204,8 @@ async def test_the_users_policy_decides_which_calls_wait(
 
 
 async def test_the_executor_learns_that_a_call_was_approved_and_by_whom(world: World) -> None:
-    seen: list[object] = []
-
-    def set_ip(args: dict[str, Any], ctx: Any) -> str:
-        seen.append(ctx.approved)
-        return "ok"
-
-    world.tools.add("set_ip", set_ip, changes=configure)
-    world.tools.add("show_ip", lambda args, ctx: seen.append(ctx.approved) or "10.0.0.1/24")
+    world.tools.add("set_ip", lambda args, ctx: "ok", changes=configure)
+    world.tools.add("show_ip", lambda args, ctx: "10.0.0.1/24")
     world.selection = ModelSelection(world.model, approval=ApprovalPolicy.CHANGES)
     world.model.add(
         tool_reply(("show_ip", {"device": "PC1"}), ("set_ip", {"device": "PC1"})),
@@ -221,6 +216,7 @@ async def test_the_executor_learns_that_a_call_was_approved_and_by_whom(world: W
     asked = await next_approval(turn)
     await world.service.decide(PROJECT, turn.session_id, ALICE, asked.approval_id, approve=True)
     await finish(turn)
+    seen = [clearance.approved for clearance in world.tools.clearances]
     assert seen[0] is None  # the read was not approved: it needed no approval
     approved = seen[1]
-    assert approved is not None and approved.approve and approved.user_id == ALICE  # type: ignore[attr-defined]
+    assert approved is not None and approved.approve and approved.user_id == ALICE

@@ -99,10 +99,10 @@ const undo = {
   },
 };
 
-async function decide(approvalId, decision, comment) {
+async function decide(approvalId, decision, comment, digest) {
   const session = actionSession();
   try {
-    await call("POST", chatPath(`/sessions/${session}/approvals/${approvalId}`), { decision, comment });
+    await call("POST", chatPath(`/sessions/${session}/approvals/${approvalId}`), digest ? { decision, comment, digest } : { decision, comment });
     return true;
   } catch (error) {
     if (error instanceof ApiError && error.status === 409) return "This change was already decided (perhaps in another tab).";

@@ -475,6 +475,11 @@ class ApprovalCard {
       for (const line of preview.topology) list.append(el("li", null, line));
       this.element.append(list);
     }
+    // Exactly what will run: the tool's full arguments (the decision is bound to them).
+    const details = el("details", "approval-arguments");
+    details.append(el("summary", null, "Arguments"));
+    details.append(el("pre", "approval-arguments-json", JSON.stringify(event.arguments || {}, null, 2)));
+    this.element.append(details);
     this.comment = el("textarea", "approval-comment");
     this.comment.rows = 2;
     this.comment.maxLength = 2000;
@@ -488,7 +493,7 @@ class ApprovalCard {
     const send = async (decision) => {
       approve.disabled = reject.disabled = true;
       this.note.textContent = "Sending your decision…";
-      const answer = await decide(event.approval_id, decision, this.comment.value.trim());
+      const answer = await decide(event.approval_id, decision, this.comment.value.trim(), event.digest);
       if (answer !== true && this.element.dataset.state === "pending") {
         approve.disabled = reject.disabled = false;
       }
