@@ -234,10 +234,13 @@ async def step_budget_of_one(tmp_path: Path) -> AsyncIterator[str]:
     import asyncio
 
     task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started or task.done():
-            break
+    # Until it listens (or fails), however loaded the machine: 5 s was once not enough.
+    deadline = asyncio.get_running_loop().time() + 120
+    while not (server.started or task.done()):
+        assert asyncio.get_running_loop().time() < deadline, "the server did not start"
         await asyncio.sleep(0.01)
+    if task.done():
+        task.result()  # its start-up failure, as raised
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
         yield f"http://127.0.0.1:{port}"
@@ -248,7 +251,7 @@ async def step_budget_of_one(tmp_path: Path) -> AsyncIterator[str]:
 
 async def test_the_agent_step_budget_flag_reaches_the_agent(step_budget_of_one: str) -> None:
     async with httpx.AsyncClient(
-        base_url=step_budget_of_one, headers={"Authorization": "Bearer tok"}, timeout=10
+        base_url=step_budget_of_one, headers={"Authorization": "Bearer tok"}, timeout=60
     ) as client:
         reply = await client.post(
             f"/v3/copilot/projects/{PROJECT}/chat/stream",
