@@ -2,7 +2,8 @@
 
 What a service that embeds the copilot needs is here: :class:`ChatService` (turns and
 sessions), :class:`BuiltinAgent` (the agent loop), :class:`TurnRunner` and its
-:class:`InMemoryTurnLog`, the design's pure objects (:class:`ToolCallAccumulator`,
+:class:`InMemoryTurnLog`, :class:`Rollback` (the user's undo of a change), the design's
+pure objects (:class:`ToolCallAccumulator`,
 :class:`StatsCollector`, :class:`AbortToken`, :class:`Conversation`) and the values
 they speak. The rest is in topical modules:
 
@@ -27,6 +28,7 @@ from copilot_core._agent import AgentSettings, BuiltinAgent
 from copilot_core._conversation import Conversation
 from copilot_core._messages import Message, Role
 from copilot_core._prompts import PromptBook
+from copilot_core._rollback import Rollback, RollbackRequest
 from copilot_core._runner import RunnerSettings, TurnHandle, TurnRunner
 from copilot_core._service import ChatService, ChatSettings
 from copilot_core._session import CopilotMode, Session
@@ -57,6 +59,8 @@ __all__ = [
     "ParsedToolCall",
     "PromptBook",
     "Role",
+    "Rollback",
+    "RollbackRequest",
     "RunnerSettings",
     "Session",
     "StatsCollector",

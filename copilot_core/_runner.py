@@ -47,6 +47,7 @@ from copilot_core._leases import SessionClaim
 from copilot_core._live import LiveTurn, TurnHandle
 from copilot_core._messages import Message, Role
 from copilot_core._prompts import fallback_title
+from copilot_core._rollback import held_by_rollback
 from copilot_core._session import CopilotMode, Session
 from copilot_core._stats import Usage, stamp_usage
 from copilot_core._tools import ToolContext
@@ -56,6 +57,7 @@ from copilot_core.errors import (
     CopilotError,
     LLMNotConfiguredError,
     ServiceUnavailableError,
+    SessionBusyError,
     SessionNotFoundError,
     error_code,
 )
@@ -172,8 +174,12 @@ class TurnRunner:
         session_id = session.thread_id if session is not None else self._ids.new_id()
         info = TurnInfo(self._ids.new_id(), request.project_id, session_id, request.user_id)
         turn = LiveTurn(info, TurnControl(), loop.create_future(), backend, query)
-        # SessionBusyError: nothing to undo
-        turn.claim = await self._leases.claim(request.project_id, session_id, info.turn_id)
+        try:  # SessionBusyError: nothing to undo
+            turn.claim = await self._leases.claim(request.project_id, session_id, info.turn_id)
+        except SessionBusyError as exc:
+            if await held_by_rollback(self._leases, request.project_id, session_id):
+                raise SessionBusyError(session_id, rollback=True) from exc
+            raise
         turn.claim.lost.on_abort(functools.partial(_lost, turn, turn.claim))
         self._live[info.turn_id] = turn
         if self.closing:  # shutdown began while we claimed the session

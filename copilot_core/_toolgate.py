@@ -37,7 +37,13 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import Any
 
-from copilot_core._approvals import ApprovalDecision, ApprovalRequest, ChangePreview, call_digest
+from copilot_core._approvals import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Assessment,
+    ChangePreview,
+    call_digest,
+)
 from copilot_core._session import CopilotMode
 from copilot_core._streams import Aborted, race_abort
 from copilot_core._tools import (
@@ -84,6 +90,13 @@ class ToolGate:
     def specs(self, mode: CopilotMode) -> list[ToolSpec]:
         """The tools offered in ``mode``."""
         return list(self._tools.specs(mode))
+
+    async def assess(self, call: ParsedToolCall, ctx: ToolContext) -> Assessment:
+        """What the call would change (the executor's preview); a call the mode does not
+        offer, or a malformed one, changes nothing."""
+        if self._refusal(call, {spec.name: spec for spec in self.specs(ctx.mode)}, ctx):
+            return Assessment.read_only()
+        return await self._tools.assess(call, ctx)
 
     def exchange(
         self, call: ParsedToolCall, ctx: ToolContext, *, decision: ApprovalDecision | None = None

@@ -14,7 +14,8 @@ vocabulary (the web adapter onto HTTP statuses) in one place::
     │   ├── ApprovalNotFoundError      no such approval pending in the session's turn
     │   └── AgentNotFoundError         an agent id that is not configured
     ├── ConflictError
-    │   ├── SessionBusyError           a turn is already running on the session
+    │   ├── SessionBusyError           a turn (or a rollback) is already running on the session
+    │   ├── RollbackConflictError      the undo would touch what others did since
     │   └── ProjectNotOpenedError      GNS3 project exists but is closed
     ├── LLMNotConfiguredError          the user has no LLM settings yet
     ├── LLMError                       the language model failed
@@ -63,6 +64,7 @@ __all__ = [
     "PermissionDeniedError",
     "ProjectNotFoundError",
     "ProjectNotOpenedError",
+    "RollbackConflictError",
     "ServiceUnavailableError",
     "SessionBusyError",
     "SessionNotFoundError",
@@ -137,14 +139,35 @@ class ConflictError(CopilotError):
 
 
 class SessionBusyError(ConflictError):
-    """A turn is already running on this session."""
+    """A turn (or a rollback: ``rollback=True``) is already running on this session."""
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(
-            f"Session {session_id!r} already has a turn running; wait for it to finish "
-            "or abort it first."
-        )
+    def __init__(self, session_id: str, *, rollback: bool = False) -> None:
+        if rollback:
+            message = (
+                f"Session {session_id!r} has a rollback running; wait for it to finish, "
+                "then try again."
+            )
+        else:
+            message = (
+                f"Session {session_id!r} already has a turn running; wait for it to finish "
+                "or abort it first."
+            )
+        super().__init__(message)
         self.session_id = session_id
+        self.rollback = rollback
+
+
+class RollbackConflictError(ConflictError):
+    """Undoing a change would touch what was done since by someone else (``conflicts``,
+    one line each); nothing was changed. Asking again with ``force`` goes on."""
+
+    def __init__(self, conflicts: list[str]) -> None:
+        super().__init__(
+            "The change was not undone: undoing it would also touch what was done since "
+            f"({'; '.join(conflicts)}). Nothing was changed; confirm (force) to undo it "
+            "anyway, with what is listed."
+        )
+        self.conflicts = conflicts
 
 
 class ProjectNotOpenedError(ConflictError):

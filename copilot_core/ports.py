@@ -371,6 +371,12 @@ class RestorePointStore(Protocol):
         self, project_id: str, thread_id: str, point_id: str
     ) -> RestorePoint | None: ...
 
+    async def update_restore_point(self, point: RestorePoint) -> None:
+        """Replace the ``state`` of a kept point (same project, session and id): what its
+        change did, once it ran; that it was rolled back. Raises
+        :class:`~copilot_core.errors.NotFoundError` when no such point is kept."""
+        ...
+
 
 # -------------------------------------------------------------------------- agents
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ import inspect
 import itertools
 import json
 from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -41,6 +41,7 @@ from copilot_core.errors import (
     InvalidRequestError,
     LLMError,
     LLMNotConfiguredError,
+    NotFoundError,
     SessionNotFoundError,
 )
 from copilot_core.events import (
@@ -486,6 +487,14 @@ class InMemoryCheckpointStore:
     ) -> RestorePoint | None:
         points = self._points.get((project_id, thread_id), [])
         return next((point for point in points if point.id == point_id), None)
+
+    async def update_restore_point(self, point: RestorePoint) -> None:
+        points = self._points.get((point.project_id, point.session_id), [])
+        for n, kept in enumerate(points):
+            if kept.id == point.id:
+                points[n] = replace(kept, state=dict(point.state))
+                return
+        raise NotFoundError(f"There is no restore point {point.id!r} in this session.")
 
     async def delete_project_sessions(self, project_id: str) -> int:
         sessions = self._sessions.pop(project_id, {})

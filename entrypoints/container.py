@@ -75,6 +75,7 @@ from copilot_core import (
     ChatService,
     ChatSettings,
     InMemoryTurnLog,
+    Rollback,
     RunnerSettings,
     SystemClock,
     ToolGate,
@@ -539,6 +540,24 @@ class Core(containers.DeclarativeContainer):
     chat = providers.Singleton(
         ChatService, gateways.store, agents, runner, clock=clock, settings=chat_settings
     )
+    #: The user's undo of a change: the GNS3 tools' ``restore_point`` rollback, through a
+    #: gate of its own with the agent's limits, claiming the session as a turn does.
+    rollback = providers.Singleton(
+        Rollback,
+        gateways.store,
+        gateways.store,
+        providers.Singleton(
+            ToolGate,
+            gateways.tools,
+            timeout=config.agent.tool_timeout,
+            max_result_chars=config.agent.max_result_chars,
+        ),
+        gateways.session_leases,
+        clock=clock,
+        ids=ids,
+        tool="restore_point",
+        windows=runner.provided.windows,
+    )
 
 
 class Web(containers.DeclarativeContainer):
@@ -571,8 +590,7 @@ class Web(containers.DeclarativeContainer):
         directory=gateways.directory,
         mcp_servers=providers.Callable(mcp_server_list, gateways.mcp_sources),
         model_catalog=gateways.model_catalog,
-        restore_points=gateways.store,
-        tools=gateways.tools,
+        rollback=core.rollback,
         policy=gateways.policy,
         llm_endpoints=providers.Object(check_endpoint),
     )

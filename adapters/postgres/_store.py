@@ -18,7 +18,12 @@ from adapters.postgres._codec import (
 )
 from adapters.postgres._database import Connection, PostgresDatabase
 from copilot_core import CopilotMode, Message, Session
-from copilot_core.errors import InvalidRequestError, SessionNotFoundError, StoreCorruptedError
+from copilot_core.errors import (
+    InvalidRequestError,
+    NotFoundError,
+    SessionNotFoundError,
+    StoreCorruptedError,
+)
 from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch, Usage, excerpt, stamp_usage
 
 __all__ = ["PostgresCheckpointStore"]
@@ -460,6 +465,22 @@ class PostgresCheckpointStore:
             )
             if cursor.rowcount == 0:
                 raise SessionNotFoundError(point.session_id)
+
+    async def update_restore_point(self, point: RestorePoint) -> None:
+        params = (
+            encode_json(dict(point.state)),
+            safe_text(point.id),
+            _project(point.project_id),
+            safe_text(point.session_id),
+        )
+        async with self.database.connection() as conn:
+            cursor = await conn.execute(
+                "UPDATE restore_points SET state = %s WHERE point_id = %s AND session_id = "
+                f"(SELECT id FROM chat_sessions WHERE {_THIS})",
+                params,
+            )
+            if cursor.rowcount == 0:
+                raise NotFoundError(f"There is no restore point {point.id!r} in this session.")
 
     async def restore_points(self, project_id: str, thread_id: str) -> list[RestorePoint]:
         project_id = _project(project_id)

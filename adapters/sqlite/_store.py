@@ -34,6 +34,7 @@ from adapters.sqlite._schema import migrate
 from copilot_core import CopilotMode, Message, Session
 from copilot_core.errors import (
     InvalidRequestError,
+    NotFoundError,
     SessionNotFoundError,
     StoreCorruptedError,
     StoreError,
@@ -568,6 +569,17 @@ class SqliteCheckpointStore:
                 )
             )
         return _point(project_id, thread_id, rows[0]) if rows else None
+
+    async def update_restore_point(self, point: RestorePoint) -> None:
+        state = encode_state(point.state)
+        async with self._use(point.project_id) as conn:
+            cursor = await conn.execute(
+                "UPDATE restore_points SET state = ? WHERE point_id = ? AND session_id = "
+                "(SELECT id FROM chat_sessions WHERE thread_id = ?)",
+                (state, point.id, point.session_id),
+            )
+            if cursor.rowcount == 0:
+                raise NotFoundError(f"There is no restore point {point.id!r} in this session.")
 
     # ================================================================ databases
     @contextlib.asynccontextmanager

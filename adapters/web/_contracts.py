@@ -13,14 +13,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from copilot_core import ChatService
+from copilot_core import ChatService, Rollback
 from copilot_core.policy import PolicyBook, UserLimits
 from copilot_core.ports import (
     Authenticator,
     LanguageModelProvider,
     ProjectGate,
-    RestorePointStore,
-    ToolExecutor,
 )
 
 __all__ = [
@@ -168,10 +166,9 @@ class WebDependencies:
     #: Lists the models of a user's endpoint (``/llm-config/models``); without it that
     #: route says listing is not available.
     model_catalog: ModelCatalog | None = None
-    #: Where the sessions' restore points are kept, and the tools that roll one back
-    #: (``…/restore-points``); without them those routes answer 501.
-    restore_points: RestorePointStore | None = None
-    tools: ToolExecutor | None = None
+    #: The sessions' restore points and their rollback (``…/restore-points``); without
+    #: it those routes answer 501.
+    rollback: Rollback | None = None
     #: The operator's policy: each caller's highest mode, least approval setting and
     #: allowed LLM endpoints (looked up once per request); without it, no limits.
     policy: PolicyBook | None = None

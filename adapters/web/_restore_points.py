@@ -1,27 +1,18 @@
-"""Restore points of a session, for the page: list them, roll one back ("Undo this change").
+"""Restore points of a session, for the page: list them, preview and roll one back
+("Undo this change").
 
-Thin calls into the core: the session must be the caller's
-(:meth:`~copilot_core.ChatService.get_session`: 404 otherwise, as for a session that does
-not exist); the list comes from the :class:`~copilot_core.ports.RestorePointStore`; a
-rollback is the ``restore_point`` tool's ``rollback``, run through a
-:class:`~copilot_core.ToolGate` over the service's
-:class:`~copilot_core.ports.ToolExecutor` with the caller's click as the approval (the
-executor takes a restore point of what the rollback changes first, so it can be undone in
-turn). It is refused (409) while a turn runs on the session.
-
-The controller declares what it works on like the chat controller (``_scopes``), plus the
-two collaborators it alone needs, ``restore_points`` and ``tools`` (501 when the
-deployment has none).
+Two-line handlers over the core's :class:`~copilot_core.Rollback` use case, which checks
+that the session is the caller's (404 otherwise, as for a session that does not exist),
+claims the session as a turn does (409 while a turn or another rollback runs), runs the
+tool source's rollback through the gate with the caller's click as the approval, and
+records the rollback in the session's history. 501 when the deployment has none.
 """
 
 from __future__ import annotations
 
-import json
-import uuid
 from typing import Annotated, Any, Literal
 
 import msgspec
-import structlog
 from litestar import Controller, get, post
 from litestar.datastructures import State
 from litestar.di import Provide
@@ -33,24 +24,11 @@ from adapters.web._ids import UUID_PATTERN, canonical_uuid
 from adapters.web._openapi import errors
 from adapters.web._scopes import SessionScope, ids_in_path, scopes
 from adapters.web._state import Injected, installed
-from copilot_core import AbortToken, ChatService, CopilotMode, ParsedToolCall, ToolContext, ToolGate
-from copilot_core.errors import NotFoundError, SessionBusyError
+from copilot_core import CopilotMode, Rollback, RollbackRequest, ToolResult
 from copilot_core.policy import UserLimits
-from copilot_core.ports import (
-    ApprovalDecision,
-    ApprovalPolicy,
-    RestorePoint,
-    RestorePointStore,
-    ToolExecutor,
-    call_digest,
-)
+from copilot_core.ports import RestorePoint
 
-__all__ = ["RestorePointBody", "RestorePointController", "RollbackReply"]
-
-log = structlog.get_logger("adapters.web")
-
-#: The tool that rolls a restore point back (the GNS3 executor's).
-ROLLBACK_TOOL = "restore_point"
+__all__ = ["PreviewBody", "RestorePointBody", "RestorePointController", "RollbackReply"]
 
 PointId = Annotated[
     str,
@@ -63,36 +41,48 @@ UseSnapshot = Annotated[
     bool,
     QueryParameter(
         description="Restore the GNS3 snapshot the restore point holds when every node is "
-        "stopped (the whole project returns to that moment); false: undo the topology "
-        "change by itself."
+        "stopped: the whole project returns to that moment, what others did since "
+        "included. False (the default): undo the change by itself."
+    ),
+]
+Force = Annotated[
+    bool,
+    QueryParameter(
+        description="Undo the change even where it conflicts with what was done since "
+        "(e.g. a link someone made to a node the change created); the preview lists every "
+        "extra node and link it then touches. False: such a rollback is refused (409) "
+        "before anything is changed."
     ),
 ]
 Full = Annotated[bool, QueryParameter(description="Include each restore point's state.")]
 
 
 # --------------------------------------------------------------- collaborators
-def _not_here(what: str) -> HTTPException:
-    return HTTPException(
-        status_code=HTTP_501_NOT_IMPLEMENTED, detail=f"{what} is not available in this deployment."
+def provide_rollback(state: State) -> Rollback:
+    deps = installed(state)
+    if deps is None:
+        raise ServiceUnavailableException("The service is starting; try again in a moment.")
+    if deps.rollback is None:
+        raise HTTPException(
+            status_code=HTTP_501_NOT_IMPLEMENTED,
+            detail="Restore points are not available in this deployment.",
+        )
+    return deps.rollback
+
+
+def _request(
+    session: SessionScope, point_id: str, *, use_snapshot: bool = False, force: bool = False
+) -> RollbackRequest:
+    return RollbackRequest(
+        session.project_id,
+        session.session_id,
+        session.user_id,
+        canonical_uuid(point_id),
+        credentials=session.caller.token,
+        use_snapshot=use_snapshot,
+        force=force,
+        by=session.caller.principal.username or None,
     )
-
-
-def provide_restore_points(state: State) -> RestorePointStore:
-    deps = installed(state)
-    if deps is None:
-        raise ServiceUnavailableException("The service is starting; try again in a moment.")
-    if deps.restore_points is None:
-        raise _not_here("Keeping restore points")
-    return deps.restore_points
-
-
-def provide_tools(state: State) -> ToolExecutor:
-    deps = installed(state)
-    if deps is None:
-        raise ServiceUnavailableException("The service is starting; try again in a moment.")
-    if deps.tools is None:
-        raise _not_here("Rolling changes back")
-    return deps.tools
 
 
 # ------------------------------------------------------------------- responses
@@ -111,6 +101,12 @@ class RestorePointBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     devices: list[str]
     topology: bool
     gns3_snapshot: str | None
+    #: What the change did, by name: nodes and links it created, deleted or changed, and
+    #: the devices it configured (absent for a point whose change did not run).
+    change: dict[str, Any] | None = None
+    #: Set once the point was rolled back: ``{at, by, status, tool_call_id,
+    #: restore_point_id}`` (the latter: the point taken before the rollback).
+    rolled_back: dict[str, Any] | None = None
     state: dict[str, Any] | None = None
 
     @classmethod
@@ -131,8 +127,27 @@ class RestorePointBody(msgspec.Struct, kw_only=True, omit_defaults=True):
             ),
             topology="topology" in state,
             gns3_snapshot=str(snapshot["name"]) if isinstance(snapshot, dict) else None,
+            change=_described_change(state.get("change")),
+            rolled_back=dict(state["rolled_back"]) if state.get("rolled_back") else None,
             state=dict(state) if full else None,
         )
+
+
+def _described_change(change: Any) -> dict[str, Any] | None:
+    """The change record in names (the ids and saved node JSON stay in ``state``)."""
+    if not isinstance(change, dict):
+        return None
+    described = change.get("described")
+    return dict(described) if isinstance(described, dict) else None
+
+
+class PreviewBody(msgspec.Struct, kw_only=True):
+    """What a rollback would change: per device, what is put back; for the topology,
+    one line per node and link it creates, deletes or changes, by name."""
+
+    summary: str
+    devices: dict[str, list[str]]
+    topology: list[str]
 
 
 class RollbackReply(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -151,6 +166,10 @@ class RollbackReply(msgspec.Struct, kw_only=True, omit_defaults=True):
     #: The restore point taken just before this rollback: rolling it back undoes it.
     restore_point_id: str | None = None
     error: str | None = None
+
+    @classmethod
+    def from_result(cls, result: ToolResult) -> RollbackReply:
+        return cls.from_output(result.status.value, result.output)
 
     @classmethod
     def from_output(cls, tool_status: str, output: Any) -> RollbackReply:
@@ -174,8 +193,7 @@ class RestorePointController(Controller):
     tags = ["restore points"]  # noqa: RUF012 - Litestar's declared attribute
     dependencies = {  # noqa: RUF012 - Litestar's declared attribute
         **scopes(),
-        "restore_points": Provide(provide_restore_points, sync_to_thread=False),
-        "tools": Provide(provide_tools, sync_to_thread=False),
+        "rollback": Provide(provide_rollback, sync_to_thread=False),
     }
     guards = [ids_in_path]  # noqa: RUF012 - Litestar's declared attribute
 
@@ -183,18 +201,34 @@ class RestorePointController(Controller):
     async def list_points(
         self,
         visible_session: Injected[SessionScope],
-        chat: Injected[ChatService],
-        restore_points: Injected[RestorePointStore],
+        rollback: Injected[Rollback],
         full: Full = False,
     ) -> list[RestorePointBody]:
         """The session's restore points, oldest first: each was taken just before a
-        change the user approved (its ``tool_call_id`` is that change's call). Also of a
-        closed project."""
-        await chat.get_session(*visible_session.key)
-        points = await restore_points.restore_points(
-            visible_session.project_id, visible_session.session_id
-        )
+        change the user approved (its ``tool_call_id`` is that change's call); one that
+        was rolled back says so (``rolled_back``). Also of a closed project."""
+        points = await rollback.points(*visible_session.key)
         return [RestorePointBody.from_point(point, full=full) for point in points]
+
+    @get(
+        "/{restore_point_id:str}/preview",
+        operation_id="previewRollback",
+        responses=errors(404, 409, 501),
+    )
+    async def preview(
+        self,
+        session: Injected[SessionScope],
+        restore_point_id: PointId,
+        rollback: Injected[Rollback],
+        use_snapshot: UseSnapshot = False,
+        force: Force = False,
+    ) -> PreviewBody:
+        """What rolling the restore point back would change: every node, link and
+        device by name, and what it would conflict with."""
+        preview = await rollback.preview(
+            _request(session, restore_point_id, use_snapshot=use_snapshot, force=force)
+        )
+        return PreviewBody(**preview.to_dict())
 
     @post(
         "/{restore_point_id:str}/rollback",
@@ -206,52 +240,22 @@ class RestorePointController(Controller):
         self,
         session: Injected[SessionScope],
         restore_point_id: PointId,
-        chat: Injected[ChatService],
-        restore_points: Injected[RestorePointStore],
-        tools: Injected[ToolExecutor],
+        rollback: Injected[Rollback],
         limits: Injected[UserLimits],
-        use_snapshot: UseSnapshot = True,
+        use_snapshot: UseSnapshot = False,
+        force: Force = False,
     ) -> RollbackReply:
-        """Undo a change: put back what the restore point holds (each device's
-        configuration, the topology, or the GNS3 snapshot when there is one and every
-        node is stopped), then read it back.
+        """Undo a change: what it created is deleted, what it deleted is made again as it
+        was (properties, links, device configuration), what it changed is set back, and
+        nothing else; then it is read back and compared.
 
-        Only the session's owner may (404 to anyone else); refused (409) while a turn
-        runs on the session. The click is the approval: the rollback runs as an approved
-        change, so a restore point of what it changes is taken first; the reply's
-        ``restore_point_id`` names it (rolling it back undoes this rollback). A caller
-        whom the operator's policy keeps in teaching mode may not (403).
+        Only the session's owner may (404 to anyone else); refused (409) while a turn or
+        another rollback runs on the session, and when the undo conflicts with what was
+        done since (unless ``force``). The click is the approval: a restore point of what
+        the rollback changes is taken first; the reply's ``restore_point_id`` names it.
+        The rollback is recorded in the session's history. A caller whom the
+        operator's policy keeps in teaching mode may not (403).
         """
-        await chat.get_session(*session.key)
         limits.require_mode(CopilotMode.LAB_AUTOMATION_ASSISTANT, "Rolling back a change")
-        point_id = canonical_uuid(restore_point_id)
-        if (
-            await restore_points.restore_point(session.project_id, session.session_id, point_id)
-            is None
-        ):
-            raise NotFoundError(f"There is no restore point {point_id!r} in this session.")
-        if await chat.runner.running(session.project_id, session.session_id):
-            raise SessionBusyError(session.session_id)
-        arguments = {
-            "action": "rollback",
-            "restore_point_id": point_id,
-            "use_snapshot": use_snapshot,
-        }
-        call = ParsedToolCall.parse(
-            f"rollback-{uuid.uuid4().hex[:12]}", ROLLBACK_TOOL, json.dumps(arguments)
-        )
-        context = ToolContext(
-            project_id=session.project_id,
-            user_id=session.user_id,
-            session_id=session.session_id,
-            # The user's own action on the page, not the agent's: no copilot mode bounds it.
-            mode=CopilotMode.LAB_AUTOMATION_ASSISTANT,
-            abort=AbortToken(),
-            credentials=session.caller.token,
-            approval=ApprovalPolicy.NEVER,
-        )
-        clicked = ApprovalDecision(True, user_id=session.user_id, comment="Undo from the page")
-        decision = clicked.bound(call_digest(call.name, arguments))  # this rollback only
-        result = await ToolGate(tools).call(call, context, decision=decision)
-        log.info("restore_point_rolled_back", restore_point_id=point_id, status=result.status.value)
-        return RollbackReply.from_output(result.status.value, result.output)
+        request = _request(session, restore_point_id, use_snapshot=use_snapshot, force=force)
+        return RollbackReply.from_result((await rollback(request)).result)

@@ -27,8 +27,15 @@ from adapters.web.testing import (
     StaticAuthenticator,
     StaticProjectGate,
 )
-from copilot_core import BuiltinAgent, ChatService, ChatSettings, ModelSelection
-from copilot_core.bootstrap import build_chat_service
+from copilot_core import (
+    BuiltinAgent,
+    ChatService,
+    ChatSettings,
+    ModelSelection,
+    Rollback,
+    ToolGate,
+)
+from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
 from copilot_core.ports import (
     AgentBackend,
     Authenticator,
@@ -168,6 +175,7 @@ async def run_service(
     models = StaticModelProvider(
         ModelSelection(language_model or model, title_model=title_model) if configured else None
     )
+    leases = InMemorySessionLeases()
     chat = build_chat_service(
         store,
         {"copilot": agent, **(extra_agents or {})},
@@ -175,6 +183,17 @@ async def run_service(
         clock=clock,
         ids=ids,
         settings=ChatSettings(max_message_chars=1000, finished_turn_retention=retention),
+        leases=leases,
+    )
+    rollback = Rollback(
+        store,
+        store,  # type: ignore[arg-type]  # a CheckpointStore that also keeps restore points
+        ToolGate(tools),
+        leases,
+        clock=clock,
+        ids=ids,
+        tool="restore_point",
+        windows=chat.runner.windows,
     )
     static_authenticator = StaticAuthenticator(
         {
@@ -202,8 +221,7 @@ async def run_service(
             models=models if with_models else None,
             directory=directory,
             model_catalog=model_catalog,
-            restore_points=store,
-            tools=tools,
+            rollback=rollback,
         ),
         settings=WebSettings(
             heartbeat_interval=heartbeat,

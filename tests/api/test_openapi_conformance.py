@@ -41,8 +41,14 @@ from adapters.web.testing import (
     StaticGns3Directory,
     StaticModelCatalog,
 )
-from copilot_core import BuiltinAgent, ChatSettings, ModelSelection
-from copilot_core.bootstrap import build_chat_service
+from copilot_core import (
+    BuiltinAgent,
+    ChatSettings,
+    ModelSelection,
+    Rollback,
+    ToolGate,
+)
+from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
 from copilot_core.ports import Principal
 from copilot_core.testing import (
     FakeToolExecutor,
@@ -107,6 +113,7 @@ def _app() -> Any:
         )
     )
     metrics = PrometheusTurnMetrics()
+    leases = InMemorySessionLeases()
     chat = build_chat_service(
         store,
         {"copilot": agent},
@@ -115,6 +122,7 @@ def _app() -> Any:
         ids=ids,
         settings=ChatSettings(max_message_chars=2000),
         observers=[metrics],
+        leases=leases,
     )
 
     async def reload_skills() -> dict[str, Any]:
@@ -137,8 +145,15 @@ def _app() -> Any:
                 events={OPEN: [{"action": "ping", "event": {}}, NODE_UPDATED]},
             ),
             model_catalog=StaticModelCatalog({"u-admin": ["gpt-a", "gpt-b"]}),
-            restore_points=store,
-            tools=tools,
+            rollback=Rollback(
+                store,
+                store,
+                ToolGate(tools),
+                leases,
+                clock=clock,
+                ids=ids,
+                tool="restore_point",
+            ),
         ),
         settings=WebSettings(heartbeat_interval=None, llm_test_timeout=1.0),
         metrics=metrics,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -94,7 +95,7 @@ async def test_the_owner_rolls_a_restore_point_back_as_an_approved_change(
     await service.store.save_restore_point(_point(session_id, P1))
     url = service.chat_url() + f"/sessions/{session_id}/restore-points/{P1}/rollback"
     async with service.client() as client:
-        rolled = await client.post(url, params={"use_snapshot": "false"})
+        rolled = await client.post(url, params={"use_snapshot": "true"})
         default = await client.post(url)
     assert rolled.status_code == 200, rolled.text
     assert rolled.json() == {
@@ -104,8 +105,14 @@ async def test_the_owner_rolls_a_restore_point_back_as_an_approved_change(
         "restore_point_id": "p-new",
     }
     (args, ctx), (default_args, _) = calls
-    assert args == {"action": "rollback", "restore_point_id": P1, "use_snapshot": False}
-    assert default_args["use_snapshot"] is True
+    assert args == {
+        "action": "rollback",
+        "restore_point_id": P1,
+        "use_snapshot": True,
+        "force": False,
+    }
+    # By default the change alone is undone: the snapshot would undo others' work too.
+    assert (default_args["use_snapshot"], default_args["force"]) == (False, False)
     # The click is the approval: the executor takes a restore point first, as for any
     # approved change; the call runs with the caller's GNS3 token, in their session.
     approved = service.tools.clearances[0].approved
@@ -156,6 +163,101 @@ async def test_a_rollback_waits_for_no_turn_it_is_refused_while_one_runs(
     assert busy.status_code == 409
     assert "already has a turn running" in busy.json()["detail"]
     assert calls == []
+
+
+def _blocking_rollback(service: Service) -> tuple[asyncio.Event, asyncio.Event, list[Any]]:
+    """A rollback tool that holds until ``release`` is set (``entered`` once it runs)."""
+    entered, release = asyncio.Event(), asyncio.Event()
+    calls: list[Any] = []
+
+    async def rollback(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        calls.append(args)
+        entered.set()
+        await release.wait()
+        return {
+            "status": "success",
+            "results": [{"device_name": "topology", "status": "success", "output": {}}],
+            "restore_point_id": "p-new",
+        }
+
+    service.tools.add("restore_point", rollback)
+    return entered, release, calls
+
+
+async def test_two_rollbacks_at_once_one_runs_the_other_gets_409(service: Service) -> None:
+    entered, release, calls = _blocking_rollback(service)
+    session_id = await _session(service)
+    await service.store.save_restore_point(_point(session_id, P1))
+    url = service.chat_url() + f"/sessions/{session_id}/restore-points/{P1}/rollback"
+    async with service.client() as client:
+        first = asyncio.create_task(client.post(url))
+        await asyncio.wait_for(entered.wait(), 10)
+        second = await client.post(url)
+        release.set()
+        done = await asyncio.wait_for(first, 10)
+    assert (done.status_code, second.status_code) == (200, 409)
+    assert "has a rollback running" in second.json()["detail"]
+    assert len(calls) == 1
+
+
+async def test_a_turn_posted_while_a_rollback_runs_gets_409(service: Service) -> None:
+    entered, release, _ = _blocking_rollback(service)
+    session_id = await _session(service)
+    await service.store.save_restore_point(_point(session_id, P1))
+    url = service.chat_url() + f"/sessions/{session_id}/restore-points/{P1}/rollback"
+    async with service.client() as client:
+        rolling = asyncio.create_task(client.post(url))
+        await asyncio.wait_for(entered.wait(), 10)
+        turn = await client.post(
+            service.chat_url() + "/stream",
+            json={"message": "hi again", "session_id": session_id, "stream": False},
+        )
+        release.set()
+        rolled = await asyncio.wait_for(rolling, 10)
+    assert turn.status_code == 409, turn.text
+    assert "has a rollback running" in turn.json()["detail"]
+    assert rolled.status_code == 200
+
+
+async def test_a_rollback_is_a_message_of_the_history_and_the_point_says_rolled_back(
+    service: Service,
+) -> None:
+    _rollback_tool(service)
+    session_id = await _session(service)
+    await service.store.save_restore_point(_point(session_id, P1))
+    base = service.chat_url() + f"/sessions/{session_id}"
+    async with service.client() as client:
+        rolled = await client.post(base + f"/restore-points/{P1}/rollback")
+        history = await client.get(base + "/history")
+        listed = await client.get(base + "/restore-points")
+        service.model.add(text_reply("noted"))
+        after = await client.post(
+            service.chat_url() + "/stream",
+            json={"message": "what did I undo?", "session_id": session_id, "stream": False},
+        )
+    assert rolled.status_code == 200, rolled.text
+    messages = history.json()["messages"]
+    call, answer = messages[-2], messages[-1]
+    assert call["role"] == "assistant" and call["tool_calls"][0]["function"]["name"] == (
+        "restore_point"
+    )
+    assert answer["role"] == "tool" and answer["tool_call_id"] == call["tool_calls"][0]["id"]
+    record = call["metadata"]["rollback"]
+    assert record == {
+        "restore_point_id": P1,
+        "undoes_tool_call_id": f"call-{P1}",
+        "by": "u-alice",
+        "by_name": "alice",
+        "status": "success",
+    }
+    assert "alice rolled back restore point" in call["content"]
+    assert "created_at" in call["metadata"]
+    point = listed.json()[0]
+    assert point["rolled_back"]["status"] == "success"
+    assert point["rolled_back"]["by"] == "u-alice"
+    assert point["rolled_back"]["restore_point_id"] == "p-new"
+    # The conversation stays valid: the next turn runs on it.
+    assert after.status_code == 200, after.text
 
 
 async def test_a_closed_projects_restore_points_are_read_but_not_rolled_back(

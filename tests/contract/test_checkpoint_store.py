@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Protocol, overload
@@ -20,7 +21,7 @@ import pytest
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase
 from adapters.sqlite import SqliteCheckpointStore
 from copilot_core import CopilotMode, Message, Session
-from copilot_core.errors import InvalidRequestError, SessionNotFoundError
+from copilot_core.errors import InvalidRequestError, NotFoundError, SessionNotFoundError
 from copilot_core.ports import (
     CheckpointStore,
     FunctionCall,
@@ -666,6 +667,24 @@ async def test_a_restore_point_is_kept_with_its_session_and_read_back_exactly(
     assert (await points.history(PROJECT, "s1")).messages == []
     stored = await points.get_session(PROJECT, "s1")
     assert stored is not None and stored.message_count == 0
+
+
+async def test_a_restore_points_state_is_replaced_in_place_and_only_its_own(
+    points: SessionsWithRestorePoints,
+) -> None:
+    await points.create_session(session("s1"))
+    await points.create_session(session("s2"))
+    first, second = restore_point("p1", seconds=1), restore_point("p2", seconds=2)
+    await points.save_restore_point(first)
+    await points.save_restore_point(second)
+    marked = replace(first, state={**first.state, "rolled_back": {"status": "success"}})
+    await points.update_restore_point(marked)
+    assert await points.restore_points(PROJECT, "s1") == [marked, second]  # order kept
+    with pytest.raises(NotFoundError):  # another session's point is not touched
+        await points.update_restore_point(replace(second, session_id="s2"))
+    with pytest.raises(NotFoundError):
+        await points.update_restore_point(restore_point("nope"))
+    assert await points.restore_point(PROJECT, "s1", "p2") == second
 
 
 async def test_restore_points_are_listed_oldest_first_per_session(

@@ -482,10 +482,16 @@ class RestorePointAction(ToolArguments):
         None, description="for rollback: the restore point's id (from list or a change's result)"
     )
     use_snapshot: bool = Field(
-        True,
+        False,
         description="for rollback: restore the GNS3 snapshot the restore point holds when "
-        "every node is stopped (the whole project returns to that moment); false: undo the "
-        "topology change by itself",
+        "every node is stopped (the whole project returns to that moment, what others did "
+        "since included); false (the default): undo the change by itself",
+    )
+    force: bool = Field(
+        False,
+        description="for rollback: go on where undoing the change conflicts with what was "
+        "done since (e.g. a link made since to a node the change created, which is then "
+        "deleted too); false: such a rollback stops before changing anything and says why",
     )
 
     @model_validator(mode="after")
