@@ -2,8 +2,7 @@
 
 What a service that embeds the copilot needs is here: :class:`ChatService` (turns and
 sessions), :class:`BuiltinAgent` (the agent loop), :class:`TurnRunner` and its
-:class:`InMemoryTurnLog`, :class:`Rollback` (the user's undo of a change), the design's
-pure objects (:class:`ToolCallAccumulator`,
+:class:`InMemoryTurnLog`, the design's pure objects (:class:`ToolCallAccumulator`,
 :class:`StatsCollector`, :class:`AbortToken`, :class:`Conversation`) and the values
 they speak. The rest is in topical modules:
 
@@ -16,6 +15,8 @@ they speak. The rest is in topical modules:
 * :mod:`copilot_core.bootstrap`: the chat built from its settings, for a program
   without a container of its own (``build_chat_service``), and the in-memory session
   leases and turn control relay it uses;
+* :mod:`copilot_core.rollback`: the user's undo of a change as a use case
+  (:class:`~copilot_core.rollback.Rollback`);
 * :mod:`copilot_core.testing`: fakes of every port (a scripted model, an in-memory
   store, tools as functions).
 
@@ -28,7 +29,6 @@ from copilot_core._agent import AgentSettings, BuiltinAgent
 from copilot_core._conversation import Conversation
 from copilot_core._messages import Message, Role
 from copilot_core._prompts import PromptBook
-from copilot_core._rollback import Rollback, RollbackRequest
 from copilot_core._runner import RunnerSettings, TurnHandle, TurnRunner
 from copilot_core._service import ChatService, ChatSettings
 from copilot_core._session import CopilotMode, Session
@@ -59,8 +59,6 @@ __all__ = [
     "ParsedToolCall",
     "PromptBook",
     "Role",
-    "Rollback",
-    "RollbackRequest",
     "RunnerSettings",
     "Session",
     "StatsCollector",

@@ -47,7 +47,6 @@ from copilot_core._leases import SessionClaim
 from copilot_core._live import LiveTurn, TurnHandle
 from copilot_core._messages import Message, Role
 from copilot_core._prompts import fallback_title
-from copilot_core._rollback import held_by_rollback
 from copilot_core._session import CopilotMode, Session
 from copilot_core._stats import Usage, stamp_usage
 from copilot_core._tools import ToolContext
@@ -88,6 +87,7 @@ from copilot_core.ports import (
     TurnControlRelay,
     TurnLog,
 )
+from copilot_core.rollback import held_by_rollback
 
 __all__ = ["RunnerSettings", "TurnHandle", "TurnRunner"]
 

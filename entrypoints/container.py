@@ -75,7 +75,6 @@ from copilot_core import (
     ChatService,
     ChatSettings,
     InMemoryTurnLog,
-    Rollback,
     RunnerSettings,
     SystemClock,
     ToolGate,
@@ -543,7 +542,6 @@ class Core(containers.DeclarativeContainer):
     #: The user's undo of a change: the GNS3 tools' ``restore_point`` rollback, through a
     #: gate of its own with the agent's limits, claiming the session as a turn does.
     rollback = providers.Singleton(
-        Rollback,
         gateways.store,
         gateways.store,
         providers.Singleton(

@@ -13,13 +13,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from copilot_core import ChatService, Rollback
+from copilot_core import ChatService
 from copilot_core.policy import PolicyBook, UserLimits
 from copilot_core.ports import (
     Authenticator,
     LanguageModelProvider,
     ProjectGate,
 )
+from copilot_core.rollback import Rollback
 
 __all__ = [
     "Gns3Directory",

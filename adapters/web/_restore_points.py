@@ -1,7 +1,7 @@
 """Restore points of a session, for the page: list them, preview and roll one back
 ("Undo this change").
 
-Two-line handlers over the core's :class:`~copilot_core.Rollback` use case, which checks
+Two-line handlers over the core's :class:`~copilot_core.rollback.Rollback` use case, which checks
 that the session is the caller's (404 otherwise, as for a session that does not exist),
 claims the session as a turn does (409 while a turn or another rollback runs), runs the
 tool source's rollback through the gate with the caller's click as the approval, and
@@ -24,9 +24,10 @@ from adapters.web._ids import UUID_PATTERN, canonical_uuid
 from adapters.web._openapi import errors
 from adapters.web._scopes import SessionScope, ids_in_path, scopes
 from adapters.web._state import Injected, installed
-from copilot_core import CopilotMode, Rollback, RollbackRequest, ToolResult
+from copilot_core import CopilotMode, ToolResult
 from copilot_core.policy import UserLimits
 from copilot_core.ports import RestorePoint
+from copilot_core.rollback import Rollback, RollbackRequest
 
 __all__ = ["PreviewBody", "RestorePointBody", "RestorePointController", "RollbackReply"]
 

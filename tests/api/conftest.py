@@ -32,7 +32,6 @@ from copilot_core import (
     ChatService,
     ChatSettings,
     ModelSelection,
-    Rollback,
     ToolGate,
 )
 from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
@@ -43,6 +42,7 @@ from copilot_core.ports import (
     LanguageModel,
     Principal,
 )
+from copilot_core.rollback import Rollback
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,

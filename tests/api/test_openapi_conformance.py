@@ -45,11 +45,11 @@ from copilot_core import (
     BuiltinAgent,
     ChatSettings,
     ModelSelection,
-    Rollback,
     ToolGate,
 )
 from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
 from copilot_core.ports import Principal
+from copilot_core.rollback import Rollback
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,

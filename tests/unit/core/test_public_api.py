@@ -25,7 +25,16 @@ def test_every_module_declares_all_and_defines_what_it_lists() -> None:
             assert hasattr(module, name), f"{info.name}.{name}"
 
 
-PUBLIC_MODULES = {"bootstrap", "errors", "events", "policy", "ports", "rules", "testing"}
+PUBLIC_MODULES = {
+    "bootstrap",
+    "errors",
+    "events",
+    "policy",
+    "ports",
+    "rollback",
+    "rules",
+    "testing",
+}
 
 
 def test_only_the_topical_modules_are_public_the_rest_is_internal() -> None:
