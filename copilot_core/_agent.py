@@ -12,6 +12,7 @@ partial answer and simply stops (the runner sends ``abort`` and ``done``).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -24,7 +25,7 @@ from copilot_core._accumulator import Coalescing, StoppedCall, ToolCallAccumulat
 from copilot_core._conversation import Conversation
 from copilot_core._deltas import FinishDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core._guards import ArgumentLimits, TurnGuard, call_key
-from copilot_core._messages import FunctionCall, Message, ToolCall
+from copilot_core._messages import FunctionCall, Message, Role, ToolCall
 from copilot_core._prompts import TITLE_INSTRUCTION, PromptBook, clean_title, fallback_title
 from copilot_core._streams import Aborted, abortable, abortable_batches, race_abort
 from copilot_core._tokens import ApproximateTokenCounter, CachedTokenCounter
@@ -88,6 +89,9 @@ class AgentSettings:
     argument_limits: ArgumentLimits = field(default_factory=ArgumentLimits)
     #: How often a call being written is reported (``tool_call`` events).
     tool_call_coalescing: Coalescing = field(default_factory=lambda: Coalescing(0.1, 0.25))
+    #: The longest answer of one model call (tokens) when the user set none: a runaway
+    #: generation ends there (``None``: the model's own default).
+    max_tokens: int | None = 4096
     #: The turn ends when the model repeats a call that succeeded (or writes a call past
     #: its limit) this many times; before that it is told and may go on.
     strikes: int = 2
@@ -171,6 +175,11 @@ class BuiltinAgent:
         conversation = Conversation.restore(history, counter=self._counter)
         conversation.append(Message.user(self._ids.new_id(), query, self._clock.now()))
         budget = self._message_budget(selection, specs)
+        if selection.options.max_tokens is None and self._settings.max_tokens is not None:
+            # (The context keeps output_reserve_tokens free, as without the bound.)
+            selection = replace(
+                selection, options=replace(selection.options, max_tokens=self._settings.max_tokens)
+            )
         topology, problem = await self._read_topology(ctx)
         calls_made = 0
         answered = False
@@ -186,8 +195,14 @@ class BuiltinAgent:
                 yield StepCompleted((self._assistant(note, metadata={"step_limit": True}),))
                 return
 
-            system = Message.system("system", self.prompts.render(ctx.mode, topology, problem))
-            prompt = conversation.prompt(system, budget)
+            # The system prompt (and the tools) first and the same in every call, so a
+            # provider's prompt cache keeps them; the lab's state, which changes, goes
+            # with the user's latest message.
+            instructions = self.prompts.system(ctx.mode)
+            system = Message.system(_text_id("system", instructions), instructions)
+            lab = self.prompts.lab(topology, problem)
+            lab_cost = self._counter.count((Message.system(_text_id("lab", lab), lab),))
+            prompt = _with_lab(conversation.prompt(system, budget - lab_cost), lab)
             # The model's reply, streamed. Inline rather than in a helper generator: each
             # token would otherwise pass through one more generator on its way out.
             reply = _Reply()
@@ -399,6 +414,23 @@ class BuiltinAgent:
         reserve = selection.options.max_tokens or self._settings.output_reserve_tokens
         tool_chars = sum(len(spec.description) + len(str(spec.parameters)) for spec in specs)
         return max(selection.context_limit - reserve - tool_chars // 4, 1)
+
+
+def _text_id(kind: str, text: str) -> str:
+    """An id for a prompt's own message, one per text (token counts are cached by id)."""
+    return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def _with_lab(prompt: list[Message], lab: str) -> list[Message]:
+    """``prompt`` with the lab's state in front of its latest user message (only in what
+    the model reads: the stored message is the user's own)."""
+    for index in range(len(prompt) - 1, -1, -1):
+        message = prompt[index]
+        if message.role is Role.USER:
+            content = PromptBook.with_lab(message.content, lab)
+            prompt[index] = message.model_copy(update={"content": content})
+            break
+    return prompt
 
 
 def _stopped(call: ParsedToolCall, stopped: StoppedCall) -> ParsedToolCall:

@@ -12,9 +12,11 @@ from copilot_core._session import CopilotMode
 __all__ = ["TITLE_INSTRUCTION", "PromptBook", "clean_title", "fallback_title"]
 
 _COMMON = """\
-You are GNS3 Copilot, an assistant inside a GNS3 network lab. You see the lab's
-topology below and act on it only through your tools. Name nodes exactly as the
-topology names them. Before you run commands on a device, make sure it is started.
+You are GNS3 Copilot, an assistant inside a GNS3 network lab. The user's latest
+message comes with the lab's current state between <lab> tags (its topology, and
+guides for the platforms of its nodes); act on the lab only through your tools.
+Name nodes exactly as the topology names them. Before you run commands on a
+device, make sure it is started.
 Keep answers short and concrete; show the commands you ran and what their output
 means. When a tool returns an error, read it: it says what exists instead."""
 
@@ -41,9 +43,14 @@ _FALLBACK_LIMIT = 30
 
 @dataclass(frozen=True, slots=True)
 class PromptBook:
-    """The system prompt of each mode; ``{topology}`` marks where the lab goes.
+    """The system prompt of each mode, and the lab's state as the model reads it.
 
-    Adapters may load their own (the skills directory) and hand them to the agent.
+    :meth:`system` is the same for every turn of a mode, so a provider's prompt cache
+    keeps it (and the tools after it); :meth:`lab` is this turn's facts: the topology
+    (an empty lab says so), and the guide of each platform in the lab (``platforms``:
+    device type to guide text, the platforms' skills), not of every platform. The
+    agent sends the facts with the user's latest message. Adapters may load their own
+    prompts (the skills directory) and hand them to the agent.
     """
 
     common: str = _COMMON
@@ -53,15 +60,50 @@ class PromptBook:
             CopilotMode.LAB_AUTOMATION_ASSISTANT: _AUTOMATION,
         }
     )
+    platforms: Mapping[str, str] = field(default_factory=dict)
+
+    def system(self, mode: CopilotMode) -> str:
+        """The system prompt of ``mode``: stable from turn to turn."""
+        return f"{self.common}\n\n{self.modes[mode]}"
+
+    def lab(self, topology: Mapping[str, Any] | None, problem: str | None) -> str:
+        """The lab's state now: its topology, and the guides of its platforms."""
+        if topology is None:
+            return f"Current lab topology: unavailable ({problem or 'not read'})."
+        nodes = topology.get("nodes")
+        nodes = nodes if isinstance(nodes, list) else []
+        text = json.dumps(topology, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        parts = []
+        if not nodes and not topology.get("links"):
+            parts.append(
+                "The lab is empty: it has no nodes and no links. (Platform names in tool "
+                "descriptions or skills are what can be added, not what is there.)"
+            )
+        parts.append(f"Current lab topology (JSON):\n{text}")
+        present: dict[str, list[str]] = {}
+        for node in nodes:
+            if isinstance(node, Mapping) and isinstance(node.get("device_type"), str):
+                present.setdefault(node["device_type"], []).append(str(node.get("name")))
+        for device_type, names in sorted(present.items()):
+            guide = self.platforms.get(device_type)
+            if guide:
+                parts.append(
+                    f"Guide for the {device_type} nodes ({', '.join(names)}); use their own "
+                    f"commands, not another platform's:\n{guide}"
+                )
+        return "\n\n".join(parts)
 
     def render(
         self, mode: CopilotMode, topology: Mapping[str, Any] | None, problem: str | None
     ) -> str:
-        if topology is not None:
-            lab = json.dumps(topology, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-        else:
-            lab = f"(unavailable: {problem or 'not read'})"
-        return f"{self.common}\n\n{self.modes[mode]}\n\nCurrent lab topology (JSON):\n{lab}"
+        """The system prompt and the lab's state as one text (for clients that take one,
+        such as MCP's prompts)."""
+        return f"{self.system(mode)}\n\n{self.lab(topology, problem)}"
+
+    @staticmethod
+    def with_lab(query: str, lab: str) -> str:
+        """The user's latest message as the model reads it: the lab's state first."""
+        return f"<lab>\n{lab}\n</lab>\n\n{query}"
 
 
 def clean_title(raw: str) -> str:

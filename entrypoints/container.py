@@ -477,6 +477,7 @@ class Core(containers.DeclarativeContainer):
         output_reserve_tokens=config.agent.output_reserve_tokens,
         progress_interval=config.agent.progress_interval,
         max_result_chars=config.agent.max_result_chars,
+        max_tokens=config.agent.max_tokens,
         argument_limits=providers.Callable(
             argument_limits,
             config.agent.argument_chars,

@@ -235,6 +235,12 @@ class AgentSection(_Section):
         ge=1000,
         description="Characters of one tool result the model reads; a longer one is cut.",
     )
+    max_tokens: int | None = Field(
+        default=_AGENT.max_tokens,
+        gt=0,
+        description="The longest answer of one model call (tokens) for users whose LLM "
+        "settings set none; null leaves it to the model.",
+    )
     argument_chars: int = Field(
         default=_AGENT.argument_limits.default.max_chars,
         ge=2,
@@ -674,6 +680,8 @@ _NULL = object()
 def _flag_type(annotation: Any) -> tuple[Callable[[str], Any] | None, Sequence[str] | None]:
     """How argparse reads a value of this type: a converter, or choices. A setting that
     may be null takes ``null``."""
+    if get_origin(annotation) is dict:  # a JSON object
+        return json.loads, None
     args = [arg for arg in get_args(annotation) if arg is not type(None)] or [annotation]
     kind = args[0]
     nullable = type(None) in get_args(annotation)
@@ -684,7 +692,7 @@ def _flag_type(annotation: Any) -> tuple[Callable[[str], Any] | None, Sequence[s
         convert = kind
     elif kind is Path:
         convert = Path
-    elif get_origin(kind) in (tuple, list, dict):
+    elif get_origin(kind) in (tuple, list):
         convert = json.loads
     if nullable:
         return _or_null(convert), None

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from adapters.gns3 import SkillLibrary
 from copilot_core import BuiltinAgent, CopilotMode, PromptBook
 
-__all__ = ["PROMPTS_DIR", "SkillsReloader", "load_prompts"]
+__all__ = ["PROMPTS_DIR", "SkillsReloader", "load_prompts", "platform_guides"]
 
 #: Inside the skills directory: ``common.md`` and ``<copilot_mode>.md`` replace the
 #: built-in system prompts (the lab topology is appended to them).
@@ -38,6 +39,21 @@ def load_prompts(skills_dir: Path | None) -> tuple[PromptBook, list[str]]:
     return PromptBook(common=common, modes=modes), loaded
 
 
+def platform_guides(skills: SkillLibrary) -> dict[str, str]:
+    """Each platform's guide for the prompt: its ``basics`` skill, and the names of its
+    other topics (the model reads those with the skills tool when it needs them)."""
+    guides: dict[str, str] = {}
+    for device_type in skills.device_types():
+        topics = skills.list(device_type)
+        basics = next((skill for skill in topics if skill.topic == "basics"), None)
+        if basics is None:
+            continue
+        others = sorted(skill.topic for skill in topics if skill.topic != "basics")
+        more = f"\n(More in the skills tool: {', '.join(others)}.)" if others else ""
+        guides[device_type] = basics.content + more
+    return guides
+
+
 class SkillsReloader:
     """Reloads the skill library and the agent's prompts; returns what it loaded."""
 
@@ -45,10 +61,11 @@ class SkillsReloader:
         self._skills = skills
         self._agent = agent
         self._skills_dir = Path(skills_dir) if skills_dir else None
-        agent.prompts, _ = load_prompts(self._skills_dir)
+        prompts, _ = load_prompts(self._skills_dir)
+        agent.prompts = replace(prompts, platforms=platform_guides(skills))
 
     async def __call__(self) -> Mapping[str, Any]:
         summary = await asyncio.to_thread(self._skills.reload)
         prompts, loaded = await asyncio.to_thread(load_prompts, self._skills_dir)
-        self._agent.prompts = prompts
+        self._agent.prompts = replace(prompts, platforms=platform_guides(self._skills))
         return {**summary, "prompts": loaded or ["built-in"]}

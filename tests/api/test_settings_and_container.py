@@ -261,3 +261,33 @@ async def test_the_agent_step_budget_flag_reaches_the_agent(step_budget_of_one: 
     body: dict[str, Any] = reply.json()
     assert body["stats"]["llm_calls"] == 1
     assert body["messages"][-1]["metadata"].get("step_limit") is True
+
+
+async def test_the_agents_guards_and_the_platform_guides_reach_the_agent(tmp_path: Path) -> None:
+    settings = _flags(
+        "--data-dir",
+        str(tmp_path),
+        "--agent-argument-chars",
+        "500",
+        "--agent-tool-argument-limits",
+        '{"execute_vpcs_commands": {"max_items": 3}}',
+        "--agent-tool-call-interval",
+        "0",
+    )
+    container = build_container(settings)
+    await container.init_resources()  # type: ignore[misc]
+    try:
+        await resolve(container.web.collaborators())
+        agent_settings = container.core.agent_settings()
+        limits = agent_settings.argument_limits
+        assert (limits.default.max_chars, limits.default.max_items) == (500, 64)
+        vpcs = limits.of("execute_vpcs_commands")
+        assert (vpcs.max_chars, vpcs.max_items) == (500, 3)
+        assert agent_settings.tool_call_coalescing.interval == 0
+        assert agent_settings.tool_call_coalescing.growth == 0
+        guides = (await resolve(container.core.agent())).prompts.platforms
+        assert "ip <address>/<prefix> <gateway>" in guides["vpcs"]
+        assert "troubleshooting" in guides["vpcs"]  # named, read with the skills tool
+        assert {"cisco_ios", "frr", "juniper_junos"} <= set(guides)
+    finally:
+        await container.shutdown_resources()  # type: ignore[misc]

@@ -12,6 +12,7 @@ from copilot_core import (
     CopilotMode,
     InMemoryTurnLog,
     ModelSelection,
+    PromptBook,
     RunnerSettings,
     TurnHandle,
     TurnRequest,
@@ -52,6 +53,7 @@ class World:
     #: The user's model selection (default: ``model``, ``title_model``, ``context_limit``).
     selection: ModelSelection | None = None
     runner_settings: RunnerSettings | None = None
+    prompts: PromptBook | None = None
     _service: ChatService | None = None
 
     @property
@@ -63,6 +65,7 @@ class World:
                 clock=self.clock,
                 ids=self.ids,
                 settings=self.agent_settings,
+                prompts=self.prompts,
             )
             selection = self.selection or ModelSelection(
                 self.model, title_model=self.title_model, context_limit=self.context_limit

@@ -11,7 +11,13 @@ from typing import Any, cast
 from copilot_core import AgentSettings, Conversation, Message
 from copilot_core.errors import CopilotError
 from copilot_core.events import ApprovalRequiredEvent
-from copilot_core.ports import ApprovalPolicy, ChangePreview, FinishDelta, ModelSelection
+from copilot_core.ports import (
+    ApprovalPolicy,
+    CallOptions,
+    ChangePreview,
+    FinishDelta,
+    ModelSelection,
+)
 from copilot_core.ports import ToolCallDelta as Fragment
 from copilot_core.rules import ArgumentLimit, ArgumentLimits
 from copilot_core.testing import ScriptedLanguageModel, text_reply, tool_reply
@@ -267,3 +273,14 @@ async def test_parallel_calls_that_share_an_id_or_have_none_get_distinct_ids(
         "PC3",
         "PC4",
     ]
+
+
+async def test_every_call_has_a_default_max_tokens_unless_the_user_set_one(world: World) -> None:
+    world.model.add(text_reply("ok"), text_reply("T"))
+    await world.turn("hi")
+    assert world.model.calls[0].options.max_tokens == 4096
+    world.selection = ModelSelection(world.model, options=CallOptions(max_tokens=300))
+    world._service = None
+    world.model.add(text_reply("ok"), text_reply("T"))
+    await world.turn("hi")
+    assert world.model.calls[2].options.max_tokens == 300

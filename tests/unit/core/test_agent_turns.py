@@ -8,7 +8,15 @@ import json
 
 import pytest
 
-from copilot_core import AgentSettings, Conversation, CopilotMode, Message, ToolContext, ToolResult
+from copilot_core import (
+    AgentSettings,
+    Conversation,
+    CopilotMode,
+    Message,
+    PromptBook,
+    ToolContext,
+    ToolResult,
+)
 from copilot_core.errors import LLMRateLimitedError
 from copilot_core.ports import TextDelta, UsageDelta
 from copilot_core.testing import Hang, text_reply, tool_reply
@@ -180,7 +188,9 @@ async def test_a_failed_title_call_falls_back_to_the_first_30_characters(world: 
     assert session.title == "Why does PC1 not reach PC2 thr"
 
 
-async def test_topology_is_in_the_system_prompt_and_refreshed_after_a_change(world: World) -> None:
+async def test_topology_comes_with_the_users_message_and_is_refreshed_after_a_change(
+    world: World,
+) -> None:
     world.topology.topology = {"nodes": ["R1"]}
 
     def create(args: dict[str, object], ctx: object) -> str:
@@ -195,11 +205,15 @@ async def test_topology_is_in_the_system_prompt_and_refreshed_after_a_change(wor
         text_reply("t"),
     )
     await world.turn("add PC9")
-    systems = [call.messages[0].content for call in world.model.calls[:3]]
-    assert '"R1"' in systems[0] and "PC9" not in systems[0]
-    assert "PC9" not in systems[1]  # a read-only tool does not trigger a re-read
-    assert "PC9" in systems[2]
+    labs = [call.messages[1].content for call in world.model.calls[:3]]
+    assert all(lab.startswith("<lab>") and lab.endswith("add PC9") for lab in labs)
+    assert '"R1"' in labs[0] and "PC9" not in labs[0].removesuffix("add PC9")
+    assert "PC9" not in labs[1].removesuffix("add PC9")  # a read-only tool: no re-read
+    assert "PC9" in labs[2].removesuffix("add PC9")
     assert world.topology.reads == 2
+    # The system prompt (the cached prefix, with the tools) did not change with the lab.
+    assert len({call.messages[0].content for call in world.model.calls[:3]}) == 1
+    assert "R1" not in world.model.calls[0].messages[0].content
 
 
 async def test_an_unreadable_topology_does_not_stop_the_turn(world: World) -> None:
@@ -209,7 +223,7 @@ async def test_an_unreadable_topology_does_not_stop_the_turn(world: World) -> No
     world.model.add(text_reply("I cannot see the lab"), text_reply("t"))
     events = await world.turn("x")
     assert types(events)[-1] == "done"
-    assert "unavailable: GNS3 is down" in world.model.calls[0].messages[0].content
+    assert "unavailable (GNS3 is down)" in world.model.calls[0].messages[-1].content
 
 
 async def test_long_histories_are_trimmed_to_the_context_limit(world: World) -> None:
@@ -224,9 +238,9 @@ async def test_long_histories_are_trimmed_to_the_context_limit(world: World) -> 
         session_id = str(events[0]["session_id"])
     last_prompt = world.model.calls[-1].messages
     assert last_prompt[0].role.value == "system"
-    assert last_prompt[-1].content == "question 11"
+    assert last_prompt[-1].content.endswith("</lab>\n\nquestion 11")
     assert len(last_prompt) < 2 + 2 * 11  # older turns were dropped
-    assert all(m.content != "question 0" for m in last_prompt)
+    assert all(not m.content.endswith("question 0") for m in last_prompt)
 
 
 async def test_abort_while_the_model_streams_keeps_the_partial_answer(world: World) -> None:
@@ -369,3 +383,44 @@ async def test_a_tool_result_too_long_for_the_model_is_cut_and_says_so(world: Wo
     assert "8000 characters long" in output["note"]  # type: ignore[index]
     sent = world.model.calls[1].messages[-1].content
     assert len(sent) < 1500 and "only the first 1000 are kept" in sent
+
+
+async def test_the_stored_message_is_the_users_own_without_the_lab(world: World) -> None:
+    world.topology.topology = {"nodes": [{"name": "PC1", "device_type": "vpcs"}], "links": []}
+    world.model.add(text_reply("ok"), text_reply("t"))
+    events = await world.turn("what is PC1?")
+    history = await world.messages(str(events[0]["session_id"]))
+    assert history[0]["content"] == "what is PC1?"
+    assert "PC1" in world.model.calls[0].messages[-1].content.split("</lab>")[0]
+
+
+async def test_an_empty_lab_says_plainly_that_it_is_empty(world: World) -> None:
+    world.topology.topology = {"project": {"name": "empty"}, "nodes": [], "links": []}
+    world.model.add(text_reply("It is empty."), text_reply("t"))
+    await world.turn("what is in this lab?")
+    lab = world.model.calls[0].messages[-1].content
+    assert "The lab is empty: it has no nodes and no links." in lab
+
+
+async def test_only_the_guides_of_the_platforms_in_the_lab_are_given_in_every_mode(
+    world: World,
+) -> None:
+    world.topology.topology = {
+        "nodes": [
+            {"name": "PC1", "device_type": "vpcs"},
+            {"name": "PC2", "device_type": "vpcs"},
+            {"name": "R1", "device_type": "frr"},
+        ],
+        "links": [],
+    }
+    guides = {"vpcs": "VPCS: ip 10.0.0.1/24 10.0.0.254", "cisco_ios": "IOS: show ip int brief"}
+    world.prompts = PromptBook(platforms=guides)
+    for mode in CopilotMode:
+        world.model.add(text_reply("ok"), text_reply("t"))
+        first = len(world.model.calls)
+        await world.turn("how do I address PC1?", copilot_mode=mode)
+        lab = world.model.calls[first].messages[-1].content
+        assert "Guide for the vpcs nodes (PC1, PC2)" in lab and guides["vpcs"] in lab
+        assert "IOS: show ip int brief" not in lab  # no IOS node in this lab
+        assert "The lab is empty" not in lab
+        assert "vpcs" not in world.model.calls[first].messages[0].content
