@@ -35,6 +35,7 @@ from adapters.gns3._platforms import PAGER, DeviceKind, ModeStep, Platform, plat
 from adapters.gns3._telnet import ConsoleClosedError, Telnet, clean_text
 
 __all__ = [
+    "REJECTED",
     "CommandOutcome",
     "ConsoleRunner",
     "ConsoleTarget",
@@ -55,6 +56,9 @@ _WAKE_ANSWERS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)terminate autoinstall\?\s*\[yes\]:\s*\Z"), "yes"),
     (re.compile(r"(?i)press return to get started"), ""),
 )
+
+#: A command's error when the device answered it with its CLI's error message.
+REJECTED = "the device rejected the command"
 
 
 def _stem(prompt: str) -> str:
@@ -292,7 +296,7 @@ class _Session:
         outcome.truncated = bool(head) or len(output) > cap
         outcome.output = output[:cap]
         if self.platform.errors.search(outcome.output):
-            outcome.error = "the device rejected the command"
+            outcome.error = REJECTED
         return outcome
 
     @staticmethod

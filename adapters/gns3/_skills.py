@@ -34,6 +34,9 @@ class Skill:
     summary: str
     content: str
     source: str
+    #: The platform's right forms in a line (front matter ``hint``): told to the model
+    #: with a command the device refused or that was not sent.
+    hint: str = ""
 
     def summary_dict(self) -> dict[str, str]:
         return {
@@ -65,6 +68,7 @@ def _parse(path: Path) -> Skill:
         summary=str(meta.get("summary") or ""),
         content=content,
         source=path.name,
+        hint=" ".join(str(meta.get("hint") or "").split()),
     )
 
 
@@ -122,6 +126,11 @@ class SkillLibrary:
             for key, skill in sorted(self._skills.items())
             if wanted is None or key[0] == wanted
         ]
+
+    def hint(self, device_type: str) -> str:
+        """The platform's right forms in a line, from its skills (``basics`` first)."""
+        skills = sorted(self.list(device_type), key=lambda skill: skill.topic != "basics")
+        return next((skill.hint for skill in skills if skill.hint), "")
 
     def get(self, device_type: str, topic: str) -> Skill | None:
         return self._skills.get((device_type.strip().lower(), topic.strip().lower()))

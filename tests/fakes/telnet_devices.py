@@ -398,6 +398,8 @@ class EmulatedVpcs(EmulatedDevice):
             self.write("IPv4 address/mask, gateway, DNS, and DHCP cleared\r\n")
         elif verb == "ip" and words[1:2] == ["dns"] and len(words) == 3:
             self.dns = words[2]
+        elif verb == "ip" and len(words) >= 2 and not words[1][:1].isdigit():
+            self.write("Invalid address\r\n\r\n")  # ``ip address …`` is IOS, not VPCS
         elif verb == "ip" and len(words) >= 2:
             self.write("Checking for duplicate address...\r\n")
             await asyncio.sleep(self.ip_delay)

@@ -23,8 +23,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from adapters.gns3._command_policy import DeviceKind, teaching_refusal
-from adapters.gns3._console import ConsoleTranscript
+from adapters.gns3._console import REJECTED, ConsoleTranscript
 from adapters.gns3._grammar import LABELS, Verdict, control_character_error, judge_strictest
+from adapters.gns3._hints import platform_hint
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._platforms import kind_from_name, platform_for
 from adapters.gns3._tools.registry import (
@@ -264,7 +265,7 @@ async def _device(
         else:
             blocked.append({"command": command, "reason": reason})
     if not allowed:
-        return item(
+        refused = item(
             name,
             "failed",
             [],
@@ -272,6 +273,7 @@ async def _device(
             error="every command was blocked",
             **platform.extra(),
         )
+        return _taught(lab, kind, refused, [b["command"] for b in blocked])
     target = snapshot.console_target(node, kind)
 
     def progress(text: str) -> None:
@@ -288,6 +290,17 @@ async def _device(
     await _parse(lab, transcript, config=config)
     result = _device_result(transcript, blocked)
     result.update(platform.extra())
+    failed = [b["command"] for b in blocked]
+    failed += [o.command for o in transcript.outcomes if o.error == REJECTED]
+    return _taught(lab, kind, result, failed)
+
+
+def _taught(lab: LabAccess, kind: DeviceKind, result: JSON, failed: list[str]) -> JSON:
+    """A device's result naming its platform and the right form there when a command was
+    refused by the device or not sent (so the model's next call can be right)."""
+    if failed:
+        result["platform"] = kind.value
+        result["hint"] = platform_hint(kind, failed, lab.skills.hint(kind.value))
     return result
 
 

@@ -459,3 +459,51 @@ async def test_start_is_bounded_when_the_node_never_reports_started():
     item = result.output["results"][0]
     assert result.status is ToolStatus.ERROR
     assert item["error"].startswith("PC1 did not become ready within 0.3 s")
+
+
+async def test_ios_syntax_on_a_vpcs_comes_back_with_the_vpcs_form(lab: EmulatedDeviceLab):
+    result = await run(
+        make_executor(lab, skills=SkillLibrary()),
+        "execute_vpcs_commands",
+        {
+            "device_configs": [
+                {
+                    "device_name": "PC1",
+                    "commands": [
+                        "configure terminal",
+                        "interface Gi0/0",
+                        "ip address 10.0.0.1 255.255.255.0",
+                    ],
+                }
+            ]
+        },
+    )
+    pc1 = by_device(result)["PC1"]
+    assert pc1["status"] == "failed"
+    assert pc1["platform"] == "vpcs"
+    hint = pc1["hint"]
+    assert hint.startswith("This is VPCS.")
+    assert "For 'ip address 10.0.0.1 255.255.255.0' use `ip 10.0.0.1/24 <gateway>` here." in hint
+    assert "`ip <address>/<prefix> <gateway>`" in hint  # the VPCS skill's right form
+    assert "no `configure terminal`" in hint
+
+
+async def test_a_command_teaching_refuses_names_the_platform_and_its_form(
+    lab: EmulatedDeviceLab,
+):
+    result = await run(
+        make_executor(lab, skills=SkillLibrary()),
+        "execute_multiple_device_commands",
+        {
+            "device_configs": [
+                {"device_name": "R1", "commands": ["conf t"]},
+                {"device_name": "PC2", "commands": ["show ip"]},
+            ]
+        },
+        TEACHING,
+    )
+    devices = by_device(result)
+    assert devices["R1"]["platform"] == "cisco_ios"
+    assert devices["R1"]["hint"].startswith("This is Cisco IOS.")
+    assert "`show ip interface brief`" in devices["R1"]["hint"]
+    assert "hint" not in devices["PC2"]  # it succeeded: nothing to teach
