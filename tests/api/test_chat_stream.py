@@ -134,8 +134,9 @@ async def test_second_turn_continues_the_session(service: Service) -> None:
     assert second.json()["session_id"] == session_id
     page = await service.store.history(OPEN, session_id)
     assert [m.content for m in page.messages] == ["one", "first", "two", "second"]
-    # The second call saw the whole conversation.
-    assert [m.content for m in service.model.calls[1].messages if m.role.value == "user"] == [
+    # The second call saw the whole conversation (the lab's state comes before the latest).
+    user = [m.content for m in service.model.calls[1].messages if m.role.value == "user"]
+    assert [text.rsplit("</lab>\n\n", 1)[-1] for text in user] == [
         "one",
         "two",
     ]
