@@ -286,8 +286,11 @@ def test_the_observer_reports_one_line_of_figures_per_turn(run: Run) -> None:
 def test_the_model_is_offered_the_programs_tool_and_shown_its_hosts(run: Run) -> None:
     for request in run.requests[:2]:
         assert [tool["function"]["name"] for tool in request.tools] == ["tcp_ping"]
-    system = run.requests[0].messages[0]
-    assert system["role"] == "system" and '"hosts":["127.0.0.1"]' in system["content"]
+    system, *_, latest = run.requests[0].messages
+    assert system["role"] == "system" and "127.0.0.1" not in system["content"]  # stable
+    # The lab's state (the example's topology: the hosts) comes with the user's message.
+    assert latest["role"] == "user" and latest["content"].startswith("<lab>")
+    assert '"hosts":["127.0.0.1"]' in latest["content"].split("</lab>")[0]
     assert all(request.bearer_token == API_KEY for request in run.requests)
 
 
