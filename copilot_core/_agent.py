@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from copilot_core._abort import AbortToken
