@@ -64,8 +64,10 @@ from copilot_core.events import (
     ToolProgressEvent,
 )
 from copilot_core.ports import (
+    NOT_CLEARED,
     Assessment,
     CallOptions,
+    Clearance,
     LanguageModel,
     ModelOverrides,
     ToolEffect,
@@ -124,7 +126,10 @@ class TcpPingTools:
         """A TCP connect changes nothing: no call of this tool waits for approval."""
         return Assessment.read_only()
 
-    async def execute(self, call: ParsedToolCall, context: ToolContext) -> ToolResult:
+    async def execute(
+        self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED
+    ) -> ToolResult:
+        """Probe; nothing here waits for approval, so ``clearance`` says nothing new."""
         arguments = call.arguments or {}
         host, port, count = arguments.get("host"), arguments.get("port"), arguments.get("count", 3)
         if not isinstance(host, str) or not host:
