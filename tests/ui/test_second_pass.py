@@ -581,34 +581,3 @@ def test_streamed_markdown_has_no_line_break_at_its_edge_and_a_phone_can_use_it_
     assert "\n" not in block.inner_text().strip()
     expect(page.get_by_role("group", name="Topology")).to_be_visible()
     screenshot(page, "phone")
-
-
-def test_a_console_approval_lists_every_command_as_sent_with_the_changes_marked(
-    page: Page, configured: Lab, llm: ScriptedOpenAIServer, gns3_server: RealGns3Server
-) -> None:
-    node = _vpcs(gns3_server, configured, 200, -150)
-    commands = ["show ip", "ip 10.0.0.9/24", "i 10.0.0.77/24"]
-    call = {"device_configs": [{"device_name": node["name"], "commands": commands}]}
-    llm.clear()
-    llm.add(
-        Reply(tool_calls=[ToolCallScript("execute_vpcs_commands", call)]),
-        Reply(text="Nothing was changed."),
-        Reply(text="Console approval"),
-    )
-    sign_in(page)
-    choose_project(page, configured.opened)
-    page.get_by_role("button", name="+ New chat").click()
-    page.get_by_label("Agent", exact=True).select_option("copilot")
-    page.get_by_label("Message", exact=True).fill(f"Address {node['name']}")
-    page.get_by_label("Message", exact=True).press("Enter")
-    card = page.get_by_role("region", name="Approval for execute_vpcs_commands")
-    rows = card.locator(f".approval-commands[data-device='{node['name']}'] li")
-    expect(rows).to_have_count(3)
-    expect(rows.locator("code")).to_have_text(commands)  # every command, in order, as sent
-    marks = [rows.nth(i).get_attribute("data-changes") for i in range(3)]
-    assert marks == ["false", "true", "true"]
-    expect(rows.nth(2)).to_contain_text("read as: ip 10.0.0.77/24")
-    expect(rows.nth(0).locator(".approval-mark")).to_have_count(0)
-    screenshot(page, "approval-console")
-    card.get_by_role("button", name="Reject").click()
-    expect(card.locator(".approval-outcome")).to_contain_text("Rejected by you")
