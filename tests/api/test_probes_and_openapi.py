@@ -38,6 +38,14 @@ ROUTES = {
     ("post", "/v3/copilot/auth/login"),
     ("get", "/v3/copilot/me"),
     ("get", "/v3/copilot/projects"),
+    ("post", "/v3/copilot/projects"),
+    ("post", "/v3/copilot/projects/{project_id}/open"),
+    ("get", "/v3/copilot/policy"),
+    (
+        "get",
+        "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/restore-points/"
+        "{restore_point_id}/preview",
+    ),
     ("post", "/v3/copilot/render"),
     ("post", "/v3/copilot/render/tools"),
     ("get", "/v3/copilot/projects/{project_id}/topology"),
