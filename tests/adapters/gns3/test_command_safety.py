@@ -11,7 +11,6 @@ commands the way VPCS 0.8.3 does (unique prefixes, ``@``, ``write``).
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 
 from adapters.gns3 import Gns3ToolExecutor, SkillLibrary
 from copilot_core import ParsedToolCall, ToolStatus
-from copilot_core.ports import ApprovalDecision, ApprovalPolicy, ToolEffect
+from copilot_core.ports import ApprovalDecision, ApprovalPolicy, Clearance, ToolEffect
 from tests.adapters.gns3.conftest import make_context
 from tests.adapters.gns3.test_command_tools import (
     AUTOMATION,
@@ -153,8 +152,9 @@ async def test_the_approval_lists_every_command_exactly_as_sent(lab: EmulatedDev
         "call-1", "execute_vpcs_commands", json.dumps(vpcs("PC1", commands))
     )
     context = make_context(PROJECT, TOKEN, AUTOMATION)
-    approved = replace(context, approved=ApprovalDecision(True, "user-1"))
-    result = await executor.execute(call, approved)
+    result = await executor.execute(
+        call, context, Clearance(decision=ApprovalDecision(True, "user-1"))
+    )
     assert result.status is ToolStatus.SUCCESS
     assert lab["PC1"].received == commands
     assert await address_on_console(executor) == "10.0.0.77/24"
