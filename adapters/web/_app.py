@@ -26,6 +26,7 @@ from adapters.web._body import MAX_BODY_BYTES
 from adapters.web._chat import ChatController
 from adapters.web._contracts import WebDependencies, WebSettings
 from adapters.web._directory import (
+    CreateProjectRequest,
     DirectoryController,
     LoginController,
     LoginRequest,
@@ -151,6 +152,7 @@ def _render_plugins() -> list[OpenAPIRenderPlugin]:
             LoginRequest,
             RenderRequest,
             RenderToolsRequest,
+            CreateProjectRequest,
         ),
         event_streams=("streamChat",),
         alternative_media={"exportChatSession": {"text/markdown": {"type": "string"}}},
