@@ -91,6 +91,7 @@ from copilot_core.ports import (
     RestorePointStore,
     ToolExecutor,
 )
+from copilot_core.rollback import Rollback
 from copilot_core.rules import ArgumentLimit, ArgumentLimits, Coalescing
 from entrypoints.settings import PolicySection, Settings
 from entrypoints.skills import SkillsReloader
@@ -543,6 +544,7 @@ class Core(containers.DeclarativeContainer):
     #: The user's undo of a change: the GNS3 tools' ``restore_point`` rollback, through a
     #: gate of its own with the agent's limits, claiming the session as a turn does.
     rollback = providers.Singleton(
+        Rollback,
         gateways.store,
         gateways.store,
         providers.Singleton(

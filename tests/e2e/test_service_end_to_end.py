@@ -146,10 +146,12 @@ def test_a_user_builds_a_lab_through_the_copilot(
             headers={"Authorization": f"Bearer {configured}"},
         ).json()
         assert [n["name"] for n in nodes] == ["PC1"]
-        # The model's first prompt carried the (empty) topology; the next one, after the
-        # change, the new node.
-        systems = [r.body["messages"][0]["content"] for r in llm.requests[-4:-1]]
-        assert "PC1" not in systems[0] and "PC1" in systems[2]
+        # The system prompt stays the same (a cached prefix); the lab's state goes with the
+        # user's latest message: empty at first, the new node after the change.
+        prompts = [r.body["messages"] for r in llm.requests[-4:-1]]
+        assert prompts[0][0]["content"] == prompts[2][0]["content"]
+        labs = [json.dumps(messages[1:]).split("</lab>")[0] for messages in prompts]
+        assert "<lab>" in labs[0] and "PC1" not in labs[0] and "PC1" in labs[2]
 
         history = api.get(f"/projects/{project}/chat/sessions/{session_id}/history").json()
         roles = [m["role"] for m in history["messages"]]
@@ -309,7 +311,9 @@ def test_an_approved_change_is_undone_from_the_page_and_the_undo_undone(
         (tool_message,) = [m for m in history["messages"] if m["role"] == "tool"]
         assert tool_message["metadata"]["restore_point_id"] == point_id
         base = f"/projects/{project}/chat/sessions/{session_id}/restore-points"
-        (listed,) = api.get(base).json()
+        answer = api.get(base)
+        assert isinstance(answer.json(), list), (answer.status_code, answer.text)
+        (listed,) = answer.json()
         assert (listed["id"], listed["tool_name"]) == (point_id, "create_gns3_node")
         assert listed["topology"] is True
 
