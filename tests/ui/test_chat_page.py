@@ -92,7 +92,9 @@ def test_a_message_streams_text_and_a_tool_card_then_the_stats_show(
     expect(card.locator(".tool-status")).to_have_text("done")
     # The arguments grew on screen as the model wrote them, then were pretty-printed.
     seen = page.evaluate("window.toolArguments")
-    assert len(seen) >= 4 and seen[-1] == '{\n  "why": "the user asks"\n}', seen
+    # tool_call events are coalesced (at most every 100 ms or a quarter more text): the card
+    # shows the arguments growing, then whole.
+    assert len(seen) >= 2 and seen[-1] == '{\n  "why": "the user asks"\n}', seen
     assert all(len(a) < len(b) for a, b in itertools.pairwise(seen[:-1])), seen
     card.locator("summary").first.click()  # the card collapsed once its output arrived
     card.locator(".tool-output summary").click()
