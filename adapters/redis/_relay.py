@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from adapters.redis._keys import Keys, RenewalLoop, call, ms, text
@@ -65,6 +66,7 @@ __all__ = ["RedisTurnControlRelay"]
 
 log = logging.getLogger(__name__)
 
+_CLOSE_WAIT = 2.0  # seconds closing a subscription may take
 _REPLY_TTL = 10.0  # seconds an owner's answer to a remote decision is kept
 _WAITING, _RESOLVED = "W", "R"
 
@@ -309,8 +311,7 @@ class RedisTurnControlRelay:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
             finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.reset()
+                await _close_quietly(pubsub)
 
     def _on_abort(self, data: str) -> None:
         turn_id, _, reason = data.partition("\n")
@@ -398,3 +399,17 @@ def _decision_from(record: dict[str, Any]) -> ApprovalDecision:
         comment=str(record.get("comment") or ""),
         reason=str(record.get("reason") or "decided"),
     )
+
+
+async def _close_quietly(pubsub: PubSub) -> None:
+    """Close a subscription within a bound, then drop its connection without waiting:
+    redis-py's ``aclose`` can wait forever for the socket to close (redis-py#3941), and
+    it runs on the way out of a cancelled listener, which :meth:`stop` awaits."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(_CLOSE_WAIT):
+            await pubsub.aclose()
+            return
+    connection = pubsub.connection
+    if connection is not None:
+        with contextlib.suppress(Exception):
+            await connection.disconnect(nowait=True)

@@ -233,6 +233,10 @@ def test_tool_cards_show_device_output_tables_and_failures_with_raw_json_a_click
     page.get_by_label("Agent", exact=True).select_option("copilot")
     page.get_by_label("Message", exact=True).fill("Show me the lab and start my PC")
     page.get_by_label("Message", exact=True).press("Enter")
+    # Starting a node is a change: it asks first (approval "changes"), then GNS3 refuses it.
+    page.get_by_role("region", name="Approval for start_gns3_node").get_by_role(
+        "button", name="Approve"
+    ).click()
     expect(page.locator("#messages[data-state='saved']")).to_have_count(1, timeout=20_000)
     reader, start = page.locator(".tool-card").nth(0), page.locator(".tool-card").nth(1)
     reader.locator("summary").first.click()
