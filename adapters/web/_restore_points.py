@@ -14,16 +14,13 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, get, post
-from litestar.datastructures import State
-from litestar.di import Provide
-from litestar.exceptions import HTTPException, ServiceUnavailableException
 from litestar.params import PathParameter, QueryParameter
-from litestar.status_codes import HTTP_200_OK, HTTP_501_NOT_IMPLEMENTED
+from litestar.status_codes import HTTP_200_OK
 
 from adapters.web._ids import UUID_PATTERN, canonical_uuid
 from adapters.web._openapi import errors
 from adapters.web._scopes import SessionScope, ids_in_path, scopes
-from adapters.web._state import Injected, installed
+from adapters.web._state import Injected
 from copilot_core import CopilotMode, ToolResult
 from copilot_core.policy import UserLimits
 from copilot_core.ports import RestorePoint
@@ -56,19 +53,6 @@ Force = Annotated[
     ),
 ]
 Full = Annotated[bool, QueryParameter(description="Include each restore point's state.")]
-
-
-# --------------------------------------------------------------- collaborators
-def provide_rollback(state: State) -> Rollback:
-    deps = installed(state)
-    if deps is None:
-        raise ServiceUnavailableException("The service is starting; try again in a moment.")
-    if deps.rollback is None:
-        raise HTTPException(
-            status_code=HTTP_501_NOT_IMPLEMENTED,
-            detail="Restore points are not available in this deployment.",
-        )
-    return deps.rollback
 
 
 def _request(
@@ -194,7 +178,6 @@ class RestorePointController(Controller):
     tags = ["restore points"]  # noqa: RUF012 - Litestar's declared attribute
     dependencies = {  # noqa: RUF012 - Litestar's declared attribute
         **scopes(),
-        "rollback": Provide(provide_rollback, sync_to_thread=False),
     }
     guards = [ids_in_path]  # noqa: RUF012 - Litestar's declared attribute
 

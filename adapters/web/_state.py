@@ -25,19 +25,12 @@ from litestar.status_codes import HTTP_501_NOT_IMPLEMENTED
 
 from adapters.web._auth import CachingAuthenticator, Caller, bearer_token
 from adapters.web._contracts import (
-    Gns3Directory,
-    LLMConfigRepository,
-    LlmEndpointCheck,
-    ModelCatalog,
     ReadinessCheck,
-    SkillsReloader,
     WebDependencies,
     WebSettings,
 )
-from copilot_core import ChatService
 from copilot_core.errors import AuthenticationError
 from copilot_core.policy import UserLimits
-from copilot_core.ports import Authenticator, LanguageModelProvider, ProjectGate
 
 __all__ = [
     "CALLER",
@@ -131,54 +124,23 @@ async def provide_limits(request: Request[Any, Any, State]) -> UserLimits:
 _UNLIMITED = UserLimits()
 
 
-def provide_llm_endpoints(state: State) -> LlmEndpointCheck | None:
-    return _deps(state).llm_endpoints
-
-
 def provide_web_settings(state: State) -> WebSettings:
     settings: WebSettings = state[_SETTINGS]
     return settings
 
 
-def provide_chat(state: State) -> ChatService:
-    return _deps(state).chat
+def _collaborator(name: str, *, optional: str | None = None) -> Provide:
+    """The provider of ``WebDependencies.<name>``. ``optional``: what the collaborator
+    does, for the 501 that a deployment without it answers (``None``: hand out ``None``)."""
 
+    def provide(state: State) -> Any:
+        value = getattr(_deps(state), name)
+        if value is None and optional is not None:
+            raise _not_here(optional)
+        return value
 
-def provide_authenticator(state: State) -> Authenticator:
-    return _deps(state).authenticator
-
-
-def provide_projects(state: State) -> ProjectGate:
-    return _deps(state).projects
-
-
-def provide_llm_config(state: State) -> LLMConfigRepository:
-    return _deps(state).llm_config
-
-
-def provide_models(state: State) -> LanguageModelProvider:
-    models = _deps(state).models
-    if models is None:
-        raise _not_here("Testing LLM settings")
-    return models
-
-
-def provide_directory(state: State) -> Gns3Directory:
-    directory = _deps(state).directory
-    if directory is None:
-        raise _not_here("Signing in through the copilot")
-    return directory
-
-
-def provide_model_catalog(state: State) -> ModelCatalog | None:
-    return _deps(state).model_catalog
-
-
-def provide_reload_skills(state: State) -> SkillsReloader:
-    reload_skills = _deps(state).reload_skills
-    if reload_skills is None:
-        raise _not_here("Reloading skills")
-    return reload_skills
+    provide.__name__ = f"provide_{name}"
+    return Provide(provide, sync_to_thread=False)
 
 
 def provide_mcp_servers(state: State) -> Sequence[Mapping[str, Any]]:
@@ -198,16 +160,17 @@ def dependencies() -> dict[str, Provide]:
     return {
         "caller": Provide(provide_caller, sync_to_thread=False),
         "limits": Provide(provide_limits),
-        "llm_endpoints": Provide(provide_llm_endpoints, sync_to_thread=False),
         "web_settings": Provide(provide_web_settings, sync_to_thread=False),
-        "chat": Provide(provide_chat, sync_to_thread=False),
-        "authenticator": Provide(provide_authenticator, sync_to_thread=False),
-        "projects": Provide(provide_projects, sync_to_thread=False),
-        "llm_config": Provide(provide_llm_config, sync_to_thread=False),
-        "models": Provide(provide_models, sync_to_thread=False),
-        "directory": Provide(provide_directory, sync_to_thread=False),
-        "reload_skills": Provide(provide_reload_skills, sync_to_thread=False),
-        "model_catalog": Provide(provide_model_catalog, sync_to_thread=False),
         "readiness": Provide(provide_readiness, sync_to_thread=False),
         "mcp_servers": Provide(provide_mcp_servers, sync_to_thread=False),
+        "chat": _collaborator("chat"),
+        "authenticator": _collaborator("authenticator"),
+        "projects": _collaborator("projects"),
+        "llm_config": _collaborator("llm_config"),
+        "llm_endpoints": _collaborator("llm_endpoints"),
+        "model_catalog": _collaborator("model_catalog"),
+        "models": _collaborator("models", optional="Testing LLM settings"),
+        "directory": _collaborator("directory", optional="Signing in through the copilot"),
+        "reload_skills": _collaborator("reload_skills", optional="Reloading skills"),
+        "rollback": _collaborator("rollback", optional="Rolling back to restore points"),
     }
