@@ -21,6 +21,7 @@ MCP servers as tool sources:
 from adapters.mcp._agent import WithMcpTools
 from adapters.mcp._composite import CompositeToolExecutor
 from adapters.mcp._config import NAMESPACE_SEPARATOR, McpServerConfig
+from adapters.mcp._connection import ConnectionOptions
 from adapters.mcp._contracts import (
     ApprovalSettings,
     McpServerDependencies,
@@ -32,7 +33,6 @@ from adapters.mcp._contracts import (
     ToolCallRecord,
 )
 from adapters.mcp._endpoint import McpEndpoint
-from adapters.mcp._server import ConnectionOptions
 from adapters.mcp._source import McpServerStatus, McpToolSource
 
 __all__ = [

@@ -27,14 +27,14 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
-from adapters.mcp._contracts import McpServerDependencies, McpServerSettings
-from adapters.mcp._server import (
+from adapters.mcp._connection import (
     CALLER_SCOPE_KEY,
     OPTIONS_SCOPE_KEY,
     ConnectionOptions,
     McpCaller,
-    build_mcp_server,
 )
+from adapters.mcp._contracts import McpServerDependencies, McpServerSettings
+from adapters.mcp._server import build_mcp_server
 from adapters.mcp._sessions import SessionLedger, TooManySessionsError
 from copilot_core.errors import (
     AuthenticationError,

@@ -1,6 +1,7 @@
 """The copilot's lab as an MCP server: GNS3 tools, topology and skill resources, prompts.
 
-:func:`build_mcp_server` makes an MCP SDK low-level ``Server`` whose handlers serve
+:func:`build_mcp_server` makes an MCP SDK low-level ``Server`` whose handlers serve (tools
+here; resources and prompts in ``_catalog``; the caller and its options in ``_connection``)
 
 * **tools**: the copilot's GNS3 tools of the connection's mode, with their names,
   argument schemas (plus ``project``: an id or a name, unless the connection fixed
@@ -27,20 +28,25 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import unquote
 
 import mcp_types as types
 import structlog
 from mcp.server import Server, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.requests import Request
 
+from adapters.mcp._catalog import CatalogHandlers
+from adapters.mcp._connection import (
+    ConnectionOptions,
+    InvalidArgument,
+    McpCaller,
+    caller_of,
+    principal_of,
+    session_of,
+)
 from adapters.mcp._contracts import (
     McpServerDependencies,
     McpServerSettings,
@@ -48,40 +54,25 @@ from adapters.mcp._contracts import (
 )
 from copilot_core import (
     AbortToken,
-    CopilotMode,
     ParsedToolCall,
     ToolContext,
     ToolResult,
     ToolStatus,
 )
-from copilot_core.errors import CopilotError, InvalidRequestError, ProjectNotFoundError
-from copilot_core.policy import UserLimits
+from copilot_core.errors import CopilotError
 from copilot_core.ports import (
     ApprovalDecision,
     ApprovalPolicy,
     ApprovalRequest,
-    Principal,
     ToolEffect,
     ToolProgress,
     render_tool_output,
 )
 
-__all__ = [
-    "CALLER_SCOPE_KEY",
-    "OPTIONS_SCOPE_KEY",
-    "ConnectionOptions",
-    "McpCaller",
-    "build_mcp_server",
-]
+__all__ = ["build_mcp_server"]
 
 log = structlog.get_logger("adapters.mcp")
 
-#: Where the endpoint leaves the authenticated caller and the connection's options in
-#: the ASGI scope of each HTTP request (the handlers read them from there).
-CALLER_SCOPE_KEY: Final = "gns3_copilot.mcp.caller"
-OPTIONS_SCOPE_KEY: Final = "gns3_copilot.mcp.options"
-
-RESOURCE_NOT_FOUND: Final = -32002
 _APPROVAL_KEY: Final = "approval"
 _UNAVAILABLE: Final = "unavailable"
 
@@ -104,92 +95,19 @@ _APPROVAL_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class McpCaller:
-    """The authenticated GNS3 user of one HTTP request, and their token (never shown)."""
-
-    principal: Principal
-    token: str = field(repr=False)
-    #: Their limits under the operator's policy.
-    limits: UserLimits = field(default_factory=UserLimits)
-
-    @property
-    def user_id(self) -> str:
-        return self.principal.user_id
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionOptions:
-    """What the client chose in the endpoint's query string: ``?mode=`` and ``?project=``."""
-
-    mode: CopilotMode = CopilotMode.TEACHING_ASSISTANT
-    project: str | None = None
-
-    @classmethod
-    def from_query(cls, query: Mapping[str, str]) -> ConnectionOptions:
-        """The options, or :class:`ValueError` naming what is wrong."""
-        unknown = sorted(set(query) - {"mode", "project"})
-        if unknown:
-            raise ValueError(f"unknown query parameter {unknown[0]!r}: use mode and project")
-        mode = query.get("mode") or CopilotMode.TEACHING_ASSISTANT.value
-        try:
-            chosen = CopilotMode(mode)
-        except ValueError:
-            modes = ", ".join(m.value for m in CopilotMode)
-            raise ValueError(f"mode must be one of {modes}, not {mode!r}") from None
-        project = (query.get("project") or "").strip() or None
-        if project is not None and len(project) > 255:
-            raise ValueError("project must be a GNS3 project id or name (at most 255 characters)")
-        return cls(chosen, project)
-
-
-def _caller(ctx: ServerRequestContext[Any, Any]) -> tuple[McpCaller, ConnectionOptions]:
-    request = ctx.request
-    if not isinstance(request, Request):  # only the HTTP endpoint serves this server
-        raise MCPError(types.INVALID_REQUEST, "This server is served over HTTP only.")
-    caller = request.scope.get(CALLER_SCOPE_KEY)
-    options = request.scope.get(OPTIONS_SCOPE_KEY)
-    if not isinstance(caller, McpCaller) or not isinstance(options, ConnectionOptions):
-        raise MCPError(types.INVALID_REQUEST, "The request was not authenticated.")
-    return caller, options
-
-
-def _principal_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    """Binds 2026-07-28 ``requestState`` to the GNS3 user it was minted for."""
-    request = ctx.request
-    caller = request.scope.get(CALLER_SCOPE_KEY) if isinstance(request, Request) else None
-    return f"gns3-user:{caller.user_id}" if isinstance(caller, McpCaller) else None
-
-
-def _session_of(ctx: ServerRequestContext[Any, Any]) -> str:
-    """The MCP session (2025 revisions), else ``mcp``: where a call's context says it
-    comes from."""
-    request = ctx.request
-    session = request.headers.get("mcp-session-id") if isinstance(request, Request) else None
-    return f"mcp-{session[:64]}" if session else "mcp"
-
-
 def _digest(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-class _McpHandlers:
-    """The request handlers, over dependencies installed once the service has started."""
-
-    def __init__(
-        self,
-        dependencies: Callable[[], McpServerDependencies],
-        settings: McpServerSettings,
-    ) -> None:
-        self._deps = dependencies
-        self._settings = settings
+class _McpHandlers(CatalogHandlers):
+    """The request handlers: tools here, resources and prompts in :class:`CatalogHandlers`."""
 
     # ===================================================================== tools
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        _, options = _caller(ctx)
+        _, options = caller_of(ctx)
         tools = []
         for spec in self._deps().tools.specs(options.mode):
             schema = json.loads(json.dumps(spec.parameters))
@@ -215,7 +133,7 @@ class _McpHandlers:
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        caller, options = _caller(ctx)
+        caller, options = caller_of(ctx)
         started = time.monotonic()
         arguments = dict(params.arguments or {})
         named = arguments.pop("project", None)
@@ -234,46 +152,20 @@ class _McpHandlers:
     @staticmethod
     def _project_reference(options: ConnectionOptions, named: Any) -> str:
         if named is not None and not isinstance(named, str):
-            raise _InvalidArgument("project must be a string: a GNS3 project id or name.")
+            raise InvalidArgument("project must be a string: a GNS3 project id or name.")
         if options.project is not None:
             if named is not None and named.strip() and named.strip() != options.project:
-                raise _InvalidArgument(
+                raise InvalidArgument(
                     f"This connection works on the project {options.project!r} "
                     "(?project= in its URL); leave project out, or connect without it."
                 )
             return options.project
         if named is None or not named.strip():
-            raise _InvalidArgument(
+            raise InvalidArgument(
                 "Name the GNS3 project in the argument project (its id or its name), or "
                 "connect with ?project=<id or name> in the URL."
             )
         return named.strip()
-
-    async def _resolve_project(self, caller: McpCaller, reference: str) -> str:
-        """The id of the opened project ``reference`` names (an id, or a unique name);
-        a project the caller cannot see is not found."""
-        deps = self._deps()
-        try:
-            uuid.UUID(reference)
-        except ValueError:
-            pass
-        else:
-            await deps.projects.require_open(reference, caller.token)
-            return reference.lower()
-        projects = await deps.directory.projects(caller.token)
-        named = [p for p in projects if p.get("name") == reference]
-        if not named:
-            folded = reference.casefold()
-            named = [p for p in projects if str(p.get("name", "")).casefold() == folded]
-        if len(named) > 1:
-            raise _InvalidArgument(
-                f"Several of your projects are named {reference!r}; name it by its id."
-            )
-        if not named:
-            raise ProjectNotFoundError(reference)
-        project_id = str(named[0].get("project_id"))
-        await deps.projects.require_open(project_id, caller.token)
-        return project_id
 
     async def _run(
         self,
@@ -298,7 +190,7 @@ class _McpHandlers:
         context = ToolContext(
             project_id=project_id,
             user_id=caller.user_id,
-            session_id=_session_of(ctx),
+            session_id=session_of(ctx),
             mode=options.mode,
             abort=AbortToken(),
             credentials=caller.token,
@@ -424,171 +316,6 @@ class _McpHandlers:
                 observer.tool_called(record)
             except Exception:  # an observer must never break a call
                 log.exception("mcp_observer_failed", observer=type(observer).__name__)
-
-    # ================================================================= resources
-    async def list_resources(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
-        caller, _ = _caller(ctx)
-        deps = self._deps()
-        resources: list[types.Resource] = []
-        try:
-            projects = await deps.directory.projects(caller.token)
-        except CopilotError as exc:
-            raise MCPError(types.INTERNAL_ERROR, exc.message) from None
-        for project in projects:
-            if project.get("status") != "opened":
-                continue
-            project_id, name = str(project.get("project_id")), str(project.get("name"))
-            resources.append(
-                types.Resource(
-                    uri=f"gns3://projects/{project_id}/topology",
-                    name=f"{name} topology",
-                    description=f"The nodes and links of the GNS3 project {name!r}.",
-                    mime_type="application/json",
-                )
-            )
-        for skill in deps.skills():
-            resources.append(
-                types.Resource(
-                    uri=f"gns3://skills/{skill.device_type}/{skill.topic}",
-                    name=skill.title,
-                    description=skill.summary or None,
-                    mime_type="text/markdown",
-                )
-            )
-        return types.ListResourcesResult(resources=resources)
-
-    async def list_resource_templates(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
-        _caller(ctx)
-        return types.ListResourceTemplatesResult(
-            resource_templates=[
-                types.ResourceTemplate(
-                    uri_template="gns3://projects/{project_id}/topology",
-                    name="GNS3 project topology",
-                    description="The nodes and links of an opened GNS3 project.",
-                    mime_type="application/json",
-                ),
-                types.ResourceTemplate(
-                    uri_template="gns3://skills/{device_type}/{topic}",
-                    name="Device skill",
-                    description="How to work with one kind of device.",
-                    mime_type="text/markdown",
-                ),
-            ]
-        )
-
-    async def read_resource(
-        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
-        caller, options = _caller(ctx)
-        uri = str(params.uri)
-        parts = uri.removeprefix("gns3://").split("/")
-        if uri.startswith("gns3://projects/") and len(parts) == 3 and parts[2] == "topology":
-            project_id = unquote(parts[1])
-            try:
-                await self._deps().projects.require_open(project_id, caller.token)
-                topology = await self._deps().topology.read(
-                    self._read_context(caller, options, project_id)
-                )
-            except ProjectNotFoundError:
-                raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}") from None
-            except CopilotError as exc:
-                raise MCPError(types.INTERNAL_ERROR, exc.message) from None
-            text = json.dumps(topology, ensure_ascii=False, indent=2, default=str)
-            return types.ReadResourceResult(
-                contents=[
-                    types.TextResourceContents(uri=uri, mime_type="application/json", text=text)
-                ]
-            )
-        if uri.startswith("gns3://skills/") and len(parts) == 3:
-            for skill in self._deps().skills():
-                if (skill.device_type, skill.topic) == (unquote(parts[1]), unquote(parts[2])):
-                    text = f"# {skill.title}\n\n{skill.content}"
-                    return types.ReadResourceResult(
-                        contents=[
-                            types.TextResourceContents(
-                                uri=uri, mime_type="text/markdown", text=text
-                            )
-                        ]
-                    )
-        raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}")
-
-    @staticmethod
-    def _read_context(
-        caller: McpCaller, options: ConnectionOptions, project_id: str
-    ) -> ToolContext:
-        return ToolContext(
-            project_id=project_id,
-            user_id=caller.user_id,
-            session_id="mcp",
-            mode=options.mode,
-            abort=AbortToken(),
-            credentials=caller.token,
-        )
-
-    # =================================================================== prompts
-    async def list_prompts(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListPromptsResult:
-        _caller(ctx)
-        about = {
-            CopilotMode.TEACHING_ASSISTANT: "The teaching assistant: diagnoses, never "
-            "changes a device's configuration.",
-            CopilotMode.LAB_AUTOMATION_ASSISTANT: "The lab automation assistant: diagnoses "
-            "and configures.",
-        }
-        return types.ListPromptsResult(
-            prompts=[
-                types.Prompt(
-                    name=mode.value,
-                    description=f"The copilot's system prompt. {about[mode]}",
-                    arguments=[
-                        types.PromptArgument(
-                            name="project",
-                            description="A GNS3 project (id or name) whose topology the "
-                            "prompt includes.",
-                            required=False,
-                        )
-                    ],
-                )
-                for mode in CopilotMode
-            ]
-        )
-
-    async def get_prompt(
-        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
-        caller, options = _caller(ctx)
-        try:
-            mode = CopilotMode(params.name)
-        except ValueError:
-            names = ", ".join(m.value for m in CopilotMode)
-            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt; prompts: {names}.") from None
-        reference = (params.arguments or {}).get("project") or options.project
-        topology: dict[str, Any] | None = None
-        problem = "no project was named"
-        if reference:
-            try:
-                project_id = await self._resolve_project(caller, reference)
-                topology = await self._deps().topology.read(
-                    self._read_context(caller, options, project_id)
-                )
-            except CopilotError as exc:
-                raise MCPError(types.INVALID_PARAMS, exc.message) from None
-        text = self._deps().prompts().render(mode, topology, problem)
-        return types.GetPromptResult(
-            description=f"The copilot's system prompt in {mode.value} mode.",
-            messages=[
-                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
-            ],
-        )
-
-
-class _InvalidArgument(InvalidRequestError):
-    """A call's arguments cannot name a project (answered as a tool error)."""
 
 
 class _ProgressForwarder:
@@ -720,9 +447,9 @@ def build_mcp_server(
     )
     keys = settings.request_state_keys
     security = (
-        RequestStateSecurity(keys=list(keys), bind_principal=_principal_of)
+        RequestStateSecurity(keys=list(keys), bind_principal=principal_of)
         if keys
-        else RequestStateSecurity(keys=[os.urandom(32)], bind_principal=_principal_of)
+        else RequestStateSecurity(keys=[os.urandom(32)], bind_principal=principal_of)
     )
     server.middleware.append(RequestStateBoundary(security, default_audience=settings.server_name))
     return server
