@@ -14,7 +14,7 @@ from playwright.sync_api import Locator, Page, expect
 from tests.fakes.gns3_server import RealGns3Server
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
 from tests.ui.conftest import Lab, choose_project, screenshot, sign_in
-from tests.ui.test_second_pass import _contrast
+from tests.ui.test_lab_cards_and_sessions import _contrast
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.gns3]
 

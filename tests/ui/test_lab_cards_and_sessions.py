@@ -1,4 +1,4 @@
-"""Issue 17 in Chromium against the whole product: the lab drawn and kept current, tool
+"""The page against the whole product: the lab drawn and kept current, tool
 cards people can read, approval cards, edit and ask again, search and export, the dark
 theme, the first run, the sidebar at any title length, and a phone-width run."""
 
