@@ -28,9 +28,14 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, replace
 
+from adapters.gns3._console_results import (
+    REJECTED,
+    CommandOutcome,
+    ConsoleTarget,
+    ConsoleTranscript,
+)
 from adapters.gns3._platforms import PAGER, DeviceKind, ModeStep, Platform, platform_for
 from adapters.gns3._telnet import ConsoleClosedError, Telnet, clean_text
 
@@ -57,73 +62,11 @@ _WAKE_ANSWERS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)press return to get started"), ""),
 )
 
-#: A command's error when the device answered it with its CLI's error message.
-REJECTED = "the device rejected the command"
-
 
 def _stem(prompt: str) -> str:
     """The device's name in a prompt: ``R1(config-if)#`` → ``R1``, ``<HUAWEI>`` → ``HUAWEI``."""
     text = prompt.strip().lstrip("<[~*").rstrip(">#$%:] ")
     return re.sub(r"\([^()]*\)$", "", text)
-
-
-@dataclass(frozen=True, slots=True)
-class ConsoleTarget:
-    """Where a device's console is and how it behaves."""
-
-    name: str
-    host: str
-    port: int
-    kind: DeviceKind
-    #: What the console takes as Enter: ``\r\n`` for most (telnet's end of line), ``\r``
-    #: for a Docker node's console, which is in binary mode and takes ``\r\n`` as two.
-    enter: str = "\r\n"
-
-
-@dataclass(slots=True)
-class CommandOutcome:
-    """One command's result: its cleaned output and what went wrong, if anything.
-
-    ``late_output`` is what the device printed after its prompt had come back (a log
-    message); ``parsed`` holds TextFSM rows when a template knows the command.
-    """
-
-    command: str
-    output: str = ""
-    truncated: bool = False
-    timed_out: bool = False
-    error: str | None = None
-    late_output: str = ""
-    parsed: list[dict[str, Any]] | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.timed_out and self.error is None
-
-    def to_dict(self) -> dict[str, Any]:
-        result: dict[str, Any] = {"command": self.command, "output": self.output}
-        if self.parsed is not None:
-            result["parsed"] = self.parsed
-        if self.truncated:
-            result["truncated"] = True
-        if self.timed_out:
-            result["timed_out"] = True
-        if self.error is not None:
-            result["error"] = self.error
-        if self.late_output:
-            result["late_output"] = self.late_output
-        return result
-
-
-@dataclass(slots=True)
-class ConsoleTranscript:
-    """What happened on one console: the outcome of each command that was attempted."""
-
-    target: ConsoleTarget
-    outcomes: list[CommandOutcome] = field(default_factory=list)
-    error: str | None = None
-    #: The prompt the console showed when the run reached it (empty: it never did).
-    prompt: str = ""
 
 
 class _NotReadyError(Exception):
