@@ -13,6 +13,7 @@ partial answer and simply stops (the runner sends ``abort`` and ``done``).
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -27,7 +28,13 @@ from copilot_core._deltas import FinishDelta, TextDelta, ToolCallDelta, UsageDel
 from copilot_core._guards import ArgumentLimits, TurnGuard, call_key
 from copilot_core._messages import FunctionCall, Message, Role, ToolCall
 from copilot_core._prompts import TITLE_INSTRUCTION, PromptBook, clean_title, fallback_title
-from copilot_core._streams import Aborted, abortable, abortable_batches, race_abort
+from copilot_core._streams import (
+    Aborted,
+    StreamTimeout,
+    abortable,
+    abortable_batches,
+    race_abort,
+)
 from copilot_core._tokens import ApproximateTokenCounter, CachedTokenCounter
 from copilot_core._toolgate import ToolGate
 from copilot_core._tools import (
@@ -38,7 +45,14 @@ from copilot_core._tools import (
     ToolStatus,
     render_tool_output,
 )
-from copilot_core.errors import CopilotError, LLMError, LLMNotConfiguredError, error_code
+from copilot_core.errors import (
+    CopilotError,
+    LLMError,
+    LLMNotConfiguredError,
+    LLMStreamInterruptedError,
+    LLMUnavailableError,
+    error_code,
+)
 from copilot_core.events import (
     AgentEvent,
     ApprovalNeeded,
@@ -60,8 +74,10 @@ from copilot_core.ports import (
     Clock,
     IdFactory,
     ModelSelection,
+    ModelTimeouts,
     TokenCounter,
     ToolExecutor,
+    ToolSet,
     TopologySource,
 )
 
@@ -95,6 +111,17 @@ class AgentSettings:
     #: The turn ends when the model repeats a call that succeeded (or writes a call past
     #: its limit) this many times; before that it is told and may go on.
     strikes: int = 2
+    #: How long a model may take to its first token and between tokens, for users whose
+    #: LLM settings set none (``ModelSelection.timeouts``).
+    model_timeouts: ModelTimeouts = field(default_factory=ModelTimeouts)
+    #: While a model has not answered yet, a ``waiting_for_model`` status this often
+    #: (seconds), so a slow local model reading a long prompt is seen to be working.
+    waiting_interval: float = 5.0
+    #: Tool calls a model writes in its text are run when it makes none (for users whose
+    #: settings do not say).
+    text_tool_calls: bool = False
+    #: The tool schemas models read, for users whose settings do not say.
+    tool_set: ToolSet = "full"
 
 
 @dataclass(slots=True)
@@ -180,6 +207,7 @@ class BuiltinAgent:
             selection = replace(
                 selection, options=replace(selection.options, max_tokens=self._settings.max_tokens)
             )
+        timeouts = selection.timeouts or self._settings.model_timeouts
         topology, problem = await self._read_topology(ctx)
         calls_made = 0
         answered = False
@@ -217,10 +245,16 @@ class BuiltinAgent:
                 selection.model.stream(prompt, specs, selection.options),
                 abort,
                 self._settings.stream_buffer,
+                first_timeout=timeouts.first_token,
+                idle_timeout=timeouts.between_tokens,
+                tick=self._settings.waiting_interval,
             )
             try:
                 async with aclosing(batches):
                     async for batch in batches:
+                        if not batch:  # the model has not answered yet
+                            yield self._waiting(prompt, specs, started)
+                            continue
                         for delta in batch:
                             if abort.is_aborted():
                                 break  # (nothing the user did not see goes in the reply)
@@ -237,6 +271,8 @@ class BuiltinAgent:
                             break
             except CopilotError as exc:
                 reply.error = exc
+            except StreamTimeout as exc:
+                reply.error = _timed_out(exc)
             if reply.error is None and not abort.is_aborted():
                 # (A half-written call cut by an abort is dropped: never complete, never run.)
                 for complete in accumulator.finish(reply.finish_reason):
@@ -379,6 +415,21 @@ class BuiltinAgent:
         return title or fallback_title(query)
 
     # ------------------------------------------------------------------- helpers
+    def _waiting(
+        self, prompt: list[Message], specs: Sequence[ToolSpec], started: float
+    ) -> StatusEvent:
+        """The note that the model is still reading its prompt (its size, an estimate)."""
+        tools = json.dumps([spec.to_openai() for spec in specs], ensure_ascii=False)
+        tokens = self._counter.count(prompt) + self._counter.count(
+            (Message.system(_text_id("tools", tools), tools),)
+        )
+        waited = time.monotonic() - started
+        return StatusEvent(
+            "waiting_for_model",
+            f"waiting for the model: {tokens} prompt tokens ({waited:.0f} s)",
+            {"prompt_tokens": tokens, "waited": round(waited, 1)},
+        )
+
     def _struck(self, guard: TurnGuard, stopped: StoppedCall | None) -> str | None:
         """The closing answer when the model has looped too often in this turn."""
         if guard.runaways >= self._settings.strikes and stopped is not None:
@@ -414,6 +465,18 @@ class BuiltinAgent:
         reserve = selection.options.max_tokens or self._settings.output_reserve_tokens
         tool_chars = sum(len(spec.description) + len(str(spec.parameters)) for spec in specs)
         return max(selection.context_limit - reserve - tool_chars // 4, 1)
+
+
+def _timed_out(exc: StreamTimeout) -> LLMError:
+    if exc.first:
+        return LLMUnavailableError(
+            f"The model did not start answering within {exc.limit:g} s. A slow (local) "
+            "model may need longer: raise first_token_timeout in your LLM settings."
+        )
+    return LLMStreamInterruptedError(
+        f"The model stopped sending its reply for {exc.limit:g} s (token_timeout in your "
+        "LLM settings). The partial answer was kept; try again."
+    )
 
 
 def _text_id(kind: str, text: str) -> str:

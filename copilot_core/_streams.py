@@ -10,13 +10,24 @@ from typing import TypeVar
 
 from copilot_core._abort import AbortToken
 
-__all__ = ["Aborted", "abortable", "abortable_batches", "race_abort"]
+__all__ = ["Aborted", "StreamTimeout", "abortable", "abortable_batches", "race_abort"]
 
 T = TypeVar("T")
 
 
 class Aborted(Exception):
     """Raised by :func:`race_abort` when the token fires first."""
+
+
+class StreamTimeout(Exception):
+    """Raised by :func:`abortable_batches` when its source stays silent too long:
+    ``first`` before its first item, else between two items; ``limit`` in seconds."""
+
+    def __init__(self, first: bool, limit: float) -> None:
+        where = "before its first item" if first else "between two items"
+        super().__init__(f"the stream was silent for {limit:g} s {where}")
+        self.first = first
+        self.limit = limit
 
 
 class _Failed:
@@ -94,7 +105,13 @@ class _Channel:
 
 
 async def abortable_batches(
-    source: AsyncIterator[T], abort: AbortToken, buffer: int = 256
+    source: AsyncIterator[T],
+    abort: AbortToken,
+    buffer: int = 256,
+    *,
+    first_timeout: float | None = None,
+    idle_timeout: float | None = None,
+    tick: float | None = None,
 ) -> AsyncGenerator[list[T], None]:
     """Iterate ``source`` until it ends or ``abort`` fires, whichever comes first,
     taking everything it has produced so far at each step (a list of at least one item).
@@ -114,6 +131,12 @@ async def abortable_batches(
     stops (abort, an error, ``aclose``, cancellation) the buffer is closed, so the
     helper cannot stay blocked on a full buffer nobody reads, and closing the source
     is given at most a second.
+
+    Timed: ``first_timeout`` bounds the wait for the first item and ``idle_timeout`` the
+    wait for each next one (:class:`StreamTimeout`, and ``source`` is closed); while no
+    item has come yet, an empty batch is handed out every ``tick`` seconds, so that the
+    consumer can say it is still waiting. A timer is only armed when the consumer has
+    to wait.
     """
     if abort.is_aborted():
         return
@@ -142,13 +165,43 @@ async def abortable_batches(
 
     task = asyncio.create_task(pump())
     remove = abort.on_abort(channel.wake)
+    timed = first_timeout is not None or idle_timeout is not None or tick is not None
+    loop = channel.loop
+    last = loop.time()  # when the latest item (or the start) was seen
+    received = False
+    next_tick = last + tick if tick is not None else None
     try:
         while True:
             if not channel.items and channel.end is None and not abort.is_aborted():
-                await channel.wait()
+                if not timed:
+                    await channel.wait()
+                else:
+                    limit = idle_timeout if received else first_timeout
+                    deadline = last + limit if limit is not None else None
+                    ticking = next_tick if not received else None
+                    wake_at = min(t for t in (deadline, ticking, float("inf")) if t is not None)
+                    timer = (
+                        loop.call_at(wake_at, channel.wake) if wake_at != float("inf") else None
+                    )
+                    try:
+                        await channel.wait()
+                    finally:
+                        if timer is not None:
+                            timer.cancel()
+                    if not channel.items and channel.end is None and not abort.is_aborted():
+                        now = loop.time()
+                        if deadline is not None and limit is not None and now >= deadline:
+                            raise StreamTimeout(not received, limit)
+                        if ticking is not None and tick is not None and now >= ticking:
+                            next_tick = now + tick
+                            yield []
+                        continue
             if abort.is_aborted():
                 return  # (buffered items are not handed out once the token fired)
             if channel.items:
+                if timed:
+                    received = True
+                    last = loop.time()
                 yield channel.take_all()  # type: ignore[misc]
                 continue
             if isinstance(channel.end, _Failed):

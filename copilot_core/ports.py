@@ -20,7 +20,7 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from copilot_core._abort import AbortToken
 from copilot_core._approvals import (
@@ -91,6 +91,7 @@ __all__ = [
     "ModelDelta",
     "ModelOverrides",
     "ModelSelection",
+    "ModelTimeouts",
     "ParsedToolCall",
     "PreviewCommand",
     "Principal",
@@ -111,6 +112,7 @@ __all__ = [
     "ToolExecutor",
     "ToolProgress",
     "ToolResult",
+    "ToolSet",
     "ToolSpec",
     "ToolStatus",
     "TopologySource",
@@ -164,8 +166,31 @@ class ModelOverrides:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelTimeouts:
+    """How long the agent waits for a model's reply (seconds): for its first token (a
+    local model may read a long prompt for minutes first), then between two tokens.
+    (Connecting is the adapter's business: it happens before the first token.)"""
+
+    first_token: float = 300.0
+    between_tokens: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.first_token <= 0 or self.between_tokens <= 0:
+            raise ValueError("model timeouts must be positive")
+
+
+#: Which tool schemas a model reads: ``full`` (every tool, its whole description) or
+#: ``compact`` (short schemas for small models, the everyday tools and those the user's
+#: message asks for).
+ToolSet = Literal["full", "compact"]
+
+
+@dataclass(frozen=True, slots=True)
 class ModelSelection:
-    """The models a user's settings resolve to, for one turn."""
+    """The models a user's settings resolve to, for one turn.
+
+    ``timeouts``, ``tool_set`` and ``text_tool_calls`` are the user's choices; ``None``
+    leaves each to the agent's settings."""
 
     model: LanguageModel
     options: CallOptions = field(default_factory=CallOptions)
@@ -174,6 +199,11 @@ class ModelSelection:
     copilot_mode: CopilotMode | None = None
     #: Which tool calls wait for the user's approval (the user's setting).
     approval: ApprovalPolicy = ApprovalPolicy.CHANGES
+    timeouts: ModelTimeouts | None = None
+    tool_set: ToolSet | None = None
+    #: Whether tool calls the model writes in its text (a JSON object naming an offered
+    #: tool, in a code block or ``<tool_call>`` tags) are run when it makes none.
+    text_tool_calls: bool | None = None
 
 
 class LanguageModelProvider(Protocol):

@@ -43,6 +43,7 @@ from adapters.llm import (
     HttpModelCatalog,
     LLMSettingsPublicView,
     LLMSettingsRepository,
+    LLMTimeouts,
     SettingsLanguageModelProvider,
     TiktokenTokenCounter,
     check_endpoint,
@@ -88,6 +89,7 @@ from copilot_core.ports import (
     ApprovalPolicy,
     Clock,
     IdFactory,
+    ModelTimeouts,
     RestorePointStore,
     ToolExecutor,
 )
@@ -448,7 +450,16 @@ class Gateways(containers.DeclarativeContainer):
     mcp_sources = providers.Resource(open_mcp_sources, configs=config.mcp_servers)
     #: What the built-in agent calls: the GNS3 tools, then the MCP servers' tools.
     agent_tools = providers.Callable(agent_tools, tools, mcp_sources)
-    models = providers.Singleton(SettingsLanguageModelProvider, llm_settings)
+    models = providers.Singleton(
+        SettingsLanguageModelProvider,
+        llm_settings,
+        timeouts=providers.Factory(
+            LLMTimeouts,
+            connect=config.agent.connect_timeout,
+            first_token=config.agent.first_token_timeout,
+            between_tokens=config.agent.token_timeout,
+        ),
+    )
     model_catalog = providers.Singleton(HttpModelCatalog, llm_settings)
     llm_config = providers.Singleton(LLMSettingsPublicView, llm_settings)
     token_counter = providers.Singleton(TiktokenTokenCounter)
@@ -488,6 +499,13 @@ class Core(containers.DeclarativeContainer):
         tool_call_coalescing=providers.Callable(
             tool_call_coalescing, config.agent.tool_call_interval
         ),
+        model_timeouts=providers.Factory(
+            ModelTimeouts,
+            first_token=config.agent.first_token_timeout,
+            between_tokens=config.agent.token_timeout,
+        ),
+        waiting_interval=config.agent.waiting_interval,
+        tool_set=config.agent.tool_set,
     )
     agent = providers.Singleton(
         BuiltinAgent,

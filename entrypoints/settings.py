@@ -35,6 +35,7 @@ from pydantic_settings import (
 )
 
 from adapters.gns3 import ConsoleRunner, Gns3ToolSettings
+from adapters.llm import LLMTimeouts
 from adapters.mcp import McpServerConfig, McpServerSettings
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.subprocess_agent import AgentConfig
@@ -65,6 +66,7 @@ _RUNNER = RunnerSettings()
 _TOOLS = Gns3ToolSettings()
 _WEB = WebSettings()
 _MCP = McpServerSettings()
+_LLM_TIMEOUTS = LLMTimeouts()
 
 
 def _default(component: Callable[..., object], name: str) -> Any:
@@ -256,6 +258,35 @@ class AgentSection(_Section):
         default_factory=dict,
         description='Limits of particular tools, as a JSON object: {"tool": {"max_chars": '
         'N, "max_items": M}}; the others have argument_chars and argument_items.',
+    )
+    connect_timeout: float = Field(
+        default=_LLM_TIMEOUTS.connect,
+        gt=0,
+        description="Seconds to connect to a model's server, for users whose LLM settings "
+        "set none (connect_timeout there).",
+    )
+    first_token_timeout: float = Field(
+        default=_AGENT.model_timeouts.first_token,
+        gt=0,
+        description="Seconds a model may take to its first token (a local model reading a "
+        "long prompt may need minutes), for users whose LLM settings set none.",
+    )
+    token_timeout: float = Field(
+        default=_AGENT.model_timeouts.between_tokens,
+        gt=0,
+        description="Seconds a model may pause between two tokens, for users whose LLM "
+        "settings set none.",
+    )
+    waiting_interval: float = Field(
+        default=_AGENT.waiting_interval,
+        gt=0,
+        description="Seconds between waiting_for_model status events while a model has "
+        "not answered yet.",
+    )
+    tool_set: Literal["full", "compact"] = Field(
+        default=_AGENT.tool_set,
+        description="The tool schemas models read, for users whose LLM settings do not "
+        "say: full, or compact (short schemas for small models).",
     )
     tool_call_interval: float = Field(
         default=_AGENT.tool_call_coalescing.interval,

@@ -25,7 +25,7 @@ from adapters.llm._messages import (
     to_langchain,
 )
 from adapters.llm._model import LangchainLanguageModel
-from adapters.llm._provider import LLMSettingsSource, SettingsLanguageModelProvider
+from adapters.llm._provider import LLMSettingsSource, LLMTimeouts, SettingsLanguageModelProvider
 from adapters.llm._public_view import LLMSettingsPublicView
 from adapters.llm._repository import (
     DATABASE_FILENAME,
@@ -63,6 +63,7 @@ __all__ = [
     "LLMSettingsPublicView",
     "LLMSettingsRepository",
     "LLMSettingsSource",
+    "LLMTimeouts",
     "LangchainLanguageModel",
     "ProviderInfo",
     "PublicLLMSettings",

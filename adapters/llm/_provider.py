@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
 
 from langchain_core.language_models import BaseChatModel
 
@@ -11,9 +12,23 @@ from adapters.llm._endpoints import check_endpoint
 from adapters.llm._model import LangchainLanguageModel
 from adapters.llm._settings import LLMSettings, build_chat_model
 from copilot_core.errors import InvalidRequestError, LLMNotConfiguredError
-from copilot_core.ports import CallOptions, ModelOverrides, ModelSelection
+from copilot_core.ports import CallOptions, ModelOverrides, ModelSelection, ModelTimeouts
 
-__all__ = ["LLMSettingsSource", "SettingsLanguageModelProvider"]
+__all__ = ["LLMSettingsSource", "LLMTimeouts", "SettingsLanguageModelProvider"]
+
+
+@dataclass(frozen=True, slots=True)
+class LLMTimeouts:
+    """The service's waits for a model (seconds), for users whose settings set none:
+    connecting to its server, its first token, the pause between two tokens."""
+
+    connect: float = 10.0
+    first_token: float = ModelTimeouts().first_token
+    between_tokens: float = ModelTimeouts().between_tokens
+
+    #: The HTTP client's own read timeout is this much above the agent's (which end a
+    #: silent stream first, with a message that names the setting).
+    client_margin: ClassVar[float] = 30.0
 
 
 class LLMSettingsSource(Protocol):
@@ -30,7 +45,10 @@ class SettingsLanguageModelProvider:
 
     The turn's overrides win over the user's temperature and max_tokens; their
     ``limits`` (the operator's policy) refuse an endpoint it does not allow. The title
-    model is ``title_model`` when set, else the chat model itself. Building is
+    model is ``title_model`` when set, else the chat model itself. The user's timeouts
+    win over ``timeouts`` (the service's): the connection's is the HTTP client's, the
+    first token's and the one between tokens go to the agent (``ModelSelection``), the
+    client's read timeout a margin above them. Building is
     cheap (langchain-openai shares its HTTP client per base URL), so nothing is
     cached: a settings change applies from the next turn on.
     """
@@ -40,10 +58,12 @@ class SettingsLanguageModelProvider:
         settings: LLMSettingsSource,
         *,
         factory: ChatModelFactory = build_chat_model,
+        timeouts: LLMTimeouts | None = None,
         **factory_options: Any,
     ) -> None:
         self._settings = settings
         self._factory = factory
+        self._timeouts = timeouts or LLMTimeouts()
         self._factory_options = factory_options
 
     async def for_user(self, user_id: str, overrides: ModelOverrides) -> ModelSelection:
@@ -53,9 +73,19 @@ class SettingsLanguageModelProvider:
             raise LLMNotConfiguredError()
         if overrides.limits is not None:  # the operator's policy, as it is now
             await check_endpoint(settings.provider, settings.base_url, overrides.limits)
-        model = self._model(settings, settings.model)
+        defaults = self._timeouts
+        timeouts = ModelTimeouts(
+            first_token=settings.first_token_timeout or defaults.first_token,
+            between_tokens=settings.token_timeout or defaults.between_tokens,
+        )
+        waits = {
+            "timeout": max(timeouts.first_token, timeouts.between_tokens)
+            + LLMTimeouts.client_margin,
+            "connect_timeout": settings.connect_timeout or defaults.connect,
+        }
+        model = self._model(settings, settings.model, waits)
         title_model = (
-            self._model(settings, settings.effective_title_model)
+            self._model(settings, settings.effective_title_model, waits)
             if settings.effective_title_model != settings.model
             else model
         )
@@ -74,10 +104,16 @@ class SettingsLanguageModelProvider:
             context_limit=settings.effective_context_limit,
             copilot_mode=settings.copilot_mode,
             approval=settings.approval,
+            timeouts=timeouts,
+            tool_set=settings.tool_set,
+            text_tool_calls=settings.effective_text_tool_calls,
         )
 
-    def _model(self, settings: LLMSettings, name: str) -> LangchainLanguageModel:
-        chat_model = self._factory(settings, model=name, **self._factory_options)
+    def _model(
+        self, settings: LLMSettings, name: str, waits: dict[str, float]
+    ) -> LangchainLanguageModel:
+        options = {**waits, **self._factory_options}
+        chat_model = self._factory(settings, model=name, **options)
         return LangchainLanguageModel(
             chat_model, base_url=settings.effective_base_url, model_name=name
         )

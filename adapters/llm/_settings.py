@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Self
 
+import httpx
 from langchain_core.language_models import BaseChatModel
 from pydantic import (
     BaseModel,
@@ -18,10 +19,12 @@ from pydantic import (
 
 from copilot_core import CopilotMode
 from copilot_core.errors import InvalidRequestError
-from copilot_core.ports import ApprovalPolicy
+from copilot_core.ports import ApprovalPolicy, ToolSet
 
 __all__ = [
     "DEFAULT_CONTEXT_LIMIT",
+    "LOCAL_PROVIDERS",
+    "MAX_TIMEOUT",
     "NATIVE_PROVIDERS",
     "OPENAI_COMPATIBLE_PROVIDERS",
     "LLMSettings",
@@ -54,6 +57,15 @@ root: no ``/v1``)."""
 
 _KNOWN_PROVIDERS = (*OPENAI_COMPATIBLE_PROVIDERS, *NATIVE_PROVIDERS)
 
+LOCAL_PROVIDERS = frozenset(
+    {"openai_compatible", "ollama", "ollama_native", "vllm", "lmstudio", "lemonade"}
+)
+"""Providers that usually serve a local (often small) model: tool calls written as text
+are accepted from them unless the user's settings say otherwise."""
+
+MAX_TIMEOUT = 3600.0
+"""The longest timeout a user's settings may ask for (seconds)."""
+
 _DEFAULT_TIMEOUT = 120.0
 _DEFAULT_MAX_RETRIES = 0
 
@@ -79,6 +91,19 @@ class _SettingsFields(BaseModel):
     approval: ApprovalPolicy = ApprovalPolicy.CHANGES
     """Which tool calls wait for the user's approval: ``changes`` (every call that can
     change a device or the topology), ``always`` or ``never``."""
+    connect_timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT)
+    """Seconds to connect to the model's server (``None``: the service's default)."""
+    first_token_timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT)
+    """Seconds the model may take to its first token (a local model reading a long
+    prompt on a CPU may need minutes; ``None``: the service's default)."""
+    token_timeout: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT)
+    """Seconds the model may pause between two tokens (``None``: the service's default)."""
+    tool_set: ToolSet | None = None
+    """``full`` (every tool, whole descriptions) or ``compact`` (short schemas for small
+    models); ``None``: the service's default."""
+    text_tool_calls: bool | None = None
+    """Run tool calls the model writes in its text when it makes none; ``None``: on for
+    the local providers (:data:`LOCAL_PROVIDERS`), off for the others."""
 
     @field_validator("provider")
     @classmethod
@@ -121,6 +146,13 @@ class _SettingsFields(BaseModel):
     @property
     def effective_context_limit(self) -> int:
         return self.context_limit or DEFAULT_CONTEXT_LIMIT
+
+    @property
+    def effective_text_tool_calls(self) -> bool:
+        """``text_tool_calls``, else whether the provider is a local one."""
+        if self.text_tool_calls is not None:
+            return self.text_tool_calls
+        return self.provider in LOCAL_PROVIDERS
 
 
 class LLMSettings(_SettingsFields):
@@ -168,13 +200,16 @@ def build_chat_model(
     model: str | None = None,
     timeout: float = _DEFAULT_TIMEOUT,
     max_retries: int = _DEFAULT_MAX_RETRIES,
+    connect_timeout: float | None = None,
     **extra: Any,
 ) -> BaseChatModel:
     """The LangChain chat model for ``settings`` (``model`` overrides the model name,
     for the title model): ``ChatOpenAI`` for the OpenAI-compatible providers,
     ``ChatAnthropic`` for ``anthropic``, ``ChatOllama`` for ``ollama_native``.
 
-    Usage is always streamed. The client retries at most ``max_retries`` times (0 by
+    ``timeout`` bounds every wait of the HTTP client (``connect_timeout``, when given,
+    the connection's instead; Anthropic's client takes only the one). Usage is always
+    streamed. The client retries at most ``max_retries`` times (0 by
     default: the user is waiting, and the agent reports the failure instead; Ollama's
     client never retries). ``extra`` goes to the model's constructor (tests pass an
     ``http_async_client`` to ``ChatOpenAI``, for instance).
@@ -182,8 +217,11 @@ def build_chat_model(
     name = model or settings.model
     if settings.provider == "anthropic":
         return _anthropic(settings, name, timeout, max_retries, extra)
+    waits: float | httpx.Timeout = (
+        timeout if connect_timeout is None else httpx.Timeout(timeout, connect=connect_timeout)
+    )
     if settings.provider == "ollama_native":
-        return _ollama(settings, name, timeout, extra)
+        return _ollama(settings, name, waits, extra)
     if settings.provider in OPENAI_COMPATIBLE_PROVIDERS:
         from langchain_openai import ChatOpenAI
 
@@ -195,7 +233,7 @@ def build_chat_model(
             "base_url": settings.effective_base_url,
             "stream_usage": True,
             "max_retries": max_retries,
-            "timeout": timeout,
+            "timeout": waits,
         }
         options.update(_sampling(settings), **extra)
         return ChatOpenAI(**options)
@@ -232,7 +270,7 @@ def _anthropic(
 
 
 def _ollama(
-    settings: LLMSettings, name: str, timeout: float, extra: dict[str, Any]
+    settings: LLMSettings, name: str, timeout: float | httpx.Timeout, extra: dict[str, Any]
 ) -> BaseChatModel:
     from langchain_ollama import ChatOllama
 

@@ -363,6 +363,11 @@ class PublicLLMConfig(msgspec.Struct, kw_only=True):
     title_model: str | None = None
     copilot_mode: CopilotMode | None = None
     approval: ApprovalPolicy | None = None
+    connect_timeout: float | None = None
+    first_token_timeout: float | None = None
+    token_timeout: float | None = None
+    tool_set: Literal["full", "compact"] | None = None
+    text_tool_calls: bool | None = None
 
     @classmethod
     def from_public(cls, view: Mapping[str, Any]) -> PublicLLMConfig:
@@ -378,6 +383,11 @@ class PublicLLMConfig(msgspec.Struct, kw_only=True):
             title_model=view.get("title_model"),
             copilot_mode=_member(CopilotMode, view.get("copilot_mode")),
             approval=_member(ApprovalPolicy, view.get("approval")),
+            connect_timeout=view.get("connect_timeout"),
+            first_token_timeout=view.get("first_token_timeout"),
+            token_timeout=view.get("token_timeout"),
+            tool_set=view.get("tool_set"),
+            text_tool_calls=view.get("text_tool_calls"),
         )
 
 

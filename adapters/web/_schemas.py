@@ -165,6 +165,8 @@ MAX_SAFE_INTEGER = 2**53 - 1
 #: The web API's own bounds on a model's settings (the core only asks for > 0): no model
 #: answers a million tokens at once or reads ten million.
 MAX_TOKENS = 1_000_000
+#: The longest LLM timeout a user may set (seconds; the LLM adapter's bound too).
+MAX_LLM_TIMEOUT = 3600.0
 CONTEXT_LIMIT_RANGE = (1024, 10_000_000)
 
 
@@ -286,6 +288,35 @@ class LLMConfigBody(StrictBody):
         default=None,
         description="Which tool calls wait for your approval: changes (default: every call "
         "that can change a device or the topology), always, or never.",
+    )
+    connect_timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_LLM_TIMEOUT,
+        description="Seconds to connect to the model's server (unset: the service's).",
+    )
+    first_token_timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_LLM_TIMEOUT,
+        description="Seconds the model may take to its first token; a local model reading "
+        "a long prompt on a CPU may need minutes (unset: the service's).",
+    )
+    token_timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_LLM_TIMEOUT,
+        description="Seconds the model may pause between two tokens (unset: the service's).",
+    )
+    tool_set: Literal["full", "compact"] | None = Field(
+        default=None,
+        description="full: every tool with its whole description; compact: short tool "
+        "schemas for small models (unset: the service's).",
+    )
+    text_tool_calls: bool | None = Field(
+        default=None,
+        description="Run tool calls the model writes in its text (a JSON object naming a "
+        "tool) when it makes none (unset: on for local providers, off for the others).",
     )
 
     def to_settings(self) -> dict[str, Any]:

@@ -41,3 +41,21 @@ async def test_the_history_settings_reach_the_windows_the_runner_uses(
         deps = await resolve(container.web.collaborators())
         windows = deps.chat.runner.windows
         assert (windows.chars_per_token, windows.page, windows.keep_sessions) == (None, 7, 0)
+
+
+async def test_the_model_wait_and_tool_set_settings_reach_the_agent_and_the_provider(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COPILOT_AGENT__CONNECT_TIMEOUT", "3")
+    monkeypatch.setenv("COPILOT_AGENT__FIRST_TOKEN_TIMEOUT", "900")
+    monkeypatch.setenv("COPILOT_AGENT__TOKEN_TIMEOUT", "45")
+    monkeypatch.setenv("COPILOT_AGENT__WAITING_INTERVAL", "2.5")
+    monkeypatch.setenv("COPILOT_AGENT__TOOL_SET", "compact")
+    async for container in _started(Settings()):
+        agent_settings = container.core.agent_settings()
+        assert agent_settings.model_timeouts.first_token == 900
+        assert agent_settings.model_timeouts.between_tokens == 45
+        assert agent_settings.waiting_interval == 2.5
+        assert agent_settings.tool_set == "compact"
+        timeouts = (await container.gateways.models())._timeouts
+        assert (timeouts.connect, timeouts.first_token, timeouts.between_tokens) == (3, 900, 45)

@@ -100,7 +100,10 @@ class Reply:
     ``error_after`` instead sends ``data: {"error": {"message": error_message}}``
     after that many chunks and ends the stream.
     ``interleave`` sends the fragments of parallel tool calls alternately instead
-    of one call after the other.
+    of one call after the other. ``first_token_delay`` waits after the role chunk
+    (the headers and that chunk go at once) before the first token, as a server
+    reading a long prompt does; meanwhile ``keepalive`` sends an SSE comment
+    (``: keep-alive``) every that many seconds, as some servers do.
     """
 
     text: str = ""
@@ -113,6 +116,8 @@ class Reply:
     error_after: int | None = None
     error_message: str = "The server had an error while processing your request."
     interleave: bool = False
+    first_token_delay: float = 0.0
+    keepalive: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -487,7 +492,11 @@ class ScriptedOpenAIServer:
         hangup = asyncio.ensure_future(reader.read(1))
         try:
             for index, frame in enumerate(self._stream_frames(request, reply)):
-                if index and reply.token_delay:
+                if index == 1 and reply.first_token_delay:
+                    if await self._read_prompt(reply, writer, hangup):
+                        request.client_disconnected = True
+                        return
+                elif index and reply.token_delay:
                     await asyncio.wait({hangup}, timeout=reply.token_delay)
                 if hangup.done():
                     if not _is_hangup(hangup):  # stray bytes from the client: keep watching
@@ -513,6 +522,30 @@ class ScriptedOpenAIServer:
             await writer.drain()
         finally:
             hangup.cancel()
+
+
+    async def _read_prompt(
+        self, reply: Reply, writer: asyncio.StreamWriter, hangup: asyncio.Future[bytes]
+    ) -> bool:
+        """Wait ``first_token_delay`` (sending keep-alive comments); whether the client
+        hung up meanwhile."""
+        deadline = time.monotonic() + reply.first_token_delay
+        while (left := deadline - time.monotonic()) > 0:
+            step = min(left, reply.keepalive) if reply.keepalive else left
+            if hangup.done():  # stray bytes from the client (not a hang-up): just wait
+                await asyncio.sleep(step)
+            else:
+                await asyncio.wait({hangup}, timeout=step)
+            if hangup.done() and _is_hangup(hangup):
+                return True
+            if reply.keepalive and deadline - time.monotonic() > 0:
+                comment = b": keep-alive\n\n"
+                try:
+                    writer.write(b"%x\r\n%s\r\n" % (len(comment), comment))
+                    await writer.drain()
+                except ConnectionError:
+                    return True
+        return False
 
 
 def _is_hangup(read: asyncio.Future[bytes]) -> bool:

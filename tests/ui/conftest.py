@@ -72,7 +72,11 @@ def service(
         "cwd": str(agent),
         "time_limit": 30,
     }
-    env = {"COPILOT_HEARTBEAT_INTERVAL": "0.5", "COPILOT_AGENTS": json.dumps([external])}
+    env = {
+        "COPILOT_HEARTBEAT_INTERVAL": "0.5",
+        "COPILOT_AGENTS": json.dumps([external]),
+        "COPILOT_AGENT__WAITING_INTERVAL": "0.3",  # a slow model's first token is seen waited for
+    }
     with serve_copilot(gns3_server.url, root, env=env) as served:
         yield served
 

@@ -616,8 +616,22 @@ export class TurnView {
     return card;
   }
 
+  // While the model reads its prompt, the typing dots say so; anything else it sends
+  // brings the dots back.
+  waiting(message) {
+    this.typing.textContent = message;
+    this.typing.classList.add("waiting");
+  }
+
+  answering() {
+    if (!this.typing.classList.contains("waiting")) return;
+    this.typing.textContent = "…";
+    this.typing.classList.remove("waiting");
+  }
+
   // Apply one SSE event; returns true when the turn is over.
   apply(event) {
+    if (event.type !== "status" && event.type !== "heartbeat") this.answering();
     switch (event.type) {
       case "content":
         this.sawText = true;
@@ -661,7 +675,8 @@ export class TurnView {
         this.addTrail("thinking", `Thinking: ${event.content || ""}`);
         break;
       case "status":
-        this.addTrail("status", `${event.status || "status"}: ${event.message || ""}`.trim());
+        if (event.status === "waiting_for_model") this.waiting(event.message || "waiting for the model…");
+        else this.addTrail("status", `${event.status || "status"}: ${event.message || ""}`.trim());
         break;
       case "step":
         this.addTrail("step", `Step ${event.step}${event.total ? ` of ${event.total}` : ""} ${event.status || ""}`.trim());
