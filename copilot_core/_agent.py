@@ -12,7 +12,6 @@ partial answer and simply stops (the runner sends ``abort`` and ``done``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -23,11 +22,21 @@ from typing import Any
 
 from copilot_core._abort import AbortToken
 from copilot_core._accumulator import Coalescing, StoppedCall, ToolCallAccumulator
+from copilot_core._compact import compact_tools
 from copilot_core._conversation import Conversation
-from copilot_core._deltas import FinishDelta, TextDelta, ToolCallDelta, UsageDelta
-from copilot_core._guards import ArgumentLimits, TurnGuard, call_key
-from copilot_core._messages import FunctionCall, Message, Role, ToolCall
+from copilot_core._deltas import TextDelta
+from copilot_core._guards import ArgumentLimits, TurnGuard
+from copilot_core._messages import FunctionCall, Message, ToolCall
 from copilot_core._prompts import TITLE_INSTRUCTION, PromptBook, clean_title, fallback_title
+from copilot_core._steps import (
+    Reply,
+    absorb,
+    guarded,
+    stopped_call,
+    text_id,
+    timed_out,
+    with_lab,
+)
 from copilot_core._streams import (
     Aborted,
     StreamTimeout,
@@ -35,12 +44,12 @@ from copilot_core._streams import (
     abortable_batches,
     race_abort,
 )
+from copilot_core._textcalls import text_tool_calls
 from copilot_core._tokens import ApproximateTokenCounter, CachedTokenCounter
 from copilot_core._toolgate import ToolGate
 from copilot_core._tools import (
     ParsedToolCall,
     ToolContext,
-    ToolResult,
     ToolSpec,
     ToolStatus,
     render_tool_output,
@@ -49,8 +58,6 @@ from copilot_core.errors import (
     CopilotError,
     LLMError,
     LLMNotConfiguredError,
-    LLMStreamInterruptedError,
-    LLMUnavailableError,
     error_code,
 )
 from copilot_core.events import (
@@ -124,22 +131,6 @@ class AgentSettings:
     tool_set: ToolSet = "full"
 
 
-@dataclass(slots=True)
-class _Reply:
-    """What one LLM call produced."""
-
-    text: list[str] = field(default_factory=list)
-    calls: list[ParsedToolCall] = field(default_factory=list)
-    input_tokens: int = 0
-    output_tokens: int = 0
-    finish_reason: str | None = None
-    error: CopilotError | None = None
-
-    @property
-    def content(self) -> str:
-        return "".join(self.text)
-
-
 class BuiltinAgent:
     """The in-process copilot agent (an :class:`~copilot_core.ports.AgentBackend`)."""
 
@@ -197,8 +188,18 @@ class BuiltinAgent:
         abort = ctx.abort
         guard = TurnGuard()
         used_ids: set[str] = set()  # tool-call ids of this turn: each call has its own
-        specs = self.tools.specs(ctx.mode)
-        by_name = {spec.name: spec for spec in specs}
+        every_spec = self.tools.specs(ctx.mode)
+        by_name = {spec.name: spec for spec in every_spec}
+        specs = (
+            compact_tools(every_spec, query)
+            if (selection.tool_set or self._settings.tool_set) == "compact"
+            else list(every_spec)
+        )
+        read_text_calls = (
+            selection.text_tool_calls
+            if selection.text_tool_calls is not None
+            else self._settings.text_tool_calls
+        )
         conversation = Conversation.restore(history, counter=self._counter)
         conversation.append(Message.user(self._ids.new_id(), query, self._clock.now()))
         budget = self._message_budget(selection, specs)
@@ -227,13 +228,13 @@ class BuiltinAgent:
             # provider's prompt cache keeps them; the lab's state, which changes, goes
             # with the user's latest message.
             instructions = self.prompts.system(ctx.mode)
-            system = Message.system(_text_id("system", instructions), instructions)
+            system = Message.system(text_id("system", instructions), instructions)
             lab = self.prompts.lab(topology, problem)
-            lab_cost = self._counter.count((Message.system(_text_id("lab", lab), lab),))
-            prompt = _with_lab(conversation.prompt(system, budget - lab_cost), lab)
+            lab_cost = self._counter.count((Message.system(text_id("lab", lab), lab),))
+            prompt = with_lab(conversation.prompt(system, budget - lab_cost), lab)
             # The model's reply, streamed. Inline rather than in a helper generator: each
             # token would otherwise pass through one more generator on its way out.
-            reply = _Reply()
+            reply = Reply()
             accumulator = ToolCallAccumulator(
                 self._ids.new_id,
                 limits=self._settings.argument_limits,
@@ -263,7 +264,7 @@ class BuiltinAgent:
                                     reply.text.append(delta.text)
                                     yield ContentEvent(delta.text)
                             else:
-                                for fragment in _absorb(delta, reply, accumulator):
+                                for fragment in absorb(delta, reply, accumulator):
                                     yield fragment
                                 if accumulator.stopped is not None:
                                     break  # a runaway call: stop reading the model now
@@ -272,15 +273,17 @@ class BuiltinAgent:
             except CopilotError as exc:
                 reply.error = exc
             except StreamTimeout as exc:
-                reply.error = _timed_out(exc)
+                reply.error = timed_out(exc)
             if reply.error is None and not abort.is_aborted():
                 # (A half-written call cut by an abort is dropped: never complete, never run.)
                 for complete in accumulator.finish(reply.finish_reason):
                     yield complete
                 reply.calls = accumulator.calls() if accumulator.has_calls else []
                 if accumulator.stopped is not None:
-                    reply.calls = [_stopped(call, accumulator.stopped) for call in reply.calls]
-
+                    reply.calls = [stopped_call(call, accumulator.stopped) for call in reply.calls]
+                elif not reply.calls and read_text_calls and reply.content:
+                    for event in self._calls_in_text(reply, by_name, used_ids):
+                        yield event
                 used_ids.update(call.id for call in reply.calls)
             calls_made += 1
             yield LLMCallCompleted(
@@ -302,16 +305,16 @@ class BuiltinAgent:
                 break
 
             ends: dict[str, ToolEndEvent] = {}
-            guarded = _guarded(reply.calls, accumulator.stopped, guard)
+            answered_here = guarded(reply.calls, accumulator.stopped, guard)
             for call in reply.calls:
-                if call.id in guarded:
+                if call.id in answered_here:
                     yield ToolStartEvent(call.name, call.id)
-                    result = guarded[call.id]
+                    result = answered_here[call.id]
                     ends[call.id] = ToolEndEvent(
                         call.name, call.id, result.output, result.status.value, 0.0
                     )
                     yield ends[call.id]
-            to_run = [call for call in reply.calls if call.id not in guarded]
+            to_run = [call for call in reply.calls if call.id not in answered_here]
             if to_run:
                 async with aclosing(self.tools.run(to_run, ctx)) as events:
                     async for event in events:
@@ -415,13 +418,37 @@ class BuiltinAgent:
         return title or fallback_title(query)
 
     # ------------------------------------------------------------------- helpers
+    def _calls_in_text(
+        self, reply: Reply, offered: dict[str, ToolSpec], taken: set[str]
+    ) -> list[AgentEvent]:
+        """Take the tool calls the model wrote in its text as its calls (the text keeps
+        what is not a call); the events that show them."""
+        found, rest = text_tool_calls(reply.content, offered, self._settings.argument_limits)
+        if not found:
+            return []
+        calls: list[ParsedToolCall] = []
+        for call in found:
+            call_id = self._ids.new_id()
+            while call_id in taken:
+                call_id = self._ids.new_id()
+            calls.append(ParsedToolCall.parse(call_id, call.name, call.arguments))
+        reply.calls = calls
+        reply.text = [rest] if rest else []
+        note = StatusEvent(
+            "text_tool_calls",
+            f"read {len(calls)} tool call(s) the model wrote in its text",
+            {"calls": len(calls)},
+        )
+        shown = [ToolCallEvent(c.id, c.name, c.raw_arguments, complete=True) for c in calls]
+        return [note, *shown]
+
     def _waiting(
         self, prompt: list[Message], specs: Sequence[ToolSpec], started: float
     ) -> StatusEvent:
         """The note that the model is still reading its prompt (its size, an estimate)."""
         tools = json.dumps([spec.to_openai() for spec in specs], ensure_ascii=False)
         tokens = self._counter.count(prompt) + self._counter.count(
-            (Message.system(_text_id("tools", tools), tools),)
+            (Message.system(text_id("tools", tools), tools),)
         )
         waited = time.monotonic() - started
         return StatusEvent(
@@ -465,89 +492,3 @@ class BuiltinAgent:
         reserve = selection.options.max_tokens or self._settings.output_reserve_tokens
         tool_chars = sum(len(spec.description) + len(str(spec.parameters)) for spec in specs)
         return max(selection.context_limit - reserve - tool_chars // 4, 1)
-
-
-def _timed_out(exc: StreamTimeout) -> LLMError:
-    if exc.first:
-        return LLMUnavailableError(
-            f"The model did not start answering within {exc.limit:g} s. A slow (local) "
-            "model may need longer: raise first_token_timeout in your LLM settings."
-        )
-    return LLMStreamInterruptedError(
-        f"The model stopped sending its reply for {exc.limit:g} s (token_timeout in your "
-        "LLM settings). The partial answer was kept; try again."
-    )
-
-
-def _text_id(kind: str, text: str) -> str:
-    """An id for a prompt's own message, one per text (token counts are cached by id)."""
-    return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
-
-
-def _with_lab(prompt: list[Message], lab: str) -> list[Message]:
-    """``prompt`` with the lab's state in front of its latest user message (only in what
-    the model reads: the stored message is the user's own)."""
-    for index in range(len(prompt) - 1, -1, -1):
-        message = prompt[index]
-        if message.role is Role.USER:
-            content = PromptBook.with_lab(message.content, lab)
-            prompt[index] = message.model_copy(update={"content": content})
-            break
-    return prompt
-
-
-def _stopped(call: ParsedToolCall, stopped: StoppedCall) -> ParsedToolCall:
-    """The runaway call is kept with empty arguments (the cut text is not valid JSON,
-    and the model should not read it again); it is never run."""
-    if call.id != stopped.id:
-        return call
-    return ParsedToolCall(call.id, call.name, "{}", None, stopped.reason)
-
-
-def _guarded(
-    calls: list[ParsedToolCall], stopped: StoppedCall | None, guard: TurnGuard
-) -> dict[str, ToolResult]:
-    """The calls the agent answers itself, without running them: the calls of a reply
-    stopped for a runaway argument, and repeats of a call that succeeded in this turn."""
-    if stopped is not None:
-        return {
-            call.id: ToolResult.error(
-                f"Not run: the call of {stopped.name} was stopped while being written: "
-                f"{stopped.reason}. Make a smaller call (fewer items, shorter text; "
-                "split the work into several calls)."
-                if call.id == stopped.id
-                else f"Not run: the reply was stopped because the call of {stopped.name} "
-                "grew too long. Make this call again if it is still needed."
-            )
-            for call in calls
-        }
-    answers: dict[str, ToolResult] = {}
-    seen: dict[str, str] = {}
-    for call in calls:
-        earlier = guard.repeat_of(call)
-        if earlier is not None:
-            answers[call.id] = guard.refuse_repeat(call, earlier)
-        elif call.is_valid:
-            key = call_key(call.name, call.arguments)
-            if key in seen:
-                answers[call.id] = ToolResult.error(
-                    f"Not run: the same call is already made in this message (call "
-                    f"{seen[key]}); its result is above."
-                )
-            else:
-                seen[key] = call.id
-    return answers
-
-
-def _absorb(
-    delta: ToolCallDelta | UsageDelta | FinishDelta, reply: _Reply, accumulator: ToolCallAccumulator
-) -> list[ToolCallEvent]:
-    """Take in a non-text delta of the model's reply; the events it causes."""
-    if isinstance(delta, ToolCallDelta):
-        return accumulator.add(delta)
-    if isinstance(delta, UsageDelta):
-        reply.input_tokens += delta.input_tokens
-        reply.output_tokens += delta.output_tokens
-    else:
-        reply.finish_reason = delta.reason
-    return []

@@ -180,9 +180,7 @@ async def abortable_batches(
                     deadline = last + limit if limit is not None else None
                     ticking = next_tick if not received else None
                     wake_at = min(t for t in (deadline, ticking, float("inf")) if t is not None)
-                    timer = (
-                        loop.call_at(wake_at, channel.wake) if wake_at != float("inf") else None
-                    )
+                    timer = loop.call_at(wake_at, channel.wake) if wake_at != float("inf") else None
                     try:
                         await channel.wait()
                     finally:

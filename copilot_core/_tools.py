@@ -33,6 +33,11 @@ class ToolSpec:
     ``mutates_topology`` tells the agent to re-read the lab topology after a
     successful call; ``effect`` is what the tool can do at most (``None``: not
     declared, which the gate treats as a change).
+
+    For the compact tool set (small models): ``brief`` is the tool's description in a
+    sentence (empty: the description's first sentence); an ``everyday`` tool is always
+    offered, another one only when the user's message contains one of its ``cues``
+    (lower-case words or word starts).
     """
 
     name: str
@@ -40,6 +45,9 @@ class ToolSpec:
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     mutates_topology: bool = False
     effect: ToolEffect | None = None
+    brief: str = ""
+    everyday: bool = True
+    cues: tuple[str, ...] = ()
 
     def to_openai(self) -> dict[str, Any]:
         return {

@@ -25,6 +25,7 @@ from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._skills import SkillLibrary
 from adapters.gns3._tools.capture import capture_tools
 from adapters.gns3._tools.commands import command_tools
+from adapters.gns3._tools.compact import with_compact_profile
 from adapters.gns3._tools.consoles import console_tools
 from adapters.gns3._tools.filters import filter_tools
 from adapters.gns3._tools.links import link_tools
@@ -129,7 +130,9 @@ class Gns3ToolExecutor:
         self.lab = LabAccess(
             self.client, self.runner, self.skills, self.settings, restore_points=restore_points
         )
-        self._specs = {tool.name: tool.spec(self.lab) for tool in self.registry}
+        self._specs = {
+            tool.name: with_compact_profile(tool.spec(self.lab)) for tool in self.registry
+        }
 
     async def warm(self) -> None:
         """Load now what the first console call would otherwise load (the TextFSM index,

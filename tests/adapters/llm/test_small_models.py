@@ -1,0 +1,224 @@
+"""What a small local model needs, over real HTTP against the scripted server (issue 30):
+its tool calls written as text are run (from local providers, or when the user says so),
+and the compact tool set keeps an everyday prompt's tools and system prompt under
+2,500 tokens, bringing in other tools when the message asks for them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from adapters.gns3 import Gns3Client
+from adapters.gns3._tools.executor import Gns3ToolExecutor
+from adapters.llm import SettingsLanguageModelProvider, TiktokenTokenCounter
+from adapters.llm._settings import LLMSettings
+from copilot_core import AbortToken, AgentSettings, BuiltinAgent, CopilotMode, ToolContext
+from copilot_core.events import (
+    AgentEvent,
+    ContentEvent,
+    StatusEvent,
+    StepCompleted,
+    ToolCallEvent,
+    ToolEndEvent,
+)
+from copilot_core.ports import AgentRunConfig, ModelOverrides, ModelSelection, ToolExecutor
+from copilot_core.testing import FakeToolExecutor, SequentialIds, SteppingClock
+from tests.adapters.llm.conftest import settings_for
+from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+
+AUTOMATION = CopilotMode.LAB_AUTOMATION_ASSISTANT
+
+
+class Settings:
+    def __init__(self, settings: LLMSettings) -> None:
+        self.settings = settings
+
+    async def get_secret(self, user_id: str) -> LLMSettings | None:
+        return self.settings
+
+
+async def selection_for(server: ScriptedOpenAIServer, **user: object) -> ModelSelection:
+    provider = SettingsLanguageModelProvider(Settings(settings_for(server, **user)))
+    return await provider.for_user("alice", ModelOverrides())
+
+
+async def run(
+    tools: ToolExecutor,
+    selection: ModelSelection,
+    query: str,
+    mode: CopilotMode = AUTOMATION,
+    settings: AgentSettings | None = None,
+) -> list[AgentEvent]:
+    agent = BuiltinAgent(
+        tools,
+        None,
+        clock=SteppingClock(),
+        ids=SequentialIds("m"),
+        token_counter=TiktokenTokenCounter(),
+        settings=settings,
+    )
+    context = ToolContext(
+        project_id="p1", user_id="alice", session_id="s1", mode=mode, abort=AbortToken()
+    )
+    return [e async for e in agent.run(query, [], AgentRunConfig(context=context, model=selection))]
+
+
+def node_tools() -> FakeToolExecutor:
+    tools = FakeToolExecutor()
+    tools.add(
+        "start_gns3_node",
+        lambda args, ctx: {"started": args["node_names"]},
+        parameters={
+            "type": "object",
+            "properties": {"node_names": {"type": "array", "items": {"type": "string"}}},
+            "required": ["node_names"],
+        },
+    )
+    return tools
+
+
+WRITTEN_CALL = (
+    "I will start it.\n```json\n"
+    '{"name": "start_gns3_node", "arguments": {"node_names": ["PC1"]}}\n```'
+)
+
+
+async def test_a_call_written_as_text_by_a_local_model_is_run_and_sent_back_as_a_call(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.add(Reply(text=WRITTEN_CALL), Reply(text="PC1 is started."))
+    tools = node_tools()
+    selection = await selection_for(server, provider="openai_compatible")
+    assert selection.text_tool_calls is True  # local providers: on by default
+
+    events = await run(tools, selection, "start PC1")
+
+    assert [call.arguments for call in tools.executed] == [{"node_names": ["PC1"]}]
+    note = [e for e in events if isinstance(e, StatusEvent) and e.status == "text_tool_calls"]
+    assert [e.extra for e in note] == [{"calls": 1}]
+    (shown,) = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert shown.complete and json.loads(shown.arguments) == {"node_names": ["PC1"]}
+    (end,) = [e for e in events if isinstance(e, ToolEndEvent)]
+    assert end.tool_call_id == shown.id and end.status == "success"
+    # The model reads its call back as a call, answered by a tool message, and the
+    # stored assistant message keeps only the prose.
+    second: list[dict[str, Any]] = server.requests[1].messages
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "tool"]
+    assert second[2]["content"] == "I will start it."
+    assert second[2]["tool_calls"][0]["function"]["name"] == "start_gns3_node"
+    assert second[3]["tool_call_id"] == second[2]["tool_calls"][0]["id"] == shown.id
+    steps = [e for e in events if isinstance(e, StepCompleted)]
+    assert steps[-1].messages[0].content == "PC1 is started."
+
+
+async def test_a_written_call_is_validated_and_repeated_ones_are_guarded(
+    server: ScriptedOpenAIServer,
+) -> None:
+    # The same written call three times: run once, refused as a repeat, then the turn ends.
+    server.add(Reply(text=WRITTEN_CALL), Reply(text=WRITTEN_CALL), Reply(text=WRITTEN_CALL))
+    tools = node_tools()
+    events = await run(tools, await selection_for(server, provider="ollama"), "start PC1")
+    assert len(tools.executed) == 1
+    assert [e.status for e in events if isinstance(e, StatusEvent)][-1] == "guard_limit"
+
+
+async def test_written_calls_stay_text_for_a_cloud_provider_unless_the_user_turns_them_on(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.add(Reply(text=WRITTEN_CALL))
+    tools = node_tools()
+    events = await run(tools, await selection_for(server), "start PC1")  # provider openai
+    assert tools.executed == []
+    assert "".join(e.content for e in events if isinstance(e, ContentEvent)) == WRITTEN_CALL
+
+    server.add(Reply(text=WRITTEN_CALL), Reply(text="Started."))
+    selection = await selection_for(server, text_tool_calls=True)
+    await run(tools, selection, "start PC1")
+    assert len(tools.executed) == 1
+
+    server.add(Reply(text=WRITTEN_CALL))
+    selection = await selection_for(server, provider="ollama", text_tool_calls=False)
+    await run(tools, selection, "start PC1")
+    assert len(tools.executed) == 1  # not run again: the user turned them off
+
+
+async def test_a_written_call_of_a_tool_not_offered_is_not_run(
+    server: ScriptedOpenAIServer,
+) -> None:
+    text = '```json\n{"name": "delete_everything", "arguments": {}}\n```'
+    server.add(Reply(text=text))
+    tools = node_tools()
+    events = await run(tools, await selection_for(server, provider="ollama"), "clean up")
+    assert tools.executed == []
+    assert not [e for e in events if isinstance(e, ToolCallEvent)]
+
+
+def gns3_tools() -> Gns3ToolExecutor:
+    return Gns3ToolExecutor(Gns3Client("http://127.0.0.1:9"))  # specs only: never called
+
+
+def prompt_tokens(request_body: dict[str, Any]) -> tuple[int, int]:
+    """The request's tool schemas and system prompt, in tokens (cl100k, as the benchmark)."""
+    counter = TiktokenTokenCounter()
+    tools = sum(counter.count_text(json.dumps(tool)) for tool in request_body["tools"])
+    system = counter.count_text(request_body["messages"][0]["content"])
+    return tools, system
+
+
+async def test_the_compact_tool_set_keeps_an_everyday_prompt_under_2500_tokens(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.default = Reply(text="ok")
+    full = await run(gns3_tools(), await selection_for(server), "Add two VPCS PCs")
+    compact_selection = await selection_for(server, tool_set="compact")
+    compact = await run(gns3_tools(), compact_selection, "Add two VPCS PCs named PC1 and PC2")
+    assert full and compact
+    full_body, compact_body = server.requests[0].body, server.requests[1].body
+
+    full_tools, system = prompt_tokens(full_body)
+    compact_tools, compact_system = prompt_tokens(compact_body)
+    assert compact_system == system  # the same system prompt
+    assert full_tools + system > 4000  # what a small model read before
+    assert compact_tools + compact_system <= 2500
+    names = [tool["function"]["name"] for tool in compact_body["tools"]]
+    assert {"create_gns3_node", "create_gns3_link", "execute_vpcs_commands"} <= set(names)
+    assert "gns3_link_filters" not in names and "packet_capture" not in names
+    # Short descriptions: none is longer than the full one, and none is a paragraph.
+    for tool in compact_body["tools"]:
+        assert len(tool["function"]["description"]) <= 160
+        assert "additionalProperties" not in json.dumps(tool)
+
+
+async def test_a_message_that_asks_for_a_rarer_tool_brings_it_into_the_compact_set(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.default = Reply(text="ok")
+    selection = await selection_for(server, tool_set="compact")
+    await run(gns3_tools(), selection, "Add 50 ms of delay on the link R1-R2, then capture it")
+    names = {tool["function"]["name"] for tool in server.requests[0].body["tools"]}
+    assert {"gns3_link_filters", "packet_capture"} <= names
+    assert "restore_point" not in names
+    await run(gns3_tools(), selection, "Undo the last change")
+    assert "restore_point" in {t["function"]["name"] for t in server.requests[1].body["tools"]}
+
+
+async def test_the_services_tool_set_applies_when_the_user_sets_none(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.default = Reply(text="ok")
+    selection = await selection_for(server)
+    await run(gns3_tools(), selection, "hello", settings=AgentSettings(tool_set="compact"))
+    assert len(server.requests[0].body["tools"]) < len(gns3_tools().specs(AUTOMATION))
+    own = await selection_for(server, tool_set="full")
+    await run(gns3_tools(), own, "hello", settings=AgentSettings(tool_set="compact"))
+    assert len(server.requests[1].body["tools"]) == len(gns3_tools().specs(AUTOMATION))
+
+
+def test_every_gns3_tool_has_its_compact_profile() -> None:
+    from adapters.gns3._tools.compact import COMPACT_PROFILES
+    from adapters.gns3._tools.executor import CATALOGUE
+
+    assert set(COMPACT_PROFILES) == set(CATALOGUE)
+    for name, (brief, everyday, cues) in COMPACT_PROFILES.items():
+        assert brief and len(brief) <= 160, name
+        assert everyday or cues, f"{name} could never be offered in the compact set"
