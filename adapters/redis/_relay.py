@@ -407,9 +407,9 @@ async def _close_quietly(pubsub: PubSub) -> None:
     it runs on the way out of a cancelled listener, which :meth:`stop` awaits."""
     with contextlib.suppress(Exception):
         async with asyncio.timeout(_CLOSE_WAIT):
-            await pubsub.aclose()
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
             return
-    connection = pubsub.connection
+    connection: Any = getattr(pubsub, "connection", None)  # redis-py types it as None
     if connection is not None:
         with contextlib.suppress(Exception):
             await connection.disconnect(nowait=True)
