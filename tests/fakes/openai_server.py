@@ -523,7 +523,6 @@ class ScriptedOpenAIServer:
         finally:
             hangup.cancel()
 
-
     async def _read_prompt(
         self, reply: Reply, writer: asyncio.StreamWriter, hangup: asyncio.Future[bytes]
     ) -> bool:
