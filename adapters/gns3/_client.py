@@ -429,6 +429,15 @@ class Gns3Client:
             )
         )
 
+    async def create_link_from(self, token: str, project_id: str, body: JSON) -> JSON:
+        """Make a link from its own description: ``nodes`` (ends with their labels), and
+        ``link_id``, ``filters``, ``suspend``, ``link_style`` when given (an undo's)."""
+        return dict(
+            await self._in_project(
+                "POST", project_id, "/links", token, json_body=body, what="create the link"
+            )
+        )
+
     async def delete_link(self, token: str, project_id: str, link_id: str) -> None:
         await self._in_project(
             "DELETE", project_id, f"/links/{link_id}", token, what="delete the link"

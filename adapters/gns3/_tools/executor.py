@@ -7,7 +7,8 @@ tool source, and cancels a running tool's task on abort (the console runner then
 the device ready, see :class:`~adapters.gns3.ConsoleRunner`).
 
 A call the user approved (``Clearance.approved``) that changes the lab runs only after
-a restore point of what it changes was taken and saved (``restore_points``); its result
+a restore point of what it changes was taken and saved (``restore_points``); once it ran,
+what it did is recorded with the point (for an undo of that change alone); its result
 names it (``restore_point_id``, also in the tool message's metadata). When no restore
 point can be taken the change is not made and the result says why. An executor given no
 ``restore_points`` store, or a call from outside a conversation the store keeps (an MCP
@@ -38,11 +39,12 @@ from adapters.gns3._tools.registry import (
     LabAccess,
     ToolRegistry,
 )
-from adapters.gns3._tools.restore import (
+from adapters.gns3._tools.restore import restore_tools
+from adapters.gns3._tools.restore_take import (
     NoConversationError,
     RestorePointError,
+    record_what_it_did,
     restore_point_notes,
-    restore_tools,
     take_restore_point,
 )
 from adapters.gns3._tools.skills import skill_tools
@@ -245,7 +247,10 @@ class Gns3ToolExecutor:
                 "and a change is not made without a way back.",
                 restore_point_error=str(exc),
             )
-        result = await tool.run(self.lab, args, scope)
+        try:
+            result = await tool.run(self.lab, args, scope)
+        finally:  # what it did, for an undo of it alone (even when it failed half-way)
+            point = await record_what_it_did(self.lab, scope, point)
         return _with_restore_point(result, point, restore_point_notes(point))
 
 

@@ -23,7 +23,7 @@ from adapters.gns3._topology_state import _describe_key, _drawing_key, _link_key
 from copilot_core.errors import CopilotError
 from copilot_core.ports import ChangePreview, RestorePoint
 
-__all__ = ["rollback_plan", "topology_actions"]
+__all__ = ["CONFLICT", "rollback_plan", "topology_actions"]
 
 JSON = dict[str, Any]
 _VERBS = {"started": "start", "stopped": "stop", "suspended": "suspend"}
@@ -75,7 +75,7 @@ async def _device_lines(
 ) -> list[str]:
     """What the rollback will send to one device (its commands, as it would plan them
     now), or why that is only known when it runs; then the files it writes back."""
-    from adapters.gns3._tools.restore import RestorePointError, _read_configuration
+    from adapters.gns3._tools.restore_take import RestorePointError, read_configuration
 
     lines: list[str] = []
     kind = DeviceKind(str(entry.get("kind") or DeviceKind.GENERIC.value))
@@ -92,7 +92,7 @@ async def _device_lines(
             )
         else:
             try:
-                current = await _read_configuration(lab, snapshot, node, keeper)
+                current = await read_configuration(lab, snapshot, node, keeper)
             except RestorePointError as exc:
                 lines.append(
                     f"put back {keeper.kept} as read at {when} (the commands are worked out "
@@ -110,10 +110,18 @@ async def _device_lines(
 
 
 async def rollback_plan(
-    lab: LabAccess, scope: CallScope, point: RestorePoint, when: str, *, use_snapshot: bool
+    lab: LabAccess,
+    scope: CallScope,
+    point: RestorePoint,
+    when: str,
+    *,
+    use_snapshot: bool,
+    force: bool = False,
 ) -> ChangePreview:
     """The preview of rolling ``point`` back (see the module's docstring)."""
     state = point.state
+    if isinstance(state.get("change"), dict) and not use_snapshot:
+        return await _scoped_preview(lab, scope, point, when, force=force)
     topology: list[str] = []
     snap = state.get("gns3_snapshot")
     if snap and use_snapshot:
@@ -154,6 +162,57 @@ async def rollback_plan(
             devices[name] = [f"put back what was kept at {when} (GNS3 cannot be read now)"]
     return ChangePreview(
         f"roll back to before {point.tool_name} ({point.summary}), as at {when}",
+        devices=devices,
+        topology=topology,
+    )
+
+
+#: The first words of a preview line that names a conflict.
+CONFLICT = "conflict: "
+
+
+async def _scoped_preview(
+    lab: LabAccess, scope: CallScope, point: RestorePoint, when: str, *, force: bool
+) -> ChangePreview:
+    """Undoing the change by itself: every node and link it deletes, makes again or sets
+    back, by name; each conflict with what was done since (``conflict: …``) and, with
+    ``force``, what else it then touches; per device, what is put back."""
+    from adapters.gns3._tools.restore_scoped import scoped_plan
+
+    plan, _ = await scoped_plan(lab, scope, point)
+    topology = [f"{CONFLICT}{line}" for line in plan.conflicts]
+    topology += [line.line for line in plan.steps if force or not line.extra or not plan.conflicts]
+    if plan.conflicts and not force:
+        topology.append(
+            "nothing is changed while these conflicts stand: confirm (force) to undo the "
+            "change anyway, which also does: "
+            + ("; ".join(s.line for s in plan.steps if s.extra) or "nothing more")
+        )
+    if not topology and point.state.get("topology"):
+        topology.append(f"nothing to change in the topology: it is as before the change ({when})")
+    entries = [
+        (str(name), entry)
+        for name, entry in (point.state.get("devices") or {}).items()
+        if entry.get("captured") and str(entry.get("node_id")) in plan.devices
+    ]
+    devices: dict[str, list[str]] = {}
+    try:
+        lab_now = await lab.snapshot(scope)
+    except CopilotError:
+        lab_now = None
+    for name, entry in entries:
+        mapped = {**entry, "node_id": plan.devices[str(entry["node_id"])]}
+        if lab_now is None or lab_now.by_id(str(mapped["node_id"])) is None:
+            devices[name] = [f"put back what was kept at {when} once {name} is made again"]
+            devices[name] += [
+                f"write back {path} as it was at {when}" for path in entry.get("files") or {}
+            ]
+            continue
+        lines = await _device_lines(lab, lab_now, name, mapped, when)
+        if lines:
+            devices[name] = lines
+    return ChangePreview(
+        f"roll back to before {point.tool_name} ({point.summary}), that change alone, as at {when}",
         devices=devices,
         topology=topology,
     )

@@ -1,0 +1,151 @@
+"""Rolling back exactly one change: what its restore point recorded that it did.
+
+The record (``state["change"]``) is planned against the lab as it is now
+(:func:`~adapters.gns3._undo.plan_undo`): what the change made is deleted, what it
+deleted is made again from its saved JSON, what it changed is set back; what others did
+since stays. A plan with conflicts is refused before anything is touched (``status``
+``conflict`` with the ``conflicts``, and ``would_also_touch``: the extra nodes and links a
+confirmed rollback touches); with ``force`` it is carried out, extras included.
+
+Then the devices the point kept get their configuration back (their startup files, and
+the running configuration over the console when they run), on their current node (ids
+followed through the session's id maps). Ids GNS3 gave anew are kept with the point
+(``state["id_map"]``) so that the session's other restore points keep finding what they
+name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import replace
+from typing import Any
+
+from adapters.gns3._tools.registry import CallScope, LabAccess
+from adapters.gns3._tools.restore_devices import restore_device
+from adapters.gns3._tools.results import batch, item
+from adapters.gns3._undo import Gns3TopologyPort, UndoPlan, carry_out, plan_undo, read_kept
+from copilot_core import ToolResult, ToolStatus
+from copilot_core.errors import CopilotError
+from copilot_core.ports import RestorePoint
+
+__all__ = ["has_change_record", "id_maps", "roll_back_change", "scoped_plan"]
+
+JSON = dict[str, Any]
+
+
+def has_change_record(point: RestorePoint) -> bool:
+    return isinstance(point.state.get("change"), dict)
+
+
+async def id_maps(lab: LabAccess, scope: CallScope) -> dict[str, str]:
+    """Every id GNS3 changed in an undo of this session: old id -> new id."""
+    if lab.restore_points is None:
+        return {}
+    merged: dict[str, str] = {}
+    try:
+        points = await lab.restore_points.restore_points(scope.project_id, scope.context.session_id)
+    except CopilotError:
+        return merged
+    for point in points:
+        merged.update(point.state.get("id_map") or {})
+    return merged
+
+
+def _kept_devices(point: RestorePoint) -> dict[str, str]:
+    devices = point.state.get("devices") or {}
+    return {
+        str(entry["node_id"]): str(name)
+        for name, entry in devices.items()
+        if isinstance(entry, dict) and entry.get("node_id") and entry.get("captured")
+    }
+
+
+async def scoped_plan(
+    lab: LabAccess, scope: CallScope, point: RestorePoint
+) -> tuple[UndoPlan, dict[str, str]]:
+    """The plan of undoing ``point``'s change on the lab as it is now, and the id map."""
+    known = await id_maps(lab, scope)
+    current = await read_kept(lab.client, scope.token, scope.project_id)
+    plan = plan_undo(point.state["change"], current, known, kept_devices=_kept_devices(point))
+    return plan, known
+
+
+def _conflict(plan: UndoPlan) -> ToolResult:
+    extra = [step.line for step in plan.steps if step.extra]
+    return ToolResult(
+        {
+            "status": "conflict",
+            "error": "Not undone: undoing this change would also touch what was done since ("
+            + "; ".join(plan.conflicts)
+            + "). Nothing was changed; roll back with force to undo it anyway"
+            + (f", which also does: {'; '.join(extra)}." if extra else "."),
+            "conflicts": plan.conflicts,
+            "would_also_touch": extra,
+        },
+        ToolStatus.ERROR,
+    )
+
+
+async def roll_back_change(
+    lab: LabAccess, scope: CallScope, point: RestorePoint, *, force: bool
+) -> ToolResult:
+    """Undo ``point``'s change and nothing else (see the module docstring)."""
+    plan, known = await scoped_plan(lab, scope, point)
+    if plan.conflicts and not force:
+        return _conflict(plan)
+    items: list[JSON] = []
+    outcome = await carry_out(
+        plan, Gns3TopologyPort(lab.client, scope.token, scope.project_id), known
+    )
+    differences = outcome.differences + (plan.skipped if force else [])
+    if plan.steps or outcome.problems or differences:
+        exact = not differences and not outcome.problems
+        output: JSON = {
+            "state": "as before the change" if exact else "differs from before the change",
+            "actions": outcome.actions,
+        }
+        if differences:
+            output["differences"] = differences
+        extra = [step.line for step in plan.steps if step.extra]
+        if extra:
+            output["also_touched"] = extra
+        if plan.notes:
+            output["notes"] = plan.notes
+        status = "success" if exact else "partial_success" if outcome.actions else "failed"
+        items.append(item("topology", status, output, error="; ".join(outcome.problems) or None))
+    mapped = {**known, **outcome.id_map}
+    if outcome.id_map and lab.restore_points is not None:
+        id_map = {**(point.state.get("id_map") or {}), **outcome.id_map}
+        with contextlib.suppress(CopilotError):  # done; later points then find less
+            await lab.restore_points.update_restore_point(
+                replace(point, state={**point.state, "id_map": id_map})
+            )
+    devices: JSON = point.state.get("devices") or {}
+    wanted = {
+        name: {**entry, "node_id": mapped.get(str(entry["node_id"]), entry["node_id"])}
+        for name, entry in devices.items()
+        if entry.get("captured") and str(entry.get("node_id")) in plan.devices
+    }
+    if wanted:
+        snapshot = await lab.snapshot(scope)
+        items += await asyncio.gather(
+            *(
+                restore_device(lab, scope, snapshot, name, entry, by_name=False)
+                for name, entry in wanted.items()
+            )
+        )
+    if not items:
+        notes = plan.notes or ["nothing to undo: the lab is as before the change"]
+        items.append(
+            item(
+                "topology",
+                "success",
+                {"state": "as before the change", "actions": [], "notes": notes},
+            )
+        )
+    result = batch(items)
+    body: JSON = dict(result.output)
+    if plan.conflicts and force:
+        body["forced"] = plan.conflicts
+    return ToolResult(body, result.status)
