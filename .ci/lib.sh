@@ -96,6 +96,19 @@ ci_apt_install() {
     ci_apt_get install -y --no-install-recommends "$@"
 }
 
+# dynamips from Debian's non-free component (a sources entry of its own, then one update).
+ci_dynamips() {
+    local sources=/etc/apt/sources.list.d/debian-non-free.sources codename
+    if [ ! -e "$sources" ]; then
+        [ "$(id -u)" -eq 0 ] || { ci_log "not root: install dynamips first"; return 1; }
+        codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+        printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+            "$codename" >"$sources"
+        CI_APT_UPDATED=
+    fi
+    ci_apt_install dynamips
+}
+
 # ----------------------------------------------------------------------------- services
 # ci_ensure_service NAME CHECK START: if CHECK fails, run START, then wait (bounded) until
 # CHECK succeeds. CHECK and START are function names.

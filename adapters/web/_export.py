@@ -2,8 +2,9 @@
 
 The report reads like an engineer's notes of the lab: each question, the tools the
 copilot ran (with the commands and the devices' output, per device, and who approved a
-change), then the answer. The JSON is exactly the API's shapes: the session object and
-the OpenAI-shaped messages.
+change), then the answer. A change rolled back later says so where it is shown ("Undone
+by …"), and the rollback itself follows as the tool call it is. The JSON is exactly the
+API's shapes: the session object and the OpenAI-shaped messages.
 """
 
 from __future__ import annotations
@@ -75,11 +76,29 @@ def _device(run: DeviceRun) -> Iterator[str]:
         yield ""
 
 
-def _tool(call_name: str, arguments: str, result: Message | None) -> Iterator[str]:
+def _undone(rollback: dict[str, Any] | None) -> str | None:
+    """The line that says a change was rolled back later, by whom and how it went."""
+    if not rollback:
+        return None
+    status = rollback.get("status")
+    how = "" if status == "success" else f" (the rollback's status: {status}; see below)"
+    return (
+        f"**Undone by {rollback.get('by_name') or rollback.get('by') or 'someone'}** later "
+        f"in this session{how}: what this change did is no longer in the lab."
+    )
+
+
+def _tool(
+    call_name: str, arguments: str, result: Message | None, undone: dict[str, Any] | None = None
+) -> Iterator[str]:
     output = parse_output(result.content) if result is not None else None
     status = output.get("status") if isinstance(output, dict) else None
     yield f"### Tool `{call_name}`" + (f" — {status}" if status else "")
     yield ""
+    line = _undone(undone)
+    if line:
+        yield line
+        yield ""
     if arguments.strip() not in ("", "{}"):
         try:
             shown = json.dumps(json.loads(arguments), ensure_ascii=False, indent=2)
@@ -116,6 +135,12 @@ def _tool(call_name: str, arguments: str, result: Message | None) -> Iterator[st
 def markdown_report(session: Session, messages: Sequence[Message]) -> str:
     """The session as a Markdown lab report (see the module docstring)."""
     results = {m.tool_call_id: m for m in messages if m.role is Role.TOOL and m.tool_call_id}
+    # A rollback's messages name the change they undid (its tool call).
+    undone: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        rollback = message.metadata.get("rollback")
+        if message.role is Role.ASSISTANT and isinstance(rollback, dict):
+            undone[str(rollback.get("undoes_tool_call_id"))] = rollback
     lines = [
         f"# {session.title or 'Copilot session'}",
         "",
@@ -136,7 +161,12 @@ def markdown_report(session: Session, messages: Sequence[Message]) -> str:
         elif message.role is Role.ASSISTANT:
             for call in message.tool_calls or ():
                 lines += list(
-                    _tool(call.function.name, call.function.arguments, results.get(call.id))
+                    _tool(
+                        call.function.name,
+                        call.function.arguments,
+                        results.get(call.id),
+                        undone.get(call.id),
+                    )
                 )
             if message.content.strip():
                 lines += ["### Answer", "", message.content.strip(), ""]

@@ -43,6 +43,8 @@ Action = Literal[
     "update_drawing",
 ]
 _VERBS = {"started": "start", "stopped": "stop", "suspended": "suspend"}
+#: Built-in nodes GNS3 starts as it makes them (they cannot be stopped).
+_BORN_RUNNING = frozenset({"ethernet_switch", "ethernet_hub", "frame_relay_switch", "atm_switch"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +148,7 @@ class _Planner:
 
     # ------------------------------------------------------------------ steps
     def created_links(self, group: Mapping[str, JSON]) -> None:
-        for link_id, saved in group.items():
+        for link_id, saved in sorted(group.items(), key=lambda pair: self.label(pair[1])):
             current = self.r(link_id)
             if current in self.links:
                 self.step(
@@ -210,7 +212,7 @@ class _Planner:
         for link_id, link in self.links.items():
             for end in _ends(link):
                 used[end] = link_id
-        for link_id, saved in group.items():
+        for link_id, saved in sorted(group.items(), key=lambda pair: self.label(pair[1])):
             label = self.label(saved)
             if self.r(link_id) in self.links:
                 self.plan.notes.append(f"link {label}: there again already")
@@ -341,7 +343,11 @@ class _Planner:
         self.drawings_back(self.change.get("drawings") or {})
         for node_id, saved in (nodes.get("deleted") or {}).items():
             verb = _VERBS.get(str(saved.get("status")))
-            if node_id in self.remade and verb == "start":
+            if (
+                node_id in self.remade
+                and verb == "start"
+                and saved.get("node_type") not in _BORN_RUNNING
+            ):
                 last.append(
                     Step(
                         "node_action",
