@@ -322,7 +322,7 @@ def test_an_approved_change_is_undone_from_the_page_and_the_undo_undone(
         body = rolled.json()
         assert body["status"] == "success", body
         (topology,) = body["results"]
-        assert topology["output"]["state"] == "as at the restore point"
+        assert topology["output"]["state"] == "as before the change"
         assert "Undo1" not in names()
 
         # The rollback had its own restore point: undoing it brings Undo1 back.

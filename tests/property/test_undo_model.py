@@ -7,6 +7,9 @@ history would have made without that change: everyone else's changes and the cop
 other ones stay, and the state before that change comes back for what it touched. When
 something done since is in the way, the plan says so (a conflict) and is not carried out;
 confirmed (force), what the change made is gone and what it deleted is back.
+
+Not decidable from GNS3's state, so not asked: a field someone set again since to the very
+value the change gave it (GNS3 keeps no history of a node's fields).
 """
 
 from __future__ import annotations
@@ -100,6 +103,14 @@ def test_undoing_one_change_leaves_exactly_everything_else(
     if not mine:
         return
     index = mine[pick % len(mine)]
+    changed = done[index][1]
+    if changed.kind == "set" and any(
+        op.kind == "set" and op.target == changed.target and op.value[0] == changed.value[0]
+        for _, op, _ in done[index + 1 :]
+    ):
+        # The field was set again since: to another value, a conflict; back to the value
+        # the change gave it (A-B-A), GNS3 shows nothing to tell it from no change at all.
+        return
     record = done[index][2]
     plan = plan_undo(record, topo.kept())
     if plan.conflicts:

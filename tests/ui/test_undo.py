@@ -127,7 +127,7 @@ def test_an_approved_change_is_undone_from_its_card_and_is_gone_from_gns3(
     expect(box.locator(".undo-headline")).to_have_text(
         "Undone: everything is as it was before this change."
     )
-    expect(box.locator(".undo-results > li")).to_have_text(["Topology: as at the restore point"])
+    expect(box.locator(".undo-results > li")).to_have_text(["Topology: as before the change"])
     assert "Undo9" not in _names(gns3_server, configured)  # GNS3 itself has it no more
     expect(drawing.locator(".node-name").filter(has_text="Undo9")).to_have_count(0)
     expect(box.get_by_role("button", name="Undo this change")).to_have_count(0)
@@ -194,7 +194,7 @@ def test_the_undo_button_comes_back_with_the_saved_history_and_says_why_it_faile
     expect(box.locator(".undo-headline")).to_have_text(
         "Undone: everything is as it was before this change."
     )
-    expect(box.locator(".undo-results > li")).to_have_text(["Topology: as at the restore point"])
+    expect(box.locator(".undo-results > li")).to_have_text(["Topology: as before the change"])
     names = _names(gns3_server, configured)
     assert "Keep9" in names and "Renamed9" not in names, names
     right: Any = page.evaluate(
