@@ -159,25 +159,6 @@ def test_a_slow_turn_is_stopped_with_escape_and_keeps_its_partial_answer(
     assert 0 < text.inner_text().count("slow") < 400
 
 
-def test_while_a_slow_model_reads_its_prompt_the_answer_says_it_is_waiting(
-    page: Page, configured: Lab, llm: ScriptedOpenAIServer
-) -> None:
-    llm.clear()
-    llm.add(Reply(text="Nothing yet.", first_token_delay=2.5, keepalive=0.5), Reply(text="Wait"))
-    sign_in(page)
-    choose_project(page, configured.opened)
-    page.get_by_label("Message", exact=True).fill("what is in my lab?")
-    page.get_by_role("button", name="Send").click()
-    waiting = page.locator(".message.assistant .typing.waiting")
-    expect(waiting).to_contain_text(re.compile(r"waiting for the model: \d+ prompt tokens"))
-    screenshot(page, "waiting-for-the-model")
-    expect(page.locator(".message.assistant .text-block").last).to_contain_text("Nothing yet.")
-    expect(waiting).to_have_count(0)
-    # Waiting is not an error, and it leaves no trail behind.
-    expect(page.locator(".message.assistant .error-box")).to_have_count(0)
-    expect(page.locator(".message.assistant .trail-status")).to_have_count(0)
-
-
 def test_a_reload_mid_turn_reattaches_and_the_answer_completes(
     page: Page, configured: Lab, llm: ScriptedOpenAIServer
 ) -> None:

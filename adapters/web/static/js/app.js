@@ -913,7 +913,11 @@ async function stop() {
 }
 
 // ------------------------------------------------------------------ settings
-const SETTINGS_FIELDS = ["provider", "model", "base_url", "temperature", "context_limit", "copilot_mode", "approval"];
+const SETTINGS_FIELDS = [
+  "provider", "model", "base_url", "temperature", "context_limit", "copilot_mode", "approval",
+  "tool_set", "text_tool_calls", "first_token_timeout", "token_timeout", "connect_timeout",
+];
+const NUMBER_FIELDS = new Set(["temperature", "context_limit", "first_token_timeout", "token_timeout", "connect_timeout"]);
 
 // The models the saved endpoint lists, and the defaults of empty fields.
 async function loadModels() {
@@ -968,7 +972,7 @@ async function openSettings() {
     const current = await call("GET", "/llm-config");
     for (const name of SETTINGS_FIELDS) {
       const value = current[name];
-      form.elements[name].value = value === null || value === undefined ? "" : value;
+      form.elements[name].value = value === null || value === undefined ? "" : String(value);
     }
     if (current.api_key_set) $("api-key").placeholder = "A key is stored; leave empty to keep it";
     $("settings-intro").textContent = "Your LLM settings (stored for your GNS3 account).";
@@ -990,7 +994,8 @@ function settingsBody() {
   for (const name of SETTINGS_FIELDS) {
     const raw = form.elements[name].value.trim();
     if (raw === "") continue;
-    body[name] = name === "temperature" || name === "context_limit" ? Number(raw) : raw;
+    if (name === "text_tool_calls") body[name] = raw === "true";
+    else body[name] = NUMBER_FIELDS.has(name) ? Number(raw) : raw;
   }
   const key = $("api-key").value;
   if (key) body.api_key = key;
