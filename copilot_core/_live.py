@@ -120,6 +120,8 @@ class LiveTurn:
     unsaved_usage: Usage = field(default_factory=Usage)
     title: str | None = None
     error: str | None = None
+    #: The machine-readable code of :attr:`error` (an ``error`` event's ``code``).
+    error_code: str | None = None
     abort_sent: bool = False
     #: The session, held for the turn until its work is saved.
     claim: SessionClaim | None = None

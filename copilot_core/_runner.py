@@ -22,7 +22,9 @@ For each event the backend yields:
 
 Whatever happens inside a turn — the backend fails, a save fails, the session is
 deleted, the task is cancelled — the turn ends with ``error`` (when something failed),
-``abort`` (when it was aborted), then ``done``, and releases its session.
+``abort`` (when it was aborted), then ``done``, and releases its session. Such a turn
+marks its last saved message ``metadata.incomplete`` (why, with the error's code and
+message), so the history shows it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from copilot_core._approvals import (
 )
 from copilot_core._asking import TurnApprovals
 from copilot_core._history import HistoryWindows
+from copilot_core._incomplete import mark_incomplete
 from copilot_core._leases import SessionClaim
 from copilot_core._live import LiveTurn, TurnHandle
 from copilot_core._messages import Message, Role
@@ -383,8 +386,9 @@ class TurnRunner:
                 await self._approvals(turn).ask(event)
             case AbortEvent() | DoneEvent():
                 pass  # the runner's own to send
-            case ErrorEvent(error=message):
-                turn.error = turn.error or message
+            case ErrorEvent(error=message, code=code):
+                if turn.error is None:
+                    turn.error, turn.error_code = message, code
                 self._publish(turn, event)
             case _:
                 self._publish(turn, event)
@@ -440,6 +444,7 @@ class TurnRunner:
                 title = fallback_title(turn.query)
             try:
                 async with asyncio.timeout(self.settings.save_timeout):
+                    await mark_incomplete(self._store, turn, self._clock.now())
                     await self._store.record_turn(
                         info.project_id,
                         info.session_id,
@@ -545,7 +550,8 @@ class TurnRunner:
             turn.abort_sent = True
 
     def _fail(self, turn: LiveTurn, message: str, code: str) -> None:
-        turn.error = turn.error or message
+        if turn.error is None:
+            turn.error, turn.error_code = message, code
         self._publish(turn, ErrorEvent(message, code))
 
     def _observe(self, turn: LiveTurn, event: AgentEvent) -> None:

@@ -319,7 +319,8 @@ class CheckpointStore(Protocol):
         again.
         ``replaces`` is the id of a draft (a partial answer saved while it streamed) that
         these messages supersede: when it is the session's last message it is deleted in
-        the same transaction; otherwise nothing is deleted.
+        the same transaction; otherwise nothing is deleted. (The turn runner also replaces
+        a failed turn's last message by itself with a mark, passing the usage it carried.)
 
         Raises :class:`~copilot_core.errors.SessionNotFoundError` when the session does
         not exist (then nothing is written).

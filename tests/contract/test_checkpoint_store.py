@@ -439,6 +439,39 @@ async def test_a_step_replaces_the_draft_it_supersedes(store: CheckpointStore) -
     assert got.llm_calls_count == 1
 
 
+async def test_the_last_message_replaced_by_itself_with_its_usage_keeps_the_counters(
+    store: CheckpointStore,
+) -> None:
+    # How a failed turn marks its last message incomplete (the turn runner).
+    await store.create_session(session("s1"))
+    await store.append_messages(PROJECT, "s1", numbered(1))
+    await store.append_messages(PROJECT, "s1", step(2), usage=Usage(1, 10, 2))
+    answer = Message.assistant("a-3", "Half an answer", at(3))
+    await store.append_messages(PROJECT, "s1", [answer], usage=Usage(1, 30, 4))
+    last = (await store.history(PROJECT, "s1")).messages[-1]
+    marked = last.model_copy(update={"metadata": {**last.metadata, "incomplete": {"x": 1}}})
+    await store.append_messages(
+        PROJECT, "s1", [marked], usage=Usage.of(last.metadata), replaces=last.id
+    )
+    history = (await store.history(PROJECT, "s1")).messages
+    assert history[-1] == marked and len(history) == 5
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert (got.message_count, got.llm_calls_count) == (5, 2)
+    assert (got.input_tokens, got.output_tokens, got.total_tokens) == (40, 6, 46)
+    await store.truncate(PROJECT, "s1", "a-2")  # takes off what the marked message carried
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None
+    assert (got.message_count, got.llm_calls_count, got.total_tokens) == (1, 0, 0)
+    # A message without usage (the user's question) is rewritten in its place.
+    question = (await store.history(PROJECT, "s1")).messages[-1]
+    marked = question.model_copy(update={"metadata": {**question.metadata, "incomplete": {}}})
+    await store.append_messages(PROJECT, "s1", [marked], replaces=question.id)
+    assert (await store.history(PROJECT, "s1")).messages == [marked]
+    got = await store.get_session(PROJECT, "s1")
+    assert got is not None and got.message_count == 1
+
+
 async def test_replaces_deletes_nothing_unless_the_draft_is_the_last_message(
     store: CheckpointStore,
 ) -> None:

@@ -161,6 +161,53 @@ async def test_a_backend_that_breaks_ends_with_error_then_done_and_the_session_i
     assert [e.type for e in await follow(again.subscribe())][-1] == "done"
 
 
+async def test_a_backend_that_breaks_after_a_draft_leaves_the_answer_marked_incomplete() -> None:
+    class Broken:
+        def capabilities(self) -> AgentCapabilities:
+            return AgentCapabilities(backend="python", uses_llm_settings=False)
+
+        def agents(self) -> Sequence[AgentInfo]:
+            return (AgentInfo("copilot", "Broken", ""),)
+
+        async def run(
+            self, query: str, history: Sequence[Message], config: AgentRunConfig
+        ) -> AsyncGenerator[AgentEvent, None]:
+            yield ContentEvent("OSPF is ")
+            await asyncio.sleep(0.05)
+            yield ContentEvent("a link-state")  # saved as a draft
+            yield ContentEvent(" protocol")
+            raise RuntimeError("the backend broke")
+
+    rig = Rig()
+    runner = TurnRunner(
+        rig.store,
+        InMemoryTurnLog(retention=5),
+        HistoryWindows(rig.store),
+        leases=InMemorySessionLeases(),
+        controls=InMemoryTurnControlRelay(),
+        models=None,
+        clock=SteppingClock(),
+        ids=SequentialIds(),
+        settings=RunnerSettings(draft_interval=0.01),
+    )
+    chat = ChatService(rig.store, {"copilot": Broken()}, runner, clock=SteppingClock())
+    turn = await chat.start_turn(rig.request("what is OSPF?"))
+    await follow(turn.subscribe())
+    result = await asyncio.wait_for(turn.wait(), 5)
+    saved = (await rig.store.history(PROJECT, turn.session_id)).messages
+    assert [m.role for m in saved] == [Role.USER, Role.ASSISTANT]
+    answer = saved[-1]
+    assert answer.content == "OSPF is a link-state protocol" and "partial" not in answer.metadata
+    assert answer.metadata["incomplete"] == {
+        "reason": "error",
+        "code": "internal",
+        "message": result.error,
+    }
+    assert result.messages[-1] == answer
+    session = await rig.store.get_session(PROJECT, turn.session_id)
+    assert session is not None and session.message_count == 2
+
+
 async def test_a_streaming_answer_is_saved_as_a_draft_then_replaced_by_its_step() -> None:
     rig = Rig(RunnerSettings(draft_interval=0.02, draft_chars=10_000))
     rig.model.add([TextDelta("OSPF is "), Hang(0.05), TextDelta("a link-state protocol"), Hang()])

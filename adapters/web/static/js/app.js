@@ -70,6 +70,7 @@ function turnOptions() {
     userId: state.user ? state.user.user_id : null,
     onToolEnd: () => lab && lab.refreshSoon(),
     undo,
+    onRetry: (question) => send(question),
   };
 }
 

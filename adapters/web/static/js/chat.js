@@ -713,6 +713,34 @@ export class TurnView {
     this.body.append(el("p", "turn-note", text));
   }
 
+  // A saved turn that ended in an error or was stopped (metadata.incomplete): what
+  // happened, and Retry (re-sends the question) when it is the session's last turn.
+  incomplete(mark, retry) {
+    this.element.classList.add("incomplete");
+    this.typing.remove();
+    let box;
+    if (mark.reason === "aborted") {
+      box = el("div", "stopped-box");
+      box.append(el("p", "notice-stopped", this.answerText() ? "Stopped. The partial answer was kept." : "Stopped before the copilot answered."));
+    } else {
+      box = errorBox(mark.message || "Something failed.", mark.code, this.onAction);
+    }
+    box.classList.add("incomplete-box");
+    box.prepend(el("span", "incomplete-mark", "Incomplete"));
+    if (retry) {
+      const button = el("button", "retry-button", "Retry");
+      button.type = "button";
+      button.setAttribute("aria-label", "Retry this question");
+      button.addEventListener("click", () => {
+        button.disabled = true;
+        retry();
+      });
+      box.append(button);
+    }
+    this.body.append(box);
+    this.text = null;
+  }
+
   async finish() {
     this.typing.remove();
     for (const card of this.cards.values()) card.stopTicker();
@@ -749,19 +777,25 @@ export function toolStatus(content, saved) {
 export function renderHistory(container, messages, options = {}) {
   container.replaceChildren();
   let turn = null;
+  let asked = null; // the question of the turn being drawn
   const cards = new Map();
   const renders = [];
-  for (const message of messages) {
+  const answer = () => {
+    if (!turn) {
+      turn = new TurnView(container, options);
+      turn.typing.remove();
+      turn.element.classList.add("done");
+    }
+    return turn;
+  };
+  messages.forEach((message, index) => {
     if (message.role === "user") {
       if (turn) turn.tools.hidden = !turn.answerText();
       turn = null;
-      userMessage(container, message.content || "", { id: message.id });
+      const node = userMessage(container, message.content || "", { id: message.id });
+      asked = { text: message.content || "", replaceFrom: message.id, from: node };
     } else if (message.role === "assistant") {
-      if (!turn) {
-        turn = new TurnView(container, options);
-        turn.typing.remove();
-        turn.element.classList.add("done");
-      }
+      answer();
       if (message.content) {
         const block = turn.textBlock();
         block.set(message.content);
@@ -773,7 +807,7 @@ export function renderHistory(container, messages, options = {}) {
         card.setArguments(call.function?.arguments || "", true);
         cards.set(call.id, card);
       }
-      if (message.metadata?.aborted) turn.note("Stopped. The partial answer was kept.");
+      if (message.metadata?.aborted && !message.metadata?.incomplete) turn.note("Stopped. The partial answer was kept.");
       turn.typing.remove();
     } else if (message.role === "tool") {
       const card = cards.get(message.tool_call_id);
@@ -784,7 +818,14 @@ export function renderHistory(container, messages, options = {}) {
         turn.offerUndo(card, restorePointOf(message.content, message.metadata));
       }
     }
-  }
+    const mark = message.metadata?.incomplete;
+    if (mark && typeof mark === "object") {
+      const question = asked;
+      const last = index === messages.length - 1;
+      const retry = last && question && options.onRetry ? () => options.onRetry(question) : null;
+      answer().incomplete(mark, retry);
+    }
+  });
   return Promise.all(renders.map((block) => block.finish())).then(() => {
     for (const view of container.querySelectorAll(".message.assistant")) {
       const tools = view.querySelector(".answer-tools");
