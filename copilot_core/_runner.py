@@ -221,6 +221,14 @@ class TurnRunner:
                     session = await self._store.get_session(request.project_id, session_id)
                     if session is None:
                         raise SessionNotFoundError(session_id)
+                if request.copilot_mode is not None and mode is not session.copilot_mode:
+                    # The user switched the chat's mode: this turn and the next run in it,
+                    # and the question says where it changed.
+                    changed = await self._store.set_mode(request.project_id, session_id, mode)
+                    if changed is None:
+                        raise SessionNotFoundError(session_id)
+                    user_message = _mode_changed(user_message, session.copilot_mode, mode)
+                    session = changed
                 turn.history = await self.windows.load(
                     session, selection.context_limit if selection else None
                 )
@@ -573,6 +581,11 @@ class TurnRunner:
             temperature=request.temperature, max_tokens=request.max_tokens, limits=request.limits
         )
         return await self._models.for_user(request.user_id, overrides)
+
+
+def _mode_changed(message: Message, before: CopilotMode, after: CopilotMode) -> Message:
+    change = {"from": before.value, "to": after.value}
+    return message.model_copy(update={"metadata": {**message.metadata, "mode_change": change}})
 
 
 def _lost(turn: LiveTurn, claim: SessionClaim) -> None:

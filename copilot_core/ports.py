@@ -377,6 +377,10 @@ class CheckpointStore(Protocol):
 
     async def set_pinned(self, project_id: str, thread_id: str, pinned: bool) -> Session | None: ...
 
+    async def set_mode(self, project_id: str, thread_id: str, mode: CopilotMode) -> Session | None:
+        """The mode the session's next turns run in (``None``: no such session)."""
+        ...
+
     async def delete_session(self, project_id: str, thread_id: str) -> bool:
         """Delete the session and all its messages in one transaction."""
         ...

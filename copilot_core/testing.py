@@ -466,6 +466,14 @@ class InMemoryCheckpointStore:
         self._sessions[project_id][thread_id] = updated
         return updated
 
+    async def set_mode(self, project_id: str, thread_id: str, mode: CopilotMode) -> Session | None:
+        session = await self.get_session(project_id, thread_id)
+        if session is None:
+            return None
+        updated = session.model_copy(update={"copilot_mode": mode})
+        self._sessions[project_id][thread_id] = updated
+        return updated
+
     async def delete_session(self, project_id: str, thread_id: str) -> bool:
         if self._sessions.get(project_id, {}).pop(thread_id, None) is None:
             return False

@@ -221,6 +221,12 @@ class PostgresCheckpointStore:
             (pinned, _project(project_id), safe_text(thread_id)),
         )
 
+    async def set_mode(self, project_id: str, thread_id: str, mode: CopilotMode) -> Session | None:
+        return await self._one(
+            f"UPDATE chat_sessions SET copilot_mode = %s WHERE {_THIS} RETURNING {SESSION_COLUMNS}",
+            (mode.value, _project(project_id), safe_text(thread_id)),
+        )
+
     async def search_sessions(
         self, project_id: str, user_id: str, text: str, *, limit: int = 20
     ) -> list[SessionMatch]:

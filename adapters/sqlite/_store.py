@@ -376,6 +376,15 @@ class SqliteCheckpointStore:
             )
         return _first_session(rows)
 
+    async def set_mode(self, project_id: str, thread_id: str, mode: CopilotMode) -> Session | None:
+        async with self._use(project_id) as conn:
+            rows = await conn.execute_fetchall(
+                "UPDATE chat_sessions SET copilot_mode = ? WHERE thread_id = ? "
+                f"RETURNING {SESSION_JSON}",
+                (mode.value, thread_id),
+            )
+        return _first_session(rows)
+
     async def delete_session(self, project_id: str, thread_id: str) -> bool:
         async with self._write(project_id) as conn:
             for table in ("chat_messages", "restore_points"):

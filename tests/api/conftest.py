@@ -35,6 +35,7 @@ from copilot_core import (
     ToolGate,
 )
 from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
+from copilot_core.policy import PolicyBook
 from copilot_core.ports import (
     AgentBackend,
     Authenticator,
@@ -161,10 +162,12 @@ async def run_service(
     with_models: bool = True,
     with_skills: bool = True,
     language_model: LanguageModel | None = None,
+    policy: PolicyBook | None = None,
 ) -> AsyncIterator[Service]:
     """The service around the core's fakes; ``store`` and ``authenticator`` replace the
     in-memory store and the static token map (by a real SQLite store, say);
-    ``language_model`` replaces the scripted model (by the real adapter over HTTP)."""
+    ``language_model`` replaces the scripted model (by the real adapter over HTTP);
+    ``policy`` is the operator's policy."""
     clock = SteppingClock()
     ids = SequentialUuids()
     store = store or InMemoryCheckpointStore()
@@ -222,6 +225,7 @@ async def run_service(
             directory=directory,
             model_catalog=model_catalog,
             rollback=rollback,
+            policy=policy,
         ),
         settings=WebSettings(
             heartbeat_interval=heartbeat,

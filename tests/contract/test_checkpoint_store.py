@@ -551,6 +551,24 @@ async def test_pin_and_unpin_keep_updated_at(store: CheckpointStore) -> None:
     assert await store.set_pinned(PROJECT, "ghost", True) is None
 
 
+async def test_set_mode_changes_the_mode_and_nothing_else(store: CheckpointStore) -> None:
+    await store.create_session(session("s1", updated=5, title="kept"))
+    await store.append_messages(PROJECT, "s1", numbered(2))
+    before = await store.get_session(PROJECT, "s1")
+    assert before is not None
+    changed = await store.set_mode(PROJECT, "s1", CopilotMode.LAB_AUTOMATION_ASSISTANT)
+    assert changed is not None
+    assert changed == before.model_copy(
+        update={"copilot_mode": CopilotMode.LAB_AUTOMATION_ASSISTANT}
+    )
+    assert await store.get_session(PROJECT, "s1") == changed
+    listed = await store.list_sessions(
+        PROJECT, "alice", copilot_mode=CopilotMode.LAB_AUTOMATION_ASSISTANT
+    )
+    assert [s.thread_id for s in listed] == ["s1"]
+    assert await store.set_mode(PROJECT, "ghost", CopilotMode.TEACHING_ASSISTANT) is None
+
+
 # ==================================================================== deletion
 async def test_delete_session_removes_it_and_its_messages(store: CheckpointStore) -> None:
     await store.create_session(session("s1"))

@@ -71,7 +71,7 @@ def test_an_answer_cut_mid_reply_is_kept_with_an_incomplete_mark(
     llm.add(Reply(text="Your lab has two routers and one switch.", chunk=5, error_after=3))
     sign_in(page)
     choose_project(page, configured.opened)
-    ask(page, "What is in my lab?")
+    ask(page, "What is in my network?")
     answer = page.locator(".message.assistant").last
     expect(answer).to_have_class(re.compile(r"\bincomplete\b"))
     expect(answer.locator(".text-block")).to_contain_text("Your lab")

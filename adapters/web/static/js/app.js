@@ -2,6 +2,7 @@
 
 import { ApiError, BASE, call, login, openStream, readEvents, setToken, token } from "./api.js";
 import { TurnView, errorBox, forPeople, renderHistory, userMessage } from "./chat.js";
+import { ChatMode } from "./mode.js";
 import { LabView } from "./topology.js";
 
 const $ = (id) => document.getElementById(id);
@@ -30,6 +31,7 @@ const state = {
   llmConfigured: null, // null: not known yet
 };
 let lab = null;
+let mode = null; // the chat's mode switch (ChatMode)
 
 // ------------------------------------------------------------------ helpers
 function show(view) {
@@ -166,7 +168,7 @@ async function startApp(user) {
   state.user = user;
   $("user-name").textContent = user.username;
   show("app");
-  await Promise.all([loadProjects(), loadAgents()]);
+  await Promise.all([loadProjects(), loadAgents(), mode.load()]);
 }
 
 // ------------------------------------------------------------------ projects
@@ -310,6 +312,7 @@ function showEmptyChat() {
   line.textContent = `Ask the copilot about “${state.project.name}”: its topology, a change, a fault…`;
   hello.append(line);
   pane.append(hello);
+  mode.show(null);
   checkLlm(hello);
 }
 
@@ -353,8 +356,11 @@ async function loadAgents() {
   const select = $("agent-select");
   select.replaceChildren(...state.agents.map((a) => new Option(a.name || a.id, a.id)));
   // The settings' "Default" mode says which mode that is.
-  const mode = capabilities?.default_copilot_mode;
-  if (mode) $("copilot-mode-default").textContent = `Default (${MODE_NAMES[mode] || mode})`;
+  const defaultMode = capabilities?.default_copilot_mode;
+  if (defaultMode) {
+    $("copilot-mode-default").textContent = `Default (${MODE_NAMES[defaultMode] || defaultMode})`;
+    mode.fallback = defaultMode;
+  }
   $("agent-field").hidden = state.agents.length < 2;
 }
 
@@ -617,6 +623,7 @@ async function openSession(id, { reattach = false } = {}) {
     return;
   }
   if (!history) return;
+  mode.show(history.copilot_mode);
   if (reattach && (await reattachTurn(id, history))) return;
   await renderHistory($("messages"), history.messages, turnOptions());
   offerEdit();
@@ -730,6 +737,7 @@ async function showSaved(id) {
     return;
   }
   if (state.session !== id || state.streaming) return;
+  mode.show(saved.copilot_mode);
   // The agent's activity trail is live only (never saved): the finished turn keeps it.
   const lastAnswer = () => [...$("messages").querySelectorAll(".message.assistant")].pop();
   const trail = lastAnswer()?.querySelector(".activity-trail:not([hidden])");
@@ -837,6 +845,8 @@ async function send(replay = null) {
   const body = { message: text };
   if (state.session) body.session_id = state.session;
   if (replay) body.replace_from = replay.replaceFrom;
+  const switched = mode.requested();
+  if (switched) body.copilot_mode = switched;
   if (!$("agent-field").hidden && $("agent-select").value) body.agent_id = $("agent-select").value;
   const context = {
     project: state.project.id,
@@ -1013,6 +1023,8 @@ async function saveSettings() {
   $("settings-intro").textContent = "Your LLM settings (stored for your GNS3 account).";
   state.llmConfigured = true;
   document.querySelector(".llm-missing")?.remove();
+  mode.own = stored.copilot_mode || null;
+  if (!state.session) mode.show(null);
   loadModels();
   return stored;
 }
@@ -1140,6 +1152,7 @@ function bind() {
 
 async function main() {
   applyStoredTheme();
+  mode = new ChatMode($("mode-select"), $("mode-note"));
   lab = new LabView({ onError: () => signOut("Your GNS3 session expired; sign in again.") });
   bind();
   if (!token()) {

@@ -2,6 +2,7 @@
 
 import { ApiError, call } from "./api.js";
 import { MarkdownBlock, addCopyButtons, copyText } from "./markdown.js";
+import { MODE_LABELS } from "./mode.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -792,6 +793,11 @@ export function renderHistory(container, messages, options = {}) {
     if (message.role === "user") {
       if (turn) turn.tools.hidden = !turn.answerText();
       turn = null;
+      const change = message.metadata?.mode_change;
+      if (change && change.to) {
+        const name = MODE_LABELS[change.to] || change.to;
+        container.append(el("p", "mode-change", `Mode changed to ${name}`));
+      }
       const node = userMessage(container, message.content || "", { id: message.id });
       asked = { text: message.content || "", replaceFrom: message.id, from: node };
     } else if (message.role === "assistant") {
