@@ -100,8 +100,9 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             raise
         try:
             deps: WebDependencies = await resolve(container.web.collaborators())
-            # What the first turn would pay for once (imports, tokenizer), before requests.
-            await asyncio.to_thread(warm_up)
+            # What the first turn would pay for once (imports, tokenizer): loaded in a
+            # thread while the service already answers (/healthz, the page, sign-in).
+            service.warmed = asyncio.ensure_future(asyncio.to_thread(warm_up))
             install_dependencies(app, deps)
             service.arm(deps.chat)
             gns3_url = settings.gns3.url
@@ -117,6 +118,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                     yield
             finally:
                 probe.cancel()
+                with contextlib.suppress(Exception):
+                    await service.warmed  # a thread: it cannot be cancelled
                 if watching is not None:
                     watching.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -7,9 +7,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import contextlib
+import errno
 import gc
 import importlib.metadata
+import logging
 import signal
+import socket
 import sys
 import tomllib
 from collections.abc import Callable, Coroutine, Sequence
@@ -24,7 +28,7 @@ from pydantic import ValidationError
 
 from adapters.web import BASE_URL_PATTERN
 from entrypoints.app import create_app
-from entrypoints.container import build_container
+from entrypoints.container import ServiceHandle, build_container
 from entrypoints.settings import Settings, add_setting_flags, settings_from_flags
 
 __all__ = ["CopilotServer", "main", "settle_heap", "version"]
@@ -81,13 +85,14 @@ class CopilotServer(uvicorn.Server):
         config: uvicorn.Config,
         stop_turns: Callable[[], Coroutine[Any, Any, None]],
         *,
-        on_started: Callable[[], None] | None = None,
+        on_started: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         super().__init__(config)
         self._stop_turns = stop_turns
         self._on_started = on_started
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: concurrent.futures.Future[None] | None = None
+        self._after_start: asyncio.Future[None] | None = None
 
     async def serve(self, sockets: Any = None) -> None:
         self._loop = asyncio.get_running_loop()
@@ -97,8 +102,6 @@ class CopilotServer(uvicorn.Server):
         await super().startup(sockets)
         if self.should_exit or not self.servers:
             return
-        if self._on_started is not None:
-            self._on_started()
         # The port actually bound (``--port 0`` picks one), printed for the person who started it.
         port = next(
             (s.getsockname()[1] for server in self.servers for s in server.sockets or ()),
@@ -107,6 +110,8 @@ class CopilotServer(uvicorn.Server):
         url = _browser_url(self.config.host, port)
         note = " (listening on every interface)" if self.config.host in {"0.0.0.0", "::"} else ""
         print(f"gns3-copilot {version()}: open {url} in a browser{note}", flush=True)
+        if self._on_started is not None:
+            self._after_start = asyncio.ensure_future(self._on_started())
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)
@@ -130,9 +135,15 @@ def _serve(args: argparse.Namespace) -> int:
     if unusable := _url_problems(settings):
         print(f"gns3-copilot: invalid settings: {'; '.join(unusable)}", file=sys.stderr)
         return 2
+    try:  # before anything starts: a port in use is one line, not a start-up undone
+        listening = _bind(settings.host, settings.port)
+    except OSError as exc:
+        print(f"gns3-copilot: cannot start: {_bind_problem(settings, exc)}", file=sys.stderr)
+        return 1
     container = build_container(settings)
     app = create_app(settings, container)
     service = container.service()
+    logging.getLogger("uvicorn.error").addFilter(_StartupFailure(service))
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -142,13 +153,68 @@ def _serve(args: argparse.Namespace) -> int:
         lifespan="on",
         timeout_graceful_shutdown=int(settings.shutdown_grace) + 5,
     )
-    server = CopilotServer(config, service.stop_turns, on_started=_settle_heap)
+
+    async def settle() -> None:  # once warm: start-up's objects, warm-up's included
+        if service.warmed is not None:
+            with contextlib.suppress(Exception):
+                await service.warmed
+        _settle_heap()
+
+    server = CopilotServer(config, service.stop_turns, on_started=settle)
     try:
-        server.run()  # exits with status 3 when the start-up fails
+        with listening:
+            server.run(sockets=[listening])  # exits with status 3 when the start-up fails
     finally:
         if not server.started and service.startup_error:
             print(f"gns3-copilot: cannot start: {service.startup_error}", file=sys.stderr)
     return 0 if server.started else 1
+
+
+class _StartupFailure(logging.Filter):
+    """A start-up the service refused (a database that cannot be reached…) is said once,
+    as ``startup_failed`` and one line on stderr: uvicorn's own lines about it (the
+    lifespan's whole traceback, "Application startup failed") are left out."""
+
+    def __init__(self, service: ServiceHandle) -> None:
+        super().__init__()
+        self._service = service
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self._service.startup_error is None or record.levelno < logging.ERROR:
+            return True
+        message = record.getMessage()
+        return not ("Traceback (most recent call last)" in message or "startup failed" in message)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound now (uvicorn serves on it)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6 and host in {"::", "[::]"}:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(2048)
+        sock.set_inheritable(True)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _bind_problem(settings: Settings, exc: OSError) -> str:
+    where = f"{settings.host}:{settings.port}"
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"{where} is already in use (another gns3-copilot?): stop it, "
+            "or choose another port with --port (COPILOT_PORT)"
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{where}: this machine has no address {settings.host} (--host, COPILOT_HOST)"
+    if exc.errno == errno.EACCES:
+        return f"{where}: not allowed to listen there (ports below 1024 need privileges)"
+    return f"cannot listen on {where}: {exc.strerror or exc}"
 
 
 def _settle_heap() -> None:

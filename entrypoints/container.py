@@ -358,6 +358,8 @@ class ServiceHandle:
         self.grace = grace
         self.startup_error: str | None = None
         self._chat: ChatService | None = None
+        #: Done once what the first turn would pay for is loaded (after listening).
+        self.warmed: asyncio.Future[None] | None = None
 
     def arm(self, chat: ChatService) -> None:
         self._chat = chat

@@ -9,8 +9,9 @@ SIGKILLed half-way; it needs both servers and starts a gns3-server), ``web_sse``
 ``llm``, ``subprocess_agent``, ``consoles``, ``restore_points`` (it starts a
 gns3-server), ``first_turn``, ``mcp``, ``mcp_sessions`` (one user's MCP sessions at
 the cap and the service's memory over 10,000 attempts; it starts a gns3-server),
-``page``, ``soak`` and ``prompt_tokens`` (what a model reads before its first token, full
-and compact tool sets), each in its own process. Arguments after ``--`` go to every
+``page``, ``startup`` (``serve`` to ``/healthz`` and to the page), ``soak`` and
+``prompt_tokens`` (what a model reads before its first token, full and compact tool sets),
+each in its own process. Arguments after ``--`` go to every
 benchmark (``-- --quick`` for a smoke run; ``bench_turns``,
 ``bench_store``, ``bench_postgres``, ``bench_redis``, ``bench_replicas``,
 ``bench_restore_points`` and ``bench_soak`` know it). They print figures and assert
@@ -39,6 +40,7 @@ BENCHMARKS = (
     "mcp",
     "mcp_sessions",
     "page",
+    "startup",
     "soak",
     "prompt_tokens",
 )

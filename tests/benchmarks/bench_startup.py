@@ -1,0 +1,105 @@
+"""How long ``gns3-copilot serve`` takes to start, as a person runs it.
+
+Run: ``python -m tests.benchmarks.bench_startup [RUNS]`` (5 by default). It prints
+figures; it asserts nothing.
+
+Each run starts ``python -m entrypoints serve`` in a fresh data directory (SQLite, a GNS3
+URL nothing answers on) and measures from the process's start to: the line on stdout
+with the address to open, the first ``200`` from ``/healthz`` and the first ``200`` from
+``/`` (the page), then how long it takes to stop on SIGTERM. Also the import time of
+``entrypoints.cli`` alone (``python -X importtime``), the larger part of the start.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.fakes.copilot_service import free_port
+from tests.fakes.process_output import ProcessOutput
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _until_ok(url: str, started: float, within: float = 120.0) -> float:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=5).status_code == 200:
+                return time.monotonic() - started
+        except httpx.TransportError:
+            pass
+        time.sleep(0.01)
+    raise RuntimeError(f"{url} did not answer 200 within {within} s")
+
+
+def one_run() -> dict[str, float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COPILOT_")}
+    port = free_port()
+    with tempfile.TemporaryDirectory() as data:
+        started = time.monotonic()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "entrypoints", "serve", "--port", str(port),
+             "--data-dir", data, "--gns3-url", "http://127.0.0.1:9"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        output = ProcessOutput(process)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            healthz = _until_ok(base + "/healthz", started)
+            page = _until_ok(base + "/", started)
+            output.wait_for("in a browser", within=120)
+            address = time.monotonic() - started  # at most: it was printed before
+            stopping = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            output.finish(within=60)
+            stop = time.monotonic() - stopping
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return {"healthz": healthz, "page": page, "address": address, "stop": stop}
+
+
+def import_seconds() -> float:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import entrypoints.cli"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    last = done.stderr.strip().splitlines()[-1]
+    match = re.search(r"\|\s*(\d+)\s*\|", last)
+    return int(match.group(1)) / 1e6 if match else float("nan")
+
+
+def main(argv: list[str]) -> int:
+    runs = int(argv[0]) if argv else 5
+    load = os.getloadavg()[0]
+    print(f"gns3-copilot serve start-up, {runs} runs ({os.cpu_count()} cores, load {load:.1f})")
+    results = [one_run() for _ in range(runs)]
+    for name, what in (
+        ("healthz", "first 200 from /healthz"),
+        ("page", "first 200 from / (the page)"),
+        ("address", "the address line seen (at most)"),
+        ("stop", "SIGTERM to exit"),
+    ):
+        values = sorted(result[name] for result in results)
+        print(
+            f"  {what:34s} median {statistics.median(values):5.2f} s"
+            f"  min {values[0]:5.2f} s  max {values[-1]:5.2f} s"
+        )
+    imports = sorted(import_seconds() for _ in range(3))
+    print(f"  {'import entrypoints.cli':34s} median {statistics.median(imports):5.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
