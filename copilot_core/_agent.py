@@ -254,7 +254,7 @@ class BuiltinAgent:
                 async with aclosing(batches):
                     async for batch in batches:
                         if not batch:  # the model has not answered yet
-                            yield self._waiting(prompt, specs, started)
+                            yield self._waiting(prompt, lab_cost, specs, started)
                             continue
                         for delta in batch:
                             if abort.is_aborted():
@@ -443,12 +443,16 @@ class BuiltinAgent:
         return [note, *shown]
 
     def _waiting(
-        self, prompt: list[Message], specs: Sequence[ToolSpec], started: float
+        self, prompt: list[Message], lab_cost: int, specs: Sequence[ToolSpec], started: float
     ) -> StatusEvent:
-        """The note that the model is still reading its prompt (its size, an estimate)."""
+        """The note that the model is still reading its prompt (its size, an estimate).
+        (The user's message is counted as stored, without the lab's state: the counts
+        are cached by message id; ``lab_cost`` is the lab's.)"""
         tools = json.dumps([spec.to_openai() for spec in specs], ensure_ascii=False)
-        tokens = self._counter.count(prompt) + self._counter.count(
-            (Message.system(text_id("tools", tools), tools),)
+        tokens = (
+            self._counter.count(prompt)
+            + lab_cost
+            + self._counter.count((Message.system(text_id("tools", tools), tools),))
         )
         waited = time.monotonic() - started
         return StatusEvent(

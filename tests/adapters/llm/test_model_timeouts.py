@@ -218,3 +218,37 @@ async def test_a_server_that_does_not_accept_connections_fails_within_the_connec
         pytest.fail(f"the connection failed at once ({error.error}): the queue was not full")
     assert error.code == "llm_unavailable"
     assert elapsed < 5, elapsed
+
+
+async def test_the_waiting_note_counts_the_prompt_as_sent_the_labs_state_included(
+    server: ScriptedOpenAIServer,
+) -> None:
+
+    from copilot_core.testing import FakeTopologySource
+
+    nodes = [{"name": f"PC{i}", "device_type": "vpcs", "status": "started"} for i in range(40)]
+    lab = FakeTopologySource({"nodes": nodes, "links": []})
+    server.add(Reply(text="Forty PCs.", first_token_delay=1.2))
+    counter = TiktokenTokenCounter()
+    busy = BuiltinAgent(
+        FakeToolExecutor(),
+        lab,
+        clock=SteppingClock(),
+        ids=SequentialIds("m"),
+        token_counter=counter,
+        settings=AgentSettings(waiting_interval=0.4),
+    )
+    selection = await selection_for(server)
+    events = [
+        e
+        async for e in busy.run(
+            "What is in my lab?", [], AgentRunConfig(context=context(), model=selection)
+        )
+    ]
+    waiting = [e for e in events if isinstance(e, StatusEvent) and e.status == "waiting_for_model"]
+    assert waiting
+    (request,) = server.requests
+    sent = sum(counter.count_text(m["content"]) for m in request.messages)
+    assert sent > 400  # the forty nodes are in the user's message
+    noted = waiting[0].extra["prompt_tokens"]
+    assert sent <= noted <= sent * 1.2 + 50, (noted, sent)
