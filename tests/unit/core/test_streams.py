@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 
+import pytest
+
 from copilot_core import AbortToken
-from copilot_core._streams import abortable
+from copilot_core._streams import StreamTimeout, abortable, abortable_batches
 
 
 class Firehose:
@@ -85,3 +87,40 @@ async def test_abort_wakes_the_consumer_while_the_source_is_silent() -> None:
     async with asyncio.timeout(2):
         while helpers():
             await asyncio.sleep(0.001)
+
+
+async def test_a_timed_stream_ticks_while_silent_then_times_out_before_its_first_item() -> None:
+    async def silent() -> AsyncIterator[int]:
+        await asyncio.sleep(10)
+        yield 1
+
+    ticks = 0
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(StreamTimeout) as raised:
+        async for batch in abortable_batches(
+            silent(), AbortToken(), first_timeout=0.5, idle_timeout=5, tick=0.1
+        ):
+            assert batch == []
+            ticks += 1
+    assert raised.value.first and raised.value.limit == 0.5
+    assert 3 <= ticks <= 5
+    assert loop.time() - started < 2
+
+
+async def test_a_timed_stream_bounds_the_pause_between_items_and_stops_ticking() -> None:
+    async def stalls() -> AsyncIterator[int]:
+        yield 1
+        yield 2
+        await asyncio.sleep(10)
+        yield 3
+
+    seen: list[list[int]] = []
+    with pytest.raises(StreamTimeout) as raised:
+        async for batch in abortable_batches(
+            stalls(), AbortToken(), first_timeout=5, idle_timeout=0.3, tick=0.05
+        ):
+            seen.append(batch)
+    assert not raised.value.first and raised.value.limit == 0.3
+    assert [item for batch in seen for item in batch] == [1, 2]
+    assert [] not in seen  # ticks only before the first item
