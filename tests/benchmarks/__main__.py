@@ -14,7 +14,7 @@ the cap and the service's memory over 10,000 attempts; it starts a gns3-server),
 each in its own process. Arguments after ``--`` go to every
 benchmark (``-- --quick`` for a smoke run; ``bench_turns``,
 ``bench_store``, ``bench_postgres``, ``bench_redis``, ``bench_replicas``,
-``bench_restore_points`` and ``bench_soak`` know it). They print figures and assert
+``bench_restore_points``, ``bench_undo`` and ``bench_soak`` know it). They print figures and assert
 nothing about speed; the exit status is non-zero only when a benchmark crashed.
 """
 
@@ -36,6 +36,7 @@ BENCHMARKS = (
     "subprocess_agent",
     "consoles",
     "restore_points",
+    "undo",
     "first_turn",
     "mcp",
     "mcp_sessions",
@@ -44,7 +45,16 @@ BENCHMARKS = (
     "soak",
     "prompt_tokens",
 )
-_TAKES_QUICK = {"turns", "store", "postgres", "redis", "replicas", "soak", "restore_points"}
+_TAKES_QUICK = {
+    "turns",
+    "store",
+    "postgres",
+    "redis",
+    "replicas",
+    "soak",
+    "restore_points",
+    "undo",
+}
 
 
 def main(argv: list[str]) -> int:

@@ -96,8 +96,12 @@ def test_an_approved_change_is_undone_from_its_card_and_is_gone_from_gns3(
     # the rollback is refused (409) while the turn runs, said in words, and nothing changes.
     live = page.get_by_role("group", name="Undo create_gns3_node")
     confirm = _confirm(live)
-    expect(confirm).to_contain_text("the topology (nodes, links, link filters, drawings)")
-    expect(confirm).to_contain_text("before create_gns3_node")
+    # The preview names every node the undo touches; nothing else is undone.
+    expect(confirm.get_by_role("list", name="What the undo changes")).to_have_text(
+        "delete node Undo9 (made by the change)"
+    )
+    expect(confirm).to_contain_text("Undo create_gns3_node")
+    expect(confirm).to_contain_text("what anyone did since stays")
     confirm.get_by_role("button", name="Roll back").click()
     expect(live.locator(".undo-error")).to_have_text(
         "The copilot is still answering in this session: wait for it to finish (or press "
@@ -136,6 +140,14 @@ def test_an_approved_change_is_undone_from_its_card_and_is_gone_from_gns3(
     assert "Rolling back…|true" in seen, seen
     assert "/v3/" not in box.inner_text() and "{" not in box.inner_text()
     screenshot(page, "undo")
+
+    # After a reload the change's card says it was undone, by whom, and offers no undo.
+    page.reload()
+    box = page.get_by_role("group", name="Undo create_gns3_node")
+    expect(box.locator(".undo-headline")).to_contain_text("Undone by admin")
+    expect(box.locator(".undo-headline")).to_contain_text("this change is no longer in the lab")
+    expect(box.get_by_role("button", name="Undo this change")).to_have_count(0)
+    expect(box).to_have_attribute("data-state", "undone")
 
 
 def test_the_undo_button_comes_back_with_the_saved_history_and_says_why_it_failed(
@@ -205,3 +217,61 @@ def test_the_undo_button_comes_back_with_the_saved_history_and_says_why_it_faile
     for selector in (".undo-headline", ".undo-results li span"):
         ratio = _contrast(page, selector, ".message.assistant")
         assert ratio >= 4.5, (selector, ratio)
+
+
+def test_an_undo_in_the_way_of_a_colleagues_link_says_so_and_confirmed_lists_what_it_deletes(
+    page: Page, configured: Lab, llm: ScriptedOpenAIServer, gns3_server: RealGns3Server
+) -> None:
+    create = {"nodes": [{"template_name": "VPCS", "name": "Conf9", "x": -300, "y": 100}]}
+    llm.clear()
+    llm.add(
+        Reply(tool_calls=[ToolCallScript("create_gns3_node", create)]),
+        Reply(text="Conf9 is there."),
+        Reply(text="Conf"),
+    )
+    _ask_and_approve(page, configured, "Add a PC named Conf9", "create_gns3_node")
+    expect(page.locator("#messages[data-state='saved']")).to_have_count(1, timeout=30_000)
+    # A colleague, in GNS3 itself: a node of their own, linked to Conf9.
+    _vpcs_named(gns3_server, configured, "Others9")
+    headers = {"Authorization": f"Bearer {configured.token}"}
+    base = f"{gns3_server.url}/v3/projects/{configured.opened}"
+    nodes = {n["name"]: n["node_id"] for n in httpx.get(f"{base}/nodes", headers=headers).json()}
+    linked = httpx.post(
+        f"{base}/links",
+        json={"nodes": [{"node_id": nodes[n], "adapter_number": 0, "port_number": 0}
+                        for n in ("Others9", "Conf9")]},
+        headers=headers,
+        timeout=30,
+    )  # fmt: skip
+    assert linked.status_code == 201, linked.text
+
+    box = page.get_by_role("group", name="Undo create_gns3_node")
+    confirm = _confirm_anyway(box)
+    conflicts = confirm.locator(".undo-conflicts")
+    expect(conflicts).to_contain_text("nothing will be changed unless you roll back anyway")
+    expect(conflicts.locator("li")).to_have_text(
+        ["Conf9 (made by the change) was linked since: Conf9 Ethernet0 <-> Others9 Ethernet0"]
+    )
+    confirm.get_by_role("button", name="Roll back anyway").click()
+    # Confirmed once: the plan now lists the colleague's link it deletes too.
+    again = box.get_by_role("group", name="Confirm the undo")
+    expect(again.get_by_role("list", name="What the undo changes")).to_contain_text(
+        "delete link Conf9 Ethernet0 <-> Others9 Ethernet0 (made since by someone else)"
+    )
+    assert "Conf9" in _names(gns3_server, configured)  # nothing touched yet
+    with page.expect_response("**/rollback?*") as answered:
+        again.get_by_role("button", name="Roll back").click()
+    assert "force=true" in answered.value.url and answered.value.status == 200
+    expect(box.locator(".undo-headline")).to_have_text(
+        "Undone: everything is as it was before this change."
+    )
+    names = _names(gns3_server, configured)
+    assert "Conf9" not in names and "Others9" in names, names
+    screenshot(page, "undo-conflict")
+
+
+def _confirm_anyway(box: Locator) -> Locator:
+    box.get_by_role("button", name="Undo this change").click()
+    confirm = box.get_by_role("group", name="Confirm the undo")
+    expect(confirm.get_by_role("button", name="Roll back anyway")).to_be_visible()
+    return confirm

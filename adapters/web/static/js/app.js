@@ -92,9 +92,12 @@ const undo = {
     const points = await guarded(() => call("GET", restorePoints()));
     return points === undefined ? undefined : points.find((p) => p.id === id) || null;
   },
-  async rollBack(id, useSnapshot) {
+  async preview(id, force) {
+    return guarded(() => call("GET", restorePoints(`/${encodeURIComponent(id)}/preview?force=${Boolean(force)}`)));
+  },
+  async rollBack(id, useSnapshot, force = false) {
     try {
-      const path = restorePoints(`/${encodeURIComponent(id)}/rollback?use_snapshot=${useSnapshot}`);
+      const path = restorePoints(`/${encodeURIComponent(id)}/rollback?use_snapshot=${useSnapshot}&force=${Boolean(force)}`);
       return await guarded(() => call("POST", path));
     } finally {
       if (lab) lab.refreshSoon(0);

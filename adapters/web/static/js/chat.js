@@ -245,6 +245,12 @@ function undoProblem(error) {
   if (error.status === 409 && /not opened|closed/i.test(error.detail)) {
     return { text: "The project is not open in GNS3: open it, then try again." };
   }
+  if (error.status === 409 && /would also touch/i.test(error.detail)) {
+    return { text: detail, conflict: true };
+  }
+  if (error.status === 409 && /rollback running/i.test(error.detail)) {
+    return { text: "Another undo is running in this session: wait for it to finish, then try again." };
+  }
   if (error.status === 409) {
     return { text: "The copilot is still answering in this session: wait for it to finish (or press Stop), then try again." };
   }
@@ -258,7 +264,8 @@ function undoProblem(error) {
 const ITEM_WORDS = { success: "as it was", partial_success: "partly put back", failed: "not put back" };
 
 class UndoBox {
-  // actions: {point(id) -> restore point | null, rollBack(id, useSnapshot) -> reply};
+  // actions: {point(id) -> restore point | null, preview(id, force) -> preview,
+  // rollBack(id, useSnapshot, force) -> reply};
   // both resolve undefined when the page signed out (an expired token).
   constructor(pointId, actions, { label = "Undo this change", what = "this change" } = {}) {
     this.pointId = pointId;
@@ -303,10 +310,35 @@ class UndoBox {
       this.fail(new ApiError(404));
       return;
     }
-    this.confirm(point);
+    if (point.rolled_back) {
+      this.undone(point.rolled_back);
+      return;
+    }
+    let preview = null;
+    try {
+      preview = this.actions.preview ? await this.actions.preview(this.pointId, false) : null;
+    } catch {
+      preview = null; // the confirmation then says what the restore point holds
+    }
+    this.confirm(point, preview);
   }
 
-  confirm(point) {
+  // Already undone (a saved history's later rollback, or the restore point says so).
+  undone(rolledBack) {
+    const status = rolledBack?.status || "success";
+    this.element.dataset.state = status === "success" ? "undone" : "partial";
+    this.button.remove();
+    const when = rolledBack?.at ? ` on ${new Date(rolledBack.at).toLocaleString()}` : "";
+    const who = rolledBack?.by_name ? ` by ${rolledBack.by_name}` : "";
+    const text = status === "success"
+      ? `Undone${who}${when}: this change is no longer in the lab.`
+      : `Partly undone${who}${when} (the rollback's status: ${status}).`;
+    const head = el("p", "undo-headline", text);
+    head.setAttribute("role", "status");
+    this.panel.replaceChildren(head);
+  }
+
+  confirm(point, preview = null, force = false) {
     this.element.dataset.state = "confirm";
     this.button.hidden = true;
     const box = el("div", "undo-confirm");
@@ -316,10 +348,36 @@ class UndoBox {
     if (point.topology) parts.push("the topology (nodes, links, link filters, drawings)");
     if ((point.devices || []).length) parts.push(`the configuration of ${point.devices.join(", ")}`);
     const when = new Date(point.created_at).toLocaleString();
+    const lines = preview ? (preview.topology || []) : [];
+    const conflicts = lines.filter((line) => line.startsWith("conflict: ")).map((line) => line.slice(10));
+    const steps = lines.filter((line) => !line.startsWith("conflict: ") && !line.startsWith("nothing is changed while"));
     box.append(el("p", null,
-      `Put back ${parts.join(" and ") || "what this change touched"} as it was at ${when}, ` +
-      `before ${point.tool_name}${point.summary ? ` (${point.summary})` : ""}? ` +
-      "Later changes to the same nodes and devices are undone too."));
+      `Undo ${point.tool_name}${point.summary ? ` (${point.summary})` : ""}, made at ${when}? ` +
+      "Only what this change did is undone: what anyone did since stays."));
+    if (preview) {
+      const list = el("ul", "undo-plan");
+      list.setAttribute("aria-label", "What the undo changes");
+      for (const line of steps) list.append(el("li", null, line));
+      for (const [device, commands] of Object.entries(preview.devices || {})) {
+        const row = el("li", null, `${device}: `);
+        row.append(el("span", null, commands.join("; ")));
+        list.append(row);
+      }
+      if (list.children.length) box.append(list);
+    } else if (parts.length) {
+      box.append(el("p", null, `It puts back ${parts.join(" and ")}.`));
+    }
+    if (conflicts.length) {
+      const warn = el("div", "undo-conflicts");
+      warn.setAttribute("role", "alert");
+      warn.append(el("p", null, force
+        ? "What was done since is in the way; rolling back anyway also does what is listed above:"
+        : "What was done since is in the way, so nothing will be changed unless you roll back anyway:"));
+      const list = el("ul");
+      for (const line of conflicts) list.append(el("li", null, line));
+      warn.append(list);
+      box.append(warn);
+    }
     let snapshot = null;
     if (point.gns3_snapshot) {
       const label = el("label", "undo-snapshot");
@@ -332,7 +390,7 @@ class UndoBox {
       box.append(label);
     }
     const buttons = el("div", "dialog-buttons");
-    const go = el("button", "danger", "Roll back");
+    const go = el("button", "danger", conflicts.length && !force ? "Roll back anyway" : "Roll back");
     go.type = "button";
     const cancel = el("button", null, "Cancel");
     cancel.type = "button";
@@ -353,18 +411,32 @@ class UndoBox {
         back();
       }
     });
-    go.addEventListener("click", () => this.run(Boolean(snapshot && snapshot.checked)));
+    go.addEventListener("click", async () => {
+      const useSnapshot = Boolean(snapshot && snapshot.checked);
+      if (conflicts.length && !force && !useSnapshot) {
+        // Show what a confirmed undo touches besides the change, then confirm again.
+        let forced = preview;
+        try {
+          forced = await this.actions.preview(this.pointId, true);
+        } catch {
+          /* keep the first preview */
+        }
+        this.confirm(point, forced, true);
+        return;
+      }
+      this.run(useSnapshot, force);
+    });
     cancel.focus();
   }
 
-  async run(useSnapshot) {
+  async run(useSnapshot, force = false) {
     this.panel.replaceChildren();
     this.button.hidden = false;
     this.element.dataset.state = "running";
     this.busy("Rolling back…");
     let reply;
     try {
-      reply = await this.actions.rollBack(this.pointId, useSnapshot);
+      reply = await this.actions.rollBack(this.pointId, useSnapshot, force);
     } catch (error) {
       this.fail(error);
       return;
@@ -814,6 +886,11 @@ export function renderHistory(container, messages, options = {}) {
         cards.set(call.id, card);
       }
       if (message.metadata?.aborted && !message.metadata?.incomplete) turn.note("Stopped. The partial answer was kept.");
+      const rollback = message.metadata?.rollback;
+      const undoneCard = rollback && cards.get(rollback.undoes_tool_call_id);
+      if (undoneCard?.undoBox) {
+        undoneCard.undoBox.undone({ ...rollback, at: message.metadata.created_at });
+      }
       turn.typing.remove();
     } else if (message.role === "tool") {
       const card = cards.get(message.tool_call_id);
