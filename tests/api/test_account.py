@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from copilot_core.errors import LLMAuthenticationError
+from copilot_core.errors import LLMAuthenticationError, LLMRateLimitedError
 from copilot_core.testing import Hang, text_reply
 from tests.api.conftest import ADMIN, BOB, Service, run_service
 
@@ -180,6 +180,28 @@ async def test_llm_config_test_without_settings_is_400() -> None:
         response = await client.post("/v3/copilot/llm-config/test")
     assert response.status_code == 400
     assert "PUT /v3/copilot/llm-config" in response.json()["detail"]
+
+
+async def test_every_status_the_llm_test_answers_is_in_the_openapi_document() -> None:
+    # Schemathesis found an undocumented 400 here (issue 29, item 4): no LLM configured.
+    answered: set[int] = set()
+    async with run_service(configured=False) as service, service.client() as client:
+        answered.add((await client.post("/v3/copilot/llm-config/test")).status_code)
+    async with run_service() as service, service.client() as client:
+        service.model.add(
+            text_reply("pong"),
+            [LLMAuthenticationError("The provider rejected the API key.")],
+            [LLMRateLimitedError("Slow down.", retry_after=3)],
+        )
+        for _ in range(3):
+            answered.add((await client.post("/v3/copilot/llm-config/test")).status_code)
+        document = (await client.get("/schema/openapi.json")).json()
+    assert answered == {200, 400, 429, 502}
+    responses = document["paths"]["/v3/copilot/llm-config/test"]["post"]["responses"]
+    assert answered <= {int(status) for status in responses}, sorted(responses)
+    assert responses["400"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorBody"
+    }
 
 
 async def test_collaborators_a_deployment_lacks_are_501_that_say_so() -> None:
