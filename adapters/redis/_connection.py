@@ -6,6 +6,9 @@ import re
 from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from copilot_core.errors import ServiceUnavailableError
@@ -49,8 +52,15 @@ async def connect_redis(url: str, *, connect_timeout: float = 5.0) -> aioredis.R
         )
     target = describe_redis_url(url)
     try:
+        # A pooled connection Redis closed (a restart) fails its next command at once:
+        # that command is sent again once, on a new connection, before anything fails.
+        # Only on a closed connection, not on a timeout (a command that may have run).
         client = aioredis.Redis.from_url(
-            url, socket_connect_timeout=connect_timeout, health_check_interval=30
+            url,
+            socket_connect_timeout=connect_timeout,
+            health_check_interval=30,
+            retry=Retry(NoBackoff(), 1),
+            retry_on_error=[RedisConnectionError],
         )
     except (ValueError, RedisError) as exc:
         raise ServiceUnavailableError(

@@ -59,14 +59,15 @@ class Keys:
         return f"{self.prefix}:{name}"
 
 
-async def call(awaitable: Awaitable[T], what: str = "the turn log") -> T:
+async def call(awaitable: Awaitable[T], what: str = "turn log") -> T:
     """Await a Redis command; a Redis that cannot be reached is a
     ``ServiceUnavailableError`` that says so."""
     try:
         return await awaitable
     except (RedisError, OSError) as exc:
         raise ServiceUnavailableError(
-            f"The {what} (Redis) cannot be reached: {exc}. Try again in a moment.",
+            f"The {what.removeprefix('the ')} (Redis) cannot be reached: "
+            f"{str(exc).rstrip('.') or type(exc).__name__}. Try again in a moment.",
             retry_after=2,
         ) from None
 
