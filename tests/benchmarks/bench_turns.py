@@ -174,7 +174,8 @@ def script(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[Any]:
     """The scripted model: which reply a call gets, from the conversation so far."""
     if messages[-1].role is Role.TOOL:
         return _answer(ANSWER_TOKENS)
-    query = messages[-1].content
+    # The user's question, after the lab's state the service puts before it (<lab>…</lab>).
+    query = messages[-1].content.rpartition("</lab>\n\n")[2]
     if query.startswith(W2_QUERY):
         return _answer(LONG_TOKENS)
     if query.startswith(ABORT_STREAM_QUERY):
