@@ -4,7 +4,8 @@
 * :class:`InMemoryCheckpointStore`: a complete store in memory.
 * :class:`FakeToolExecutor`: tools as plain Python functions.
 * :class:`FakeTopologySource`, :class:`StaticModelProvider`,
-  :class:`RecordingEventSink`, :class:`SteppingClock`, :class:`SequentialIds`.
+  :class:`RecordingEventSink`, :class:`SteppingClock`, :class:`SequentialIds`,
+  :class:`FakeWaitClock` (time that moves only when something sleeps or spends it).
 
 The reply builders :func:`text_reply` and :func:`tool_reply` produce the deltas
 a real provider streams.
@@ -63,6 +64,7 @@ __all__ = [
     "FakeTool",
     "FakeToolExecutor",
     "FakeTopologySource",
+    "FakeWaitClock",
     "Hang",
     "InMemoryCheckpointStore",
     "ModelCall",
@@ -565,3 +567,24 @@ class SequentialIds:
 
     def new_id(self) -> str:
         return f"{self._prefix}-{next(self._counter)}"
+
+
+class FakeWaitClock:
+    """A :class:`~copilot_core.intent.WaitClock` whose time moves only when something
+    sleeps on it or :meth:`spend` is called (a scripted device taking time to answer);
+    ``sleeps`` records every sleep asked for."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += max(0.0, seconds)
+        await asyncio.sleep(0)
+
+    def spend(self, seconds: float) -> None:
+        self.now += seconds

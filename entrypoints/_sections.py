@@ -131,6 +131,16 @@ class Gns3Section(_Section):
     max_commands: int = Field(
         default=_TOOLS.max_commands, ge=1, description="Commands one tool call may send."
     )
+    max_verify_wait: float = Field(
+        default=_TOOLS.max_verify_wait,
+        ge=0,
+        description="The longest wait_s verify_intent may ask for (seconds).",
+    )
+    verify_interval: float = Field(
+        default=_TOOLS.verify_interval,
+        gt=0,
+        description="Seconds between two rounds of checks that do not hold yet.",
+    )
 
 
 class ConsoleSection(_Section):

@@ -439,6 +439,8 @@ class Gateways(containers.DeclarativeContainer):
         capture_max_bytes=config.gns3.capture_max_bytes,
         max_batch=config.gns3.max_batch,
         max_commands=config.gns3.max_commands,
+        max_verify_wait=config.gns3.max_verify_wait,
+        verify_interval=config.gns3.verify_interval,
     )
     tools = providers.Resource(
         open_tools,

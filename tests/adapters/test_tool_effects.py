@@ -51,6 +51,7 @@ GNS3_EFFECTS = {
     "execute_multiple_device_commands": ToolEffect.DEVICE_CHANGE,
     "packet_capture": ToolEffect.CAPTURE,
     "device_skills": ToolEffect.READ_ONLY,
+    "verify_intent": ToolEffect.READ_ONLY,
     "gns3_snapshots": ToolEffect.TOPOLOGY_CHANGE,
     "gns3_link_filters": ToolEffect.TOPOLOGY_CHANGE,
     "stop_gns3_node": ToolEffect.NODE_STATE,

@@ -35,7 +35,9 @@ Each keeps a configuration the way its platform shows and changes it (for restor
 ``set``/``delete`` lines committed on Junos; addresses and routes (``ip addr``/``ip route``)
 on Linux.
 
-Every executed line is recorded in ``received`` so tests can prove what was (not) sent.
+Every executed line is recorded in ``received`` so tests can prove what was (not) sent;
+``shows`` gives the output of further commands (a routing table, OSPF neighbours), as a
+test writes them in the platform's format.
 """
 
 from __future__ import annotations
@@ -95,6 +97,9 @@ class EmulatedDevice:
         # printed once, right after the prompt that ends the given command (a log message)
         self.after_prompt: dict[str, str] = {}
         self.after_prompt_delay = 0.02
+        # what a show command prints, by the command as typed (words joined by a space):
+        # tests give a platform's output for commands the emulator does not model
+        self.shows: dict[str, str] = {}
         self._clients: set[asyncio.StreamWriter] = set()
         self._chars: asyncio.Queue[str] = asyncio.Queue()
         self._interrupt = asyncio.Event()
@@ -225,7 +230,11 @@ class EmulatedDevice:
                 self.received.append(line)
             self.busy = True
             try:
-                await self.execute(line.strip())
+                canned = self.shows.get(" ".join(line.split()))
+                if canned is not None:
+                    self.write("".join(text + "\r\n" for text in canned.splitlines()))
+                else:
+                    await self.execute(line.strip())
             finally:
                 self.busy = False
             self.write(self.prompt())
@@ -328,6 +337,7 @@ class EmulatedVpcs(EmulatedDevice):
         self.ping_delay = ping_delay
         self.replies = 0
         self.saves = 0
+        self.unreachable: set[str] = set()  # addresses a ping gets no reply from
 
     def prompt(self) -> str:
         return f"\r{self.name}> "
@@ -406,6 +416,11 @@ class EmulatedVpcs(EmulatedDevice):
             self.ip = words[1]
             self.gateway = words[2] if len(words) > 2 else self.gateway
             self.write(f"{self.name} : {self.ip} gateway {self.gateway}\r\n\r\n")
+        elif verb == "ping" and len(words) >= 2 and words[1] in self.unreachable:
+            for _ in range(_count(words, "-c", 5)):
+                if await self.interruptible_sleep(self.ping_delay):
+                    return
+            self.write(f"host ({words[1]}) not reachable\r\n")
         elif verb == "ping" and len(words) >= 2:
             count = _count(words, "-c", 5)
             self.replies += await self.ping_lines(

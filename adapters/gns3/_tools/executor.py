@@ -29,6 +29,7 @@ from adapters.gns3._tools.commands import command_tools
 from adapters.gns3._tools.compact import with_compact_profile
 from adapters.gns3._tools.consoles import console_tools
 from adapters.gns3._tools.filters import filter_tools
+from adapters.gns3._tools.intent import intent_tools
 from adapters.gns3._tools.links import link_tools
 from adapters.gns3._tools.nodes import node_tools
 from adapters.gns3._tools.project import project_tools
@@ -74,6 +75,7 @@ CATALOGUE = (
     "execute_multiple_device_commands",
     "packet_capture",
     "device_skills",
+    "verify_intent",
     "gns3_snapshots",
     "gns3_link_filters",
     "stop_gns3_node",
@@ -105,6 +107,7 @@ def gns3_tools() -> ToolRegistry:
             filter_tools(),
             project_tools(),
             restore_tools(),
+            intent_tools(),
         )
         for tool in family
     }

@@ -66,7 +66,9 @@ class Gns3ToolSettings:
     the agent's tool time limit so the call answers with what it has). ``action_settle``
     is how long a stop/suspend is given to show in the node's status, ``start_grace``
     how long a started node may still read "stopped" before the start counts as failed;
-    ``max_console_wait`` bounds ``wait_for_console`` (a router may take minutes to boot).
+    ``max_console_wait`` bounds ``wait_for_console`` (a router may take minutes to boot);
+    ``max_verify_wait`` bounds ``verify_intent``'s ``wait_s``, and ``verify_interval`` is
+    the pause between two rounds of checks that do not hold yet.
     """
 
     start_timeout: float = 90.0
@@ -81,6 +83,8 @@ class Gns3ToolSettings:
     capture_max_bytes: int = 8 << 20
     max_batch: int = 32
     max_commands: int = 50
+    max_verify_wait: float = 300.0
+    verify_interval: float = 2.0
 
 
 # ------------------------------------------------------------------ arguments
@@ -154,6 +158,7 @@ def _clean(node: Any, settings: Gns3ToolSettings) -> Any:
             node = {**kept[0], **node}
     node.pop("title", None)
     node.pop("default", None)
+    node.pop("discriminator", None)  # its mapping points into the dropped $defs
     limit = node.pop("x-limit", None)
     if isinstance(limit, str):
         value = getattr(settings, limit)

@@ -19,6 +19,7 @@ TEACHING_TOOLS = [
     "execute_multiple_device_commands",
     "packet_capture",
     "device_skills",
+    "verify_intent",
     "gns3_snapshots",
     "gns3_link_filters",
 ]

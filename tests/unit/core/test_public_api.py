@@ -29,6 +29,7 @@ PUBLIC_MODULES = {
     "bootstrap",
     "errors",
     "events",
+    "intent",
     "policy",
     "ports",
     "rollback",

@@ -1,0 +1,298 @@
+"""Checks of intent as values: what should hold in a lab, and what was seen.
+
+A check is a JSON object whose ``kind`` names it, with the fields of its kind and an
+optional ``name``:
+
+==================  ==============================================================
+kind                fields
+==================  ==============================================================
+``reachability``    ``from`` (node), ``to`` (address or node), ``expect``
+                    (``reachable``/``unreachable``), ``count`` (probes)
+``ospf_neighbor``   ``node``, ``neighbor`` (router id, address or node), ``state``
+``bgp_session``     ``node``, ``peer`` (address or node), ``state``
+``route``           ``node``, ``prefix``, ``present``, ``via``, ``protocol``
+``interface``       ``node``, ``interface``, ``state`` (``up``/``down``)
+``config_line``     ``node``, ``line``, ``present``
+==================  ==============================================================
+
+The service (not the model) turns a check into commands for the node's platform and
+decides it from their parsed output (:class:`Observation`); a platform that cannot answer
+a check gives ``error`` with the reason, never ``pass``. :class:`CheckResult` and
+:class:`IntentResult` are what a verification answers.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, field_validator
+
+__all__ = [
+    "BgpSessionCheck",
+    "Check",
+    "CheckResult",
+    "CheckStatus",
+    "ConfigLineCheck",
+    "Evidence",
+    "IntentResult",
+    "InterfaceCheck",
+    "Observation",
+    "OspfNeighborCheck",
+    "ReachabilityCheck",
+    "RouteCheck",
+    "check_label",
+    "check_node",
+    "checks_adapter",
+    "dump_check",
+]
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+
+
+class _Check(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    name: Name | None = Field(None, description="what the check means, e.g. 'PC1 reaches PC2'")
+
+
+class ReachabilityCheck(_Check):
+    """``from`` reaches (or does not reach) ``to`` by ping."""
+
+    kind: Literal["reachability"]
+    source: Name = Field(alias="from", description="node the ping is sent from")
+    to: Name = Field(description="address, or node name (its address is looked up)")
+    expect: Literal["reachable", "unreachable"] = Field(
+        "reachable", description="reachable (default) or unreachable"
+    )
+    count: int = Field(3, ge=1, le=20, description="probes sent (default 3)")
+
+
+class OspfNeighborCheck(_Check):
+    """``node`` has ``neighbor`` as an OSPF neighbour in ``state``."""
+
+    kind: Literal["ospf_neighbor"]
+    node: Name
+    neighbor: Name = Field(description="router id, interface address or node name")
+    state: Annotated[str, StringConstraints(to_lower=True, strip_whitespace=True)] = Field(
+        "full", description="full (default), 2way, init, exstart, exchange, loading or down"
+    )
+
+    @field_validator("state")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        value = value.replace("-", "").replace("_", "")
+        known = ("full", "2way", "init", "exstart", "exchange", "loading", "attempt", "down")
+        if value not in known:
+            raise ValueError(f"unknown OSPF state {value!r}; known: {', '.join(known)}")
+        return value
+
+
+class BgpSessionCheck(_Check):
+    """``node``'s BGP session with ``peer`` is in ``state``."""
+
+    kind: Literal["bgp_session"]
+    node: Name
+    peer: Name = Field(description="peer address or node name")
+    state: Literal["established", "idle", "active", "connect", "opensent", "openconfirm"] = Field(
+        "established", description="established (default), idle, active, connect..."
+    )
+
+
+Protocol = Literal["connected", "static", "ospf", "bgp", "rip", "isis", "eigrp", "kernel", "local"]
+
+
+class RouteCheck(_Check):
+    """``node``'s routing table has (or lacks) ``prefix``, optionally via a next hop and
+    learnt by a protocol."""
+
+    kind: Literal["route"]
+    node: Name
+    prefix: Name = Field(description="e.g. 10.0.2.0/24")
+    present: bool = Field(True, description="true (default): the route is there")
+    via: Name | None = Field(None, description="next-hop address, interface or node name")
+    protocol: Protocol | None = Field(None, description="ospf, bgp, static, connected...")
+
+    @field_validator("prefix")
+    @classmethod
+    def _network(cls, value: str) -> str:
+        try:
+            return str(ipaddress.ip_network(value, strict=False))
+        except ValueError:
+            raise ValueError(f"{value!r} is not a prefix such as 10.0.2.0/24") from None
+
+
+class InterfaceCheck(_Check):
+    """``node``'s ``interface`` is up (administratively and in its link) or down."""
+
+    kind: Literal["interface"]
+    node: Name
+    interface: Name = Field(description="interface name, e.g. eth1 or Gi0/0")
+    state: Literal["up", "down"] = Field("up", description="up (default) or down")
+
+
+class ConfigLineCheck(_Check):
+    """``node``'s running configuration has (or lacks) ``line``."""
+
+    kind: Literal["config_line"]
+    node: Name
+    line: Text = Field(description="a configuration line, e.g. ip ospf network point-to-point")
+    present: bool = Field(True, description="true (default): the line is there")
+
+
+Check = Annotated[
+    ReachabilityCheck
+    | OspfNeighborCheck
+    | BgpSessionCheck
+    | RouteCheck
+    | InterfaceCheck
+    | ConfigLineCheck,
+    Field(discriminator="kind"),
+]
+
+#: Validates a JSON list of checks (``checks_adapter.validate_python([...])``).
+checks_adapter: TypeAdapter[list[Check]] = TypeAdapter(list[Check])
+
+
+def check_node(check: Check) -> str:
+    """The node a check is asked on (the ping's source for reachability)."""
+    return check.source if isinstance(check, ReachabilityCheck) else check.node
+
+
+def check_label(check: Check) -> str:
+    """The check's ``name``, else a short sentence that says what it checks."""
+    if check.name:
+        return check.name
+    if isinstance(check, ReachabilityCheck):
+        verb = "reaches" if check.expect == "reachable" else "does not reach"
+        return f"{check.source} {verb} {check.to}"
+    if isinstance(check, OspfNeighborCheck):
+        return f"{check.node} OSPF neighbour {check.neighbor} {check.state}"
+    if isinstance(check, BgpSessionCheck):
+        return f"{check.node} BGP session with {check.peer} {check.state}"
+    if isinstance(check, RouteCheck):
+        has = "has" if check.present else "lacks"
+        via = f" via {check.via}" if check.via else ""
+        return f"{check.node} {has} a route to {check.prefix}{via}"
+    if isinstance(check, InterfaceCheck):
+        return f"{check.node} {check.interface} {check.state}"
+    has = "has" if check.present else "lacks"
+    return f"{check.node} {has} '{check.line}'"
+
+
+def dump_check(check: Check) -> dict[str, Any]:
+    """The check as JSON, as it is written (``from``, not ``source``; no nulls)."""
+    return check.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class CheckStatus(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What decided a check: the node, the command sent and the output lines that told."""
+
+    node: str
+    command: str
+    lines: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "command": self.command, "lines": list(self.lines)}
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One attempt at a check: ``pass``, ``fail`` (may still come to hold: retried) or
+    ``error`` (the check cannot be answered; retried only when ``transient``, e.g. a
+    console that did not answer)."""
+
+    status: CheckStatus
+    observed: Any = None
+    evidence: tuple[Evidence, ...] = ()
+    reason: str | None = None
+    transient: bool = False
+
+    @classmethod
+    def passed(cls, observed: Any, *evidence: Evidence) -> Observation:
+        return cls(CheckStatus.PASS, observed, evidence)
+
+    @classmethod
+    def failed(cls, observed: Any, reason: str, *evidence: Evidence) -> Observation:
+        return cls(CheckStatus.FAIL, observed, evidence, reason)
+
+    @classmethod
+    def error(
+        cls, reason: str, *evidence: Evidence, transient: bool = False, observed: Any = None
+    ) -> Observation:
+        return cls(CheckStatus.ERROR, observed, evidence, reason, transient)
+
+    @property
+    def final(self) -> bool:
+        """Whether retrying cannot change it."""
+        return self.status is CheckStatus.PASS or (
+            self.status is CheckStatus.ERROR and not self.transient
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """A check's verdict: its last observation, after ``attempts`` tries in ``waited_s``."""
+
+    check: Check
+    status: CheckStatus
+    observed: Any
+    evidence: tuple[Evidence, ...]
+    attempts: int
+    waited_s: float
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "name": check_label(self.check),
+            "kind": self.check.kind,
+            "check": dump_check(self.check),
+            "status": self.status.value,
+            "observed": self.observed,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "attempts": self.attempts,
+            "waited_s": round(self.waited_s, 2),
+        }
+        if self.reason:
+            result["reason"] = self.reason
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class IntentResult:
+    """The verdict of a list of checks: ``fail`` when one failed, else ``error`` when one
+    could not be answered, else ``pass``."""
+
+    checks: Sequence[CheckResult] = field(default_factory=tuple)
+    waited_s: float = 0.0
+
+    @property
+    def status(self) -> CheckStatus:
+        statuses = {result.status for result in self.checks}
+        if CheckStatus.FAIL in statuses:
+            return CheckStatus.FAIL
+        if CheckStatus.ERROR in statuses:
+            return CheckStatus.ERROR
+        return CheckStatus.PASS
+
+    def to_dict(self) -> dict[str, Any]:
+        counts = {status.value: 0 for status in CheckStatus}
+        for result in self.checks:
+            counts[result.status.value] += 1
+        return {
+            "status": self.status.value,
+            "summary": counts,
+            "waited_s": round(self.waited_s, 2),
+            "checks": [result.to_dict() for result in self.checks],
+        }
