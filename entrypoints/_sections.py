@@ -377,6 +377,12 @@ class StoreSection(_Section):
         default=_default(SqliteCheckpointStore, "synchronous"),
         description="SQLite's synchronous mode: FULL survives a power loss at some speed.",
     )
+    idle_timeout: float | None = Field(
+        default=_default(SqliteCheckpointStore, "idle_timeout"),
+        gt=0,
+        description="Seconds after which a project's database no one uses is closed "
+        "(it reopens on next use); null: kept open.",
+    )
 
 
 class McpSection(_Section):

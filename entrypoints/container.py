@@ -22,7 +22,7 @@ import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from dependency_injector import containers, providers
 from pydantic import SecretStr
@@ -95,7 +95,7 @@ from copilot_core.ports import (
 )
 from copilot_core.rollback import Rollback
 from copilot_core.rules import ArgumentLimit, ArgumentLimits, Coalescing
-from entrypoints.settings import PolicySection, Settings
+from entrypoints.settings import PolicySection, Settings, StoreSection
 from entrypoints.skills import SkillsReloader
 from entrypoints.turn_ports import (
     open_redis,
@@ -136,20 +136,15 @@ async def open_database(
 
 
 async def open_store(
-    data_dir: Path,
-    database: PostgresDatabase | None,
-    max_open: int,
-    busy_timeout: float,
-    synchronous: Literal["NORMAL", "FULL"],
+    data_dir: Path, database: PostgresDatabase | None, section: Mapping[str, Any]
 ) -> AsyncIterator[SqliteCheckpointStore | PostgresCheckpointStore]:
     """Sessions in PostgreSQL when there is a database, else per-project SQLite
-    databases under ``data_dir/projects``."""
+    databases under ``data_dir/projects``, tuned by the ``store`` section (passed whole:
+    each of its fields is a keyword of the store)."""
     if database is not None:
         yield PostgresCheckpointStore(database)
         return
-    store = SqliteCheckpointStore(
-        data_dir, max_open=max_open, busy_timeout=busy_timeout, synchronous=synchronous
-    )
+    store = SqliteCheckpointStore(data_dir, **StoreSection.model_validate(section).model_dump())
     await store.open()
     try:
         yield store
@@ -385,9 +380,7 @@ class Gateways(containers.DeclarativeContainer):
         open_store,
         data_dir=config.data_dir,
         database=database,
-        max_open=config.store.max_open,
-        busy_timeout=config.store.busy_timeout,
-        synchronous=config.store.synchronous,
+        section=config.store,
     )
     redis = providers.Resource(open_redis, url=config.redis_url)
     turn_log = providers.Resource(

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import inspect
 import json
 import logging
 import re
-import shutil
 import sqlite3
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 import aiosqlite
 
@@ -30,14 +25,19 @@ from adapters.sqlite._codec import (
     encode_state,
     encode_time,
 )
-from adapters.sqlite._schema import migrate
+from adapters.sqlite._databases import (
+    DATABASE_DIR,
+    DATABASE_NAME,
+    ProjectDatabases,
+    ProjectPathResolver,
+    Synchronous,
+)
 from copilot_core import CopilotMode, Message, Session
 from copilot_core.errors import (
     InvalidRequestError,
     NotFoundError,
     SessionNotFoundError,
     StoreCorruptedError,
-    StoreError,
 )
 from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch, Usage, excerpt, stamp_usage
 
@@ -51,33 +51,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DATABASE_DIR = "gns3-copilot"
-DATABASE_NAME = "copilot_checkpoints.db"
 
-ProjectPathResolver = Callable[[str], "Path | Awaitable[Path | None] | None"]
-"""Maps a project id to its GNS3 project directory (``None``: not reachable here)."""
-
-Synchronous = Literal["NORMAL", "FULL"]
-
-# GNS3 project ids are UUIDs; accept any plain identifier, never a path.
-_PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 _NO_UPPER_BOUND = 1 << 62
-_PAGE_SIZE = 2048
-_SQLITE_BUSY = 5
-_SQLITE_CORRUPT = 11
-_SQLITE_NOTADB = 26
-
-
-@dataclass(eq=False)
-class _Database:
-    """One open project database; ``lock`` serialises its use (one connection)."""
-
-    project_id: str
-    path: Path
-    conn: aiosqlite.Connection
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    users: int = 0
-    closed: bool = False
 
 
 class SqliteCheckpointStore:
@@ -89,8 +64,9 @@ class SqliteCheckpointStore:
     ``{project_path(project_id)}/gns3-copilot/copilot_checkpoints.db``.
 
     At most ``max_open`` databases stay open (least recently used ones are closed
-    when idle). Each has one connection in WAL mode with a busy timeout; every
-    write is one transaction: a single statement, or ``BEGIN IMMEDIATE`` … ``COMMIT``.
+    when idle), and one unused for ``idle_timeout`` seconds is closed (``None``: kept
+    open). Each has one connection in WAL mode with a busy timeout; every write is one
+    transaction: a single statement, or ``BEGIN IMMEDIATE`` … ``COMMIT``.
     Lifecycle: ``await open()`` (or ``async with``) before use, ``await close()`` at the
     end; :meth:`close_project` closes one project's database.
     """
@@ -103,84 +79,66 @@ class SqliteCheckpointStore:
         max_open: int = 64,
         busy_timeout: float = 10.0,
         synchronous: Synchronous = "NORMAL",
+        idle_timeout: float | None = 600.0,
     ) -> None:
-        if max_open < 1:
-            raise ValueError("max_open must be at least 1")
-        if synchronous not in ("NORMAL", "FULL"):
-            raise ValueError("synchronous must be 'NORMAL' or 'FULL'")
-        self.data_dir = Path(data_dir)
-        self.max_open = max_open
-        self.busy_timeout = busy_timeout
-        self.synchronous: Synchronous = synchronous
-        self._project_path = project_path
-        self._open: OrderedDict[str, _Database] = OrderedDict()
-        self._opening: dict[str, asyncio.Lock] = {}
-        self._state: Literal["new", "open", "closed"] = "new"
+        self._databases = ProjectDatabases(
+            data_dir,
+            project_path,
+            max_open=max_open,
+            busy_timeout=busy_timeout,
+            synchronous=synchronous,
+            idle_timeout=idle_timeout,
+        )
+        self.data_dir = self._databases.data_dir
+        self._use = self._databases.use
+        self._write = self._databases.write
 
     # ================================================================ lifecycle
     async def open(self) -> None:
         """Make the store usable (creates ``data_dir``); idempotent."""
-        if self._state == "closed":
-            raise StoreError("The checkpoint store was closed; create a new one.")
-        await asyncio.to_thread(self.data_dir.mkdir, parents=True, exist_ok=True)
-        self._state = "open"
+        await self._databases.open()
 
     async def close(self) -> None:
         """Close every open database; the store cannot be used afterwards."""
-        self._state = "closed"
-        while self._open:
-            _, database = self._open.popitem(last=False)
-            await self._shut(database)
+        await self._databases.close()
 
     async def close_project(self, project_id: str) -> None:
         """Close the project's database (it reopens on next use); waits for its current use."""
-        database = self._open.pop(project_id, None)
-        if database is not None:
-            await self._shut(database)
+        await self._databases.close_project(project_id)
 
     async def stored_projects(self) -> list[str]:
         """Projects that have a database under ``data_dir/projects`` (sorted)."""
-        root = self.data_dir / "projects"
-
-        def scan() -> list[str]:
-            if not root.is_dir():
-                return []
-            return sorted(
-                entry.name
-                for entry in root.iterdir()
-                if _PROJECT_ID.fullmatch(entry.name)
-                and (entry / DATABASE_DIR / DATABASE_NAME).is_file()
-            )
-
-        return await asyncio.to_thread(scan)
+        return await self._databases.stored_projects()
 
     async def remove_project(self, project_id: str, archive_to: Path | None = None) -> Path | None:
-        """Close the project's database and remove its directory under
-        ``data_dir/projects`` (the project is gone from GNS3). With ``archive_to``, the
-        directory is moved there instead (as ``<project_id>-<UTC time>``), which is returned.
+        """Close the project's database and remove (or, with ``archive_to``, move) its
+        directory under ``data_dir/projects``: see :meth:`ProjectDatabases.remove_project`."""
+        return await self._databases.remove_project(project_id, archive_to)
 
-        Only the store's own directory is touched: a database placed elsewhere by a
-        ``project_path`` resolver is closed, not removed.
-        """
-        path = await self.database_path(project_id)
-        await self.close_project(project_id)
-        directory = self.data_dir / "projects" / project_id
-        if path.parent.parent != directory:
-            return None
+    @property
+    def max_open(self) -> int:
+        return self._databases.max_open
 
-        def remove() -> Path | None:
-            if not directory.is_dir():
-                return None
-            if archive_to is None:
-                shutil.rmtree(directory)
-                return None
-            archive_to.mkdir(parents=True, exist_ok=True)
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            target = archive_to / f"{project_id}-{stamp}"
-            shutil.move(directory, target)
-            return target
+    @property
+    def busy_timeout(self) -> float:
+        return self._databases.busy_timeout
 
-        return await asyncio.to_thread(remove)
+    @property
+    def synchronous(self) -> Synchronous:
+        return self._databases.synchronous
+
+    @property
+    def idle_timeout(self) -> float | None:
+        return self._databases.idle_timeout
+
+    @property
+    def open_projects(self) -> tuple[str, ...]:
+        """Projects whose database is open, least recently used first."""
+        return self._databases.open_projects
+
+    async def database_path(self, project_id: str) -> Path:
+        """Where the project's database lives (validates ``project_id``)."""
+        return await self._databases.database_path(project_id)
 
     async def __aenter__(self) -> SqliteCheckpointStore:
         await self.open()
@@ -193,27 +151,6 @@ class SqliteCheckpointStore:
         traceback: TracebackType | None,
     ) -> None:
         await self.close()
-
-    @property
-    def open_projects(self) -> tuple[str, ...]:
-        """Projects whose database is open, least recently used first."""
-        return tuple(self._open)
-
-    async def database_path(self, project_id: str) -> Path:
-        """Where the project's database lives (validates ``project_id``)."""
-        if not isinstance(project_id, str) or not _PROJECT_ID.fullmatch(project_id):
-            raise InvalidRequestError(
-                "project_id must be a GNS3 project id (letters, digits, '-' and '_')."
-            )
-        base: Path | None = None
-        if self._project_path is not None:
-            found = self._project_path(project_id)
-            if inspect.isawaitable(found):
-                found = await found
-            base = Path(found) if found is not None else None
-        if base is None:
-            base = self.data_dir / "projects" / project_id
-        return base / DATABASE_DIR / DATABASE_NAME
 
     # ================================================================= sessions
     async def create_session(self, session: Session, messages: Sequence[Message] = ()) -> Session:
@@ -399,7 +336,7 @@ class SqliteCheckpointStore:
             return cursor.rowcount > 0
 
     async def delete_project_sessions(self, project_id: str) -> int:
-        if project_id not in self._open:
+        if not self._databases.is_open(project_id):
             path = await self.database_path(project_id)
             if not await asyncio.to_thread(path.exists):
                 return 0  # nothing stored: do not create a database just to empty it
@@ -590,142 +527,6 @@ class SqliteCheckpointStore:
             if cursor.rowcount == 0:
                 raise NotFoundError(f"There is no restore point {point.id!r} in this session.")
 
-    # ================================================================ databases
-    @contextlib.asynccontextmanager
-    async def _write(self, project_id: str) -> AsyncIterator[aiosqlite.Connection]:
-        """Several statements as one write transaction: committed on success, else
-        rolled back. (A single statement needs none: see :meth:`_use`.)"""
-        async with self._use(project_id) as conn:
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                await _rollback(conn)
-                raise
-            await conn.commit()
-
-    @contextlib.asynccontextmanager
-    async def _use(self, project_id: str) -> AsyncIterator[aiosqlite.Connection]:
-        """The project's connection, held exclusively; SQLite errors become store errors.
-
-        The connection is in autocommit mode: one statement is one transaction, which
-        costs one thread hop (an implicit ``BEGIN`` would need a ``COMMIT``, a second
-        hop). A write statement takes SQLite's write lock when it starts, waiting up to
-        ``busy_timeout`` for it.
-        """
-        while True:
-            database = await self._acquire(project_id)
-            try:
-                await database.lock.acquire()
-            except BaseException:
-                database.users -= 1
-                raise
-            if not database.closed:
-                break
-            database.lock.release()  # closed while we waited: open it again
-            database.users -= 1
-        try:
-            try:
-                if database.conn.in_transaction:  # a use was cancelled mid-transaction
-                    await _rollback(database.conn)
-                yield database.conn
-            except sqlite3.Error as exc:
-                error = _translate(project_id, exc)
-                if isinstance(error, StoreCorruptedError):
-                    database.closed = True
-                raise error from exc
-        finally:
-            database.lock.release()
-            database.users -= 1
-            if database.closed and self._open.get(project_id) is database:
-                del self._open[project_id]
-                await self._shut(database)
-
-    async def _acquire(self, project_id: str) -> _Database:
-        if self._state != "open":
-            raise StoreError("The checkpoint store is not open.")
-        database = self._open.get(project_id)
-        if database is None:
-            opening = self._opening.setdefault(project_id, asyncio.Lock())
-            async with opening:
-                database = self._open.get(project_id)
-                if database is None:
-                    database = await self._connect(project_id)
-                    self._open[project_id] = database
-            if not opening.locked():
-                self._opening.pop(project_id, None)
-        self._open.move_to_end(project_id)
-        database.users += 1
-        try:
-            await self._evict()
-        except BaseException:
-            database.users -= 1
-            raise
-        return database
-
-    async def _evict(self) -> None:
-        """Close least recently used idle databases while more than ``max_open`` are open."""
-        while len(self._open) > self.max_open:
-            idle = next((db for db in self._open.values() if db.users == 0), None)
-            if idle is None:
-                return  # all busy: close them later
-            del self._open[idle.project_id]
-            await self._shut(idle)
-
-    async def _connect(self, project_id: str) -> _Database:
-        path = await self.database_path(project_id)
-        try:
-            await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"Cannot create the copilot database directory of project {project_id!r}: "
-                f"{exc.strerror or exc}."
-            ) from exc
-        try:
-            conn = await aiosqlite.connect(
-                str(path), isolation_level=None, timeout=self.busy_timeout
-            )
-        except sqlite3.Error as exc:
-            raise _translate(project_id, exc) from exc
-        try:
-            await conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            # New databases only (a no-op once one has tables): 2 KiB pages waste less
-            # space around rows of a few hundred bytes to a few KiB than 4 KiB ones
-            # (bench_store: 1.16x the JSON bytes instead of 1.50x at 100 turns).
-            await conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
-            await self._enable_wal(conn)
-            await conn.execute(f"PRAGMA synchronous = {self.synchronous}")
-            await migrate(conn)
-        except BaseException as exc:
-            await conn.close()
-            if isinstance(exc, sqlite3.Error):
-                raise _translate(project_id, exc) from exc
-            raise
-        return _Database(project_id, path, conn)
-
-    async def _enable_wal(self, conn: aiosqlite.Connection) -> None:
-        # Switching a new database to WAL needs a moment of exclusive access and
-        # SQLite does not wait for it (no busy handler): retry until busy_timeout.
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.busy_timeout
-        delay = 0.002
-        while True:
-            try:
-                await conn.execute_fetchall("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if _error_code(exc) != _SQLITE_BUSY or loop.time() > deadline:
-                    raise
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.1)
-
-    @staticmethod
-    async def _shut(database: _Database) -> None:
-        async with database.lock:
-            database.closed = True
-            with contextlib.suppress(sqlite3.Error, ValueError):
-                await database.conn.close()
-
 
 _POINT_COLUMNS = "r.point_id, r.created_at, r.tool_call_id, r.tool_name, r.summary, r.state"
 
@@ -795,21 +596,3 @@ def _time_or_none(value: datetime | None) -> str | None:
 def _first_session(rows: Any) -> Session | None:
     sessions = decode_sessions([row[0] for row in rows])
     return sessions[0] if sessions else None
-
-
-async def _rollback(conn: aiosqlite.Connection) -> None:
-    with contextlib.suppress(sqlite3.Error):
-        await conn.rollback()
-
-
-def _error_code(exc: sqlite3.Error) -> int:
-    code: int = getattr(exc, "sqlite_errorcode", 0) or 0
-    return code & 0xFF  # the primary code of an extended one
-
-
-def _translate(project_id: str, exc: sqlite3.Error) -> StoreError:
-    code = _error_code(exc)
-    if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
-        log.warning("the copilot database of project %s is unreadable: %s", project_id, exc)
-        return StoreCorruptedError(project_id, str(exc))
-    return StoreError(f"The copilot database of project {project_id!r} failed: {exc}.")
