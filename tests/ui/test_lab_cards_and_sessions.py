@@ -117,9 +117,9 @@ def test_the_lab_is_drawn_kept_current_and_a_node_shows_its_console(
     _gns3(gns3_server, configured, "DELETE", f"/nodes/{third['node_id']}")
     expect(drawing.locator(f".node[data-node-id='{third['node_id']}']")).to_have_count(0)
 
-    page.get_by_role("button", name="Lab").click()  # collapsible
+    page.get_by_role("button", name="▾ Lab", exact=True).click()  # collapsible
     expect(page.locator("#lab-body")).to_be_hidden()
-    page.get_by_role("button", name="Lab").click()
+    page.get_by_role("button", name="▸ Lab", exact=True).click()
     expect(drawing).to_be_visible()
 
 

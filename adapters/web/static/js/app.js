@@ -1108,6 +1108,22 @@ function applyStoredTheme() {
 }
 
 // ------------------------------------------------------------------ start
+// A phone: the topbar wraps (the sidebar slides in below it, however tall it is) and the
+// message box's placeholder is the short one.
+function fitLayout() {
+  const topbar = document.querySelector(".topbar");
+  const narrow = window.matchMedia("(max-width: 760px)");
+  const input = $("message-input");
+  const long = input.placeholder;
+  const fit = () => {
+    document.documentElement.style.setProperty("--topbar-height", `${topbar.offsetHeight}px`);
+    input.placeholder = narrow.matches ? "Message the copilot" : long;
+  };
+  new ResizeObserver(fit).observe(topbar);
+  narrow.addEventListener("change", fit);
+  fit();
+}
+
 function bind() {
   $("login-form").addEventListener("submit", onLogin);
   $("sign-out").addEventListener("click", () => signOut());
@@ -1158,6 +1174,7 @@ async function main() {
   mode = new ChatMode($("mode-select"), $("mode-note"));
   lab = new LabView({ onError: () => signOut("Your GNS3 session expired; sign in again.") });
   bind();
+  fitLayout();
   if (!token()) {
     show("login");
     $("login-username").focus();

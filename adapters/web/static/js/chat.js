@@ -684,6 +684,8 @@ export class TurnView {
       this.approvals.set(event.approval_id, card);
       this.text = null;
       this.body.append(this.typing);
+      // The user must decide: bring the card's buttons into view (below the fold on a phone).
+      card.element.scrollIntoView({ block: "nearest" });
     }
     this.card(event.tool_call_id, event.tool_name).setStatus("waiting");
     return card;
