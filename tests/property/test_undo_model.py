@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapters.gns3._undo import carry_out, plan_undo, record_change
+from copilot_core.errors import Gns3Error
 from tests.property.undo_world import PORTS, MemoryPort, Op, Topology
 
 NAMES = 5
@@ -171,3 +172,40 @@ def test_the_record_of_a_change_names_what_it_did() -> None:
     assert [s.line for s in plan.steps if s.extra] == [
         "delete link OTHERS1 0/0 <-> PC1 0/0 (made since by someone else)"
     ]
+
+
+class ForgetfulPort(MemoryPort):
+    """GNS3 as it would be if it made nodes without some of their saved JSON, and refused
+    a node's own id: a node made again differs, and gets a new id."""
+
+    async def create_node(self, body: dict[str, Any]) -> dict[str, Any]:
+        if body.get("node_id"):
+            raise Gns3Error("node id refused", 409)
+        made = await super().create_node({k: v for k, v in body.items() if k != "properties"})
+        self.topo.nodes[made["node_id"]]["properties"] = {"ports_mapping": []}
+        return {**made, "properties": {"ports_mapping": []}}
+
+
+def test_a_node_made_again_that_differs_is_partial_and_its_new_id_is_followed() -> None:
+    topo = Topology()
+    before = topo.as_lists()
+    Op("create", "sw", "SW1").apply(topo)
+    created = record_change(before, topo.as_lists(), {})  # the copilot made SW1
+    before = topo.as_lists()
+    Op("delete", "sw").apply(topo)
+    deleted = record_change(before, topo.as_lists(), {})  # then deleted it
+
+    outcome = asyncio.run(carry_out(plan_undo(deleted, topo.kept()), ForgetfulPort(topo)))
+    assert outcome.problems == []
+    (new_id,) = topo.nodes
+    assert outcome.id_map == {"sw": new_id} and new_id != "sw"
+    # Compared field by field with what was saved: the ports mapping did not come back.
+    assert outcome.differences == [
+        "SW1 ports_mapping: [], was [{'port_number': 0, 'vlan': 1}, "
+        "{'port_number': 1, 'vlan': 1}, {'port_number': 2, 'vlan': 1}]"
+    ]
+    # The earlier change's undo follows the new id: SW1 (made again) is deleted.
+    plan = plan_undo(created, topo.kept(), outcome.id_map)
+    assert plan.lines() == ["delete node SW1 (made by the change)"]
+    asyncio.run(carry_out(plan, MemoryPort(topo), outcome.id_map))
+    assert topo.nodes == {}
