@@ -21,10 +21,12 @@ import contextlib
 from dataclasses import replace
 from typing import Any
 
+from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._tools.registry import CallScope, LabAccess
 from adapters.gns3._tools.restore_devices import restore_device
 from adapters.gns3._tools.results import batch, item
-from adapters.gns3._undo import Gns3TopologyPort, UndoPlan, carry_out, plan_undo, read_kept
+from adapters.gns3._undo import Gns3TopologyPort, UndoPlan, carry_out, plan_undo
+from adapters.gns3._undo.record import kept_drawing, kept_link, kept_node, port_names
 from copilot_core import ToolResult, ToolStatus
 from copilot_core.errors import CopilotError
 from copilot_core.ports import RestorePoint
@@ -61,14 +63,32 @@ def _kept_devices(point: RestorePoint) -> dict[str, str]:
     }
 
 
+async def _current(lab: LabAccess, scope: CallScope, change: JSON) -> tuple[JSON, LabSnapshot]:
+    """The lab now, read once: as the plan reads it (kept JSON by id) and as the devices'
+    restore reads it. Drawings are read only when the change touched some."""
+    snapshot = await lab.snapshot(scope)
+    drawings: list[JSON] = []
+    if any((change.get("drawings") or {}).get(key) for key in ("created", "deleted", "changed")):
+        drawings = await lab.client.drawings(scope.token, scope.project_id)
+    ports = port_names(snapshot.nodes)
+    current = {
+        "nodes": {str(n.get("node_id")): kept_node(n) for n in snapshot.nodes},
+        "links": {str(k.get("link_id")): kept_link(k, ports) for k in snapshot.links},
+        "drawings": {str(d.get("drawing_id")): kept_drawing(d) for d in drawings},
+    }
+    return current, snapshot
+
+
 async def scoped_plan(
     lab: LabAccess, scope: CallScope, point: RestorePoint
-) -> tuple[UndoPlan, dict[str, str]]:
-    """The plan of undoing ``point``'s change on the lab as it is now, and the id map."""
-    known = await id_maps(lab, scope)
-    current = await read_kept(lab.client, scope.token, scope.project_id)
+) -> tuple[UndoPlan, dict[str, str], LabSnapshot]:
+    """The plan of undoing ``point``'s change on the lab as it is now, the id map, and the
+    lab as read for it."""
+    known, (current, snapshot) = await asyncio.gather(
+        id_maps(lab, scope), _current(lab, scope, point.state["change"])
+    )
     plan = plan_undo(point.state["change"], current, known, kept_devices=_kept_devices(point))
-    return plan, known
+    return plan, known, snapshot
 
 
 def _conflict(plan: UndoPlan) -> ToolResult:
@@ -91,7 +111,7 @@ async def roll_back_change(
     lab: LabAccess, scope: CallScope, point: RestorePoint, *, force: bool
 ) -> ToolResult:
     """Undo ``point``'s change and nothing else (see the module docstring)."""
-    plan, known = await scoped_plan(lab, scope, point)
+    plan, known, snapshot = await scoped_plan(lab, scope, point)
     if plan.conflicts and not force:
         return _conflict(plan)
     items: list[JSON] = []
@@ -128,7 +148,8 @@ async def roll_back_change(
         if entry.get("captured") and str(entry.get("node_id")) in plan.devices
     }
     if wanted:
-        snapshot = await lab.snapshot(scope)
+        if plan.steps:  # read again: nodes were made again, started
+            snapshot = await lab.snapshot(scope)
         items += await asyncio.gather(
             *(
                 restore_device(lab, scope, snapshot, name, entry, by_name=False)

@@ -179,7 +179,7 @@ async def _scoped_preview(
     ``force``, what else it then touches; per device, what is put back."""
     from adapters.gns3._tools.restore_scoped import scoped_plan
 
-    plan, _ = await scoped_plan(lab, scope, point)
+    plan, _, lab_now = await scoped_plan(lab, scope, point)
     topology = [f"{CONFLICT}{line}" for line in plan.conflicts]
     topology += [line.line for line in plan.steps if force or not line.extra or not plan.conflicts]
     if plan.conflicts and not force:
@@ -196,13 +196,9 @@ async def _scoped_preview(
         if entry.get("captured") and str(entry.get("node_id")) in plan.devices
     ]
     devices: dict[str, list[str]] = {}
-    try:
-        lab_now = await lab.snapshot(scope)
-    except CopilotError:
-        lab_now = None
     for name, entry in entries:
         mapped = {**entry, "node_id": plan.devices[str(entry["node_id"])]}
-        if lab_now is None or lab_now.by_id(str(mapped["node_id"])) is None:
+        if lab_now.by_id(str(mapped["node_id"])) is None:
             devices[name] = [f"put back what was kept at {when} once {name} is made again"]
             devices[name] += [
                 f"write back {path} as it was at {when}" for path in entry.get("files") or {}
