@@ -1,0 +1,154 @@
+"""The resources the container opens and closes with the service's lifespan: the
+PostgreSQL database, the store, the LLM settings, the GNS3 client, the console runner, the
+GNS3 tools, the configured MCP servers; and the readiness checks over them. Each is an
+async generator (``providers.Resource``): what it yields is used, what follows its
+``yield`` closes it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from adapters.gns3 import (
+    ConsoleRunner,
+    Gns3Client,
+    Gns3ToolExecutor,
+    Gns3ToolSettings,
+    SkillLibrary,
+)
+from adapters.llm import LLMSettingsRepository
+from adapters.mcp import McpServerConfig, McpToolSource
+from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
+from adapters.redis import RedisTurnLog
+from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
+from copilot_core import InMemoryTurnLog
+from copilot_core.ports import RestorePointStore
+from entrypoints.settings import StoreSection
+
+__all__ = [
+    "open_console_runner",
+    "open_database",
+    "open_gns3_client",
+    "open_llm_settings",
+    "open_mcp_sources",
+    "open_store",
+    "open_tools",
+    "readiness_checks",
+]
+
+
+async def open_database(
+    url: SecretStr | None, schema: str
+) -> AsyncIterator[PostgresDatabase | None]:
+    """The PostgreSQL database when ``database_url`` is set (its schema migrated at
+    open; a clear ``StoreError`` when it cannot be used), else ``None``."""
+    if url is None:
+        yield None
+        return
+    database = PostgresDatabase(url.get_secret_value(), schema=schema)
+    await database.open()
+    try:
+        yield database
+    finally:
+        await database.close()
+
+
+async def open_store(
+    data_dir: Path, database: PostgresDatabase | None, section: Mapping[str, Any]
+) -> AsyncIterator[SqliteCheckpointStore | PostgresCheckpointStore]:
+    """Sessions in PostgreSQL when there is a database, else per-project SQLite
+    databases under ``data_dir/projects``, tuned by the ``store`` section (passed whole:
+    each of its fields is a keyword of the store)."""
+    if database is not None:
+        yield PostgresCheckpointStore(database)
+        return
+    store = SqliteCheckpointStore(data_dir, **StoreSection.model_validate(section).model_dump())
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def open_llm_settings(
+    data_dir: Path, secret_key: SecretStr | None, database: PostgresDatabase | None
+) -> AsyncIterator[LLMSettingsRepository]:
+    """The users' LLM settings (API keys encrypted): in PostgreSQL when there is a
+    database, else in the service-wide SQLite database in ``data_dir``."""
+    await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
+    rows = PostgresLLMSettingsStore(database) if database is not None else None
+    repository = await LLMSettingsRepository.open(data_dir, encryption_key=secret_key, rows=rows)
+    try:
+        yield repository
+    finally:
+        await repository.close()
+
+
+async def open_gns3_client(base_url: str, request_timeout: float) -> AsyncIterator[Gns3Client]:
+    async with Gns3Client(base_url, timeout=request_timeout) as client:
+        yield client
+
+
+async def open_console_runner(**limits: Any) -> AsyncIterator[ConsoleRunner]:
+    """The device consoles; at shutdown, every console still held is let go."""
+    runner = ConsoleRunner(**limits)
+    try:
+        yield runner
+    finally:
+        await runner.aclose()
+
+
+async def open_tools(
+    client: Gns3Client,
+    console: ConsoleRunner,
+    skills: SkillLibrary,
+    settings: Gns3ToolSettings,
+    restore_points: RestorePointStore | None = None,
+) -> AsyncIterator[Gns3ToolExecutor]:
+    """The lab tools, warmed before the service takes requests (the first turn then
+    costs what later ones do); approved changes keep their restore points with the
+    sessions, in the checkpoint store."""
+    tools = Gns3ToolExecutor(
+        client, runner=console, skills=skills, settings=settings, restore_points=restore_points
+    )
+    await tools.warm()
+    yield tools
+
+
+def readiness_checks(
+    store: SqliteCheckpointStore | PostgresCheckpointStore,
+    gns3: Gns3Client,
+    turn_log: RedisTurnLog | InMemoryTurnLog,
+) -> dict[str, Callable[[], Awaitable[object]]]:
+    """``/readyz``: the store answers, GNS3 answers, and Redis when turns live there."""
+    checks: dict[str, Callable[[], Awaitable[object]]] = {
+        "store": (
+            store.database.ping
+            if isinstance(store, PostgresCheckpointStore)
+            else SqliteStoreReadiness(store)
+        ),
+        "gns3": gns3.version,
+    }
+    if isinstance(turn_log, RedisTurnLog):
+        checks["turn_log"] = turn_log.ping
+    return checks
+
+
+async def open_mcp_sources(
+    configs: tuple[McpServerConfig | Mapping[str, Any], ...],
+) -> AsyncIterator[McpToolSource | None]:
+    """The configured MCP servers as tool sources (connecting in the background: the
+    service starts without waiting for them), or ``None`` when there are none."""
+    if not configs:
+        yield None
+        return
+    source = McpToolSource([McpServerConfig.model_validate(config) for config in configs])
+    await source.start()
+    try:
+        yield source
+    finally:
+        await source.aclose()
