@@ -139,7 +139,7 @@ async def test_unreachable_gns3_fails_within_the_bounded_retry_time() -> None:
 async def test_a_write_whose_connection_was_refused_is_retried(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="adapters.gns3._client")
+    caplog.set_level(logging.INFO, logger="adapters.gns3._gns3_http")
     port = free_port()
 
     async def start_later() -> AsyncIterator[FlakyGns3]:
