@@ -192,12 +192,20 @@ async def _keep_new_ids(
     now_nodes = await lab.client.nodes(scope.token, scope.project_id)
     now_links = await lab.client.links(scope.token, scope.project_id)
     by_name = {str(n.get("name")): str(n.get("node_id")) for n in now_nodes}
-    id_map = {
-        str(n.get("node_id")): by_name[str(n.get("name"))]
-        for n in nodes
-        if str(n.get("name")) in by_name and by_name[str(n.get("name"))] != n.get("node_id")
+    # The project returns to the snapshot's moment: a node is found by its name then (the
+    # point's topology; renamed since, it has another name now), else by its name now.
+    named_then = {
+        str(n.get("node_id")): str(n.get("name"))
+        for n in (point.state.get("topology") or {}).get("nodes") or []
     }
-    then, now = _link_keys(nodes, links), _link_keys(now_nodes, now_links)
+    id_map: dict[str, str] = {}
+    for node in nodes:
+        old = str(node.get("node_id"))
+        new = by_name.get(named_then.get(old, "")) or by_name.get(str(node.get("name")))
+        if new is not None and new != old:
+            id_map[old] = new
+    renamed = [{**n, "name": named_then.get(str(n.get("node_id")), n.get("name"))} for n in nodes]
+    then, now = _link_keys(renamed, links), _link_keys(now_nodes, now_links)
     id_map.update(
         {then[key]: now[key] for key in then.keys() & now.keys() if then[key] != now[key]}
     )

@@ -44,6 +44,7 @@ class FakeGns3:
         self.nodes: list[dict[str, Any]] = []
         self.files: dict[tuple[str, str], bytes] = {}
         self.requests: list[tuple[str, str]] = []
+        self.consoles = {device.name: device.port for device in lab.devices.values()}
         for index, device in enumerate(lab.devices.values()):
             node_type = {
                 EmulatedVpcs: "vpcs",
@@ -76,8 +77,21 @@ class FakeGns3:
             return httpx.Response(
                 200, json={"project_id": PROJECT, "name": "lab", "status": "opened"}
             )
+        if path == "/nodes" and request.method == "POST":  # made again from its JSON
+            body = json.loads(request.content)
+            device = self.consoles[body["name"]]
+            node = {**body, "status": "stopped", "console": device, "console_host": "127.0.0.1"}
+            self.nodes.append(node)
+            return httpx.Response(201, json=node)
         if path == "/nodes":
             return httpx.Response(200, json=self.nodes)
+        if path.startswith("/nodes/") and request.method == "DELETE":
+            self.nodes = [n for n in self.nodes if n["node_id"] != path.split("/")[2]]
+            return httpx.Response(204)
+        if path.startswith("/nodes/") and path.endswith("/start"):
+            node = next(n for n in self.nodes if n["node_id"] == path.split("/")[2])
+            node["status"] = "started"
+            return httpx.Response(204)
         if path.startswith("/nodes/") and "/files/" in path:
             node_id, file_path = path.removeprefix("/nodes/").split("/files/", 1)
             if request.method == "POST":
@@ -522,3 +536,38 @@ async def test_outside_a_conversation_there_are_no_restore_points_to_list(
 def planned_when(summary: str) -> str:
     """The moment a rollback preview's summary names (``…, as at <when>``)."""
     return summary.rsplit(", as at ", 1)[1]
+
+
+async def test_a_deleted_router_comes_back_with_its_running_configuration(
+    lab: EmulatedDeviceLab, store: InMemoryCheckpointStore
+) -> None:
+    executor, fake = make(lab, store)
+    configured = await run(executor, "execute_multiple_device_config_commands", ROUTER_CHANGE)
+    assert configured.output["status"] == "success", configured.output
+    deleted = await run(executor, "delete_gns3_node", {"node_names": ["R1"]})
+    assert deleted.output["status"] == "success", deleted.output
+    assert "R1" not in {n["name"] for n in fake.nodes}
+    router = lab["R1"]
+    assert isinstance(router, EmulatedCiscoRouter)
+    router.globals.clear()  # a router made again starts with nothing configured
+    router.tree = type(router.tree)(
+        (f"interface GigabitEthernet0/{n}", ["no ip address", "shutdown"]) for n in range(4)
+    )
+
+    rolled = await run(
+        executor,
+        "restore_point",
+        {"action": "rollback", "restore_point_id": deleted.output["restore_point_id"]},
+        call_id="call-2",
+    )
+    items = by_device(rolled)
+    assert items["topology"]["output"]["actions"] == [
+        "create node R1 again (dynamips) as it was: its properties, ports, label, symbol and "
+        "position",
+        "start R1 (it ran)",
+    ]
+    assert items["R1"]["status"] == "success", items["R1"]
+    assert "ip route 0.0.0.0 0.0.0.0 10.0.0.1" in items["R1"]["output"]["commands_sent"]
+    assert rolled.output["status"] == "success", rolled.output
+    assert "ip route 0.0.0.0 0.0.0.0 10.0.0.1" in router.globals
+    assert ("POST", "/nodes/node-2/start") in fake.requests  # its own id, started again

@@ -211,7 +211,7 @@ async def test_rolling_back_a_deletion_brings_the_node_its_link_filters_and_draw
 
 
 async def test_a_rollback_by_the_gns3_snapshot_brings_the_whole_project_back(
-    lab: Lab, gns3_client: Gns3Client
+    lab: Lab, gns3_client: Gns3Client, store: InMemoryCheckpointStore
 ) -> None:
     before = await lab.topology()
     renamed = await lab.run(
@@ -230,6 +230,19 @@ async def test_a_rollback_by_the_gns3_snapshot_brings_the_whole_project_back(
     assert await lab.topology() == before
     ids_after = {n["node_id"] for n in await gns3_client.nodes(lab.token, lab.project_id)}
     assert not ids_before & ids_after  # GNS3 gave every node a new id
+    # ... which the point keeps, old -> new, for the session's later rollbacks.
+    point = await store.restore_point(lab.project_id, SESSION, renamed.output["restore_point_id"])
+    assert point is not None
+    id_map = point.state["id_map"]
+    assert {id_map[i] for i in ids_before if i in id_map} == ids_after
+    # The unlink's own point follows the map to the nodes' new ids: the link it would
+    # make again is there already (the snapshot has it), which it says, touching nothing.
+    relinked = await lab.rollback(unlinked.output["restore_point_id"])
+    assert relinked.output["status"] == "conflict", relinked.output
+    assert relinked.output["conflicts"] == [
+        "Alice port 0/0 was linked since: Alice Ethernet0 <-> Bob Ethernet0"
+    ]
+    assert await lab.topology() == before
 
 
 async def test_a_rollback_is_itself_undone_by_its_own_restore_point(lab: Lab) -> None:
