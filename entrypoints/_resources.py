@@ -26,7 +26,7 @@ from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, Postgre
 from adapters.redis import RedisTurnLog
 from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from copilot_core import InMemoryTurnLog
-from copilot_core.ports import RestorePointStore
+from copilot_core.ports import Clock, IdFactory, RestorePointStore
 from entrypoints.settings import StoreSection
 
 __all__ = [
@@ -108,12 +108,20 @@ async def open_tools(
     skills: SkillLibrary,
     settings: Gns3ToolSettings,
     restore_points: RestorePointStore | None = None,
+    clock: Clock | None = None,
+    ids: IdFactory | None = None,
 ) -> AsyncIterator[Gns3ToolExecutor]:
     """The lab tools, warmed before the service takes requests (the first turn then
     costs what later ones do); approved changes keep their restore points with the
     sessions, in the checkpoint store."""
     tools = Gns3ToolExecutor(
-        client, runner=console, skills=skills, settings=settings, restore_points=restore_points
+        client,
+        runner=console,
+        skills=skills,
+        settings=settings,
+        restore_points=restore_points,
+        clock=clock,
+        ids=ids,
     )
     await tools.warm()
     yield tools

@@ -323,6 +323,9 @@ class Gateways(containers.DeclarativeContainer):
         max_verify_wait=config.gns3.max_verify_wait,
         verify_interval=config.gns3.verify_interval,
     )
+    #: What restore points are stamped and named with (the tools take them first).
+    clock = providers.Singleton(SystemClock)
+    ids = providers.Singleton(UuidIdFactory)
     tools = providers.Resource(
         open_tools,
         gns3,
@@ -330,6 +333,8 @@ class Gateways(containers.DeclarativeContainer):
         skills=skills,
         settings=tool_settings,
         restore_points=store,
+        clock=clock,
+        ids=ids,
     )
     topology = providers.Singleton(Gns3TopologySource, gns3)
     mcp_sources = providers.Resource(open_mcp_sources, configs=config.mcp_servers)

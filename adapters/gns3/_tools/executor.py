@@ -50,13 +50,23 @@ from adapters.gns3._tools.restore_take import (
 )
 from adapters.gns3._tools.skills import skill_tools
 from adapters.gns3._tools.topology import topology_tools
-from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core import (
+    CopilotMode,
+    ParsedToolCall,
+    SystemClock,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    UuidIdFactory,
+)
 from copilot_core.errors import AuthenticationError, CopilotError
 from copilot_core.ports import (
     NOT_CLEARED,
     Assessment,
     ChangePreview,
     Clearance,
+    Clock,
+    IdFactory,
     RestorePoint,
     RestorePointStore,
     ToolEffect,
@@ -126,6 +136,8 @@ class Gns3ToolExecutor:
         settings: Gns3ToolSettings | None = None,
         registry: ToolRegistry | None = None,
         restore_points: RestorePointStore | None = None,
+        clock: Clock | None = None,
+        ids: IdFactory | None = None,
     ) -> None:
         self.client = client
         self.runner = runner or ConsoleRunner()
@@ -133,7 +145,13 @@ class Gns3ToolExecutor:
         self.settings = settings or Gns3ToolSettings()
         self.registry = registry or gns3_tools()
         self.lab = LabAccess(
-            self.client, self.runner, self.skills, self.settings, restore_points=restore_points
+            self.client,
+            self.runner,
+            self.skills,
+            self.settings,
+            restore_points=restore_points,
+            clock=clock or SystemClock(),
+            ids=ids or UuidIdFactory(),
         )
         self._specs = {
             tool.name: with_compact_profile(tool.spec(self.lab)) for tool in self.registry

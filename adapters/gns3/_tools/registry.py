@@ -35,8 +35,15 @@ from adapters.gns3._console import ConsoleRunner
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._parsing import ShowParser
 from adapters.gns3._skills import SkillLibrary
-from copilot_core import CopilotMode, ToolContext, ToolResult, ToolSpec
-from copilot_core.ports import ChangePreview, RestorePointStore, ToolEffect
+from copilot_core import (
+    CopilotMode,
+    SystemClock,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    UuidIdFactory,
+)
+from copilot_core.ports import ChangePreview, Clock, IdFactory, RestorePointStore, ToolEffect
 
 __all__ = [
     "AUTOMATION_ONLY",
@@ -192,7 +199,8 @@ def openai_schema(model: type[BaseModel], settings: Gns3ToolSettings) -> JSON:
 @dataclass(frozen=True, slots=True)
 class LabAccess:
     """What every handler works with: GNS3's API, the consoles, skills, settings, the
-    show-output parser and where restore points are kept (``None``: nowhere)."""
+    show-output parser, where restore points are kept (``None``: nowhere) and the clock
+    and ids they are made with."""
 
     client: Gns3Client
     runner: ConsoleRunner
@@ -200,6 +208,9 @@ class LabAccess:
     settings: Gns3ToolSettings
     parser: ShowParser = field(default_factory=ShowParser)
     restore_points: RestorePointStore | None = None
+    #: What restore points are stamped and named with.
+    clock: Clock = field(default_factory=SystemClock)
+    ids: IdFactory = field(default_factory=UuidIdFactory)
 
     async def snapshot(self, scope: CallScope) -> LabSnapshot:
         """The project (it must be opened), its nodes, links and template names."""

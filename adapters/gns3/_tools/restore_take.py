@@ -15,9 +15,7 @@ the difference with the restore point (``state["change"]``, see
 from __future__ import annotations
 
 import asyncio
-import uuid
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any
 
 from adapters.gns3._device_state import ConfigurationKeeper, keeper_for
@@ -174,7 +172,7 @@ async def take_restore_point(
         ) from exc
     except CopilotError as exc:
         raise RestorePointError(f"the restore points could not be read: {exc.message}") from exc
-    point_id = str(uuid.uuid4())
+    point_id = lab.ids.new_id()
     try:
         snapshot = await lab.snapshot(scope)
     except CopilotError as exc:
@@ -243,7 +241,7 @@ async def take_restore_point(
         id=point_id,
         project_id=scope.project_id,
         session_id=scope.context.session_id,
-        created_at=datetime.now(UTC),
+        created_at=lab.clock.now(),
         tool_call_id=tool_call_id,
         tool_name=tool_name,
         summary=preview.summary,

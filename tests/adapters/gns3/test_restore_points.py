@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -22,7 +22,7 @@ from adapters.gns3._tools.restore import take_restore_point
 from copilot_core import AbortToken, CopilotMode, ParsedToolCall, Session, ToolContext, ToolResult
 from copilot_core.errors import StoreError
 from copilot_core.ports import ApprovalDecision, Clearance, RestorePoint
-from copilot_core.testing import InMemoryCheckpointStore
+from copilot_core.testing import InMemoryCheckpointStore, SequentialIds, SteppingClock
 from tests.fakes.telnet_devices import (
     EmulatedCiscoRouter,
     EmulatedDeviceLab,
@@ -144,6 +144,7 @@ def make(
     lab: EmulatedDeviceLab,
     store: InMemoryCheckpointStore | None,
     extra: list[dict[str, Any]] | None = None,
+    **executor_options: Any,
 ) -> tuple[Gns3ToolExecutor, FakeGns3]:
     fake = FakeGns3(lab, extra or [])
     http = httpx.AsyncClient(transport=httpx.MockTransport(fake.handle))
@@ -151,6 +152,7 @@ def make(
         Gns3Client("http://127.0.0.1:3080", http=http),
         runner=ConsoleRunner(command_timeout=3.0, recovery_timeout=1.0),
         restore_points=store,
+        **executor_options,
     )
     return executor, fake
 
@@ -289,6 +291,19 @@ async def test_a_saved_startup_file_is_written_back(
     assert pc1["status"] == "success", pc1
     assert pc1["output"]["files_written"] == ["startup.vpc"]
     assert fake.files[("node-0", "startup.vpc")] == b"set pcname PC1\n"
+
+
+async def test_a_restore_point_is_named_and_stamped_by_the_ids_and_clock_it_is_given(
+    lab: EmulatedDeviceLab, store: InMemoryCheckpointStore
+) -> None:
+    start = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+    clock, ids = SteppingClock(start=start), SequentialIds("point")
+    executor, _ = make(lab, store, clock=clock, ids=ids)
+    result = await run(executor, "execute_vpcs_commands", THREE_DEVICES)
+    assert result.output["status"] == "success", result.output
+    (point,) = await store.restore_points(PROJECT, SESSION)
+    assert point.id == result.output["restore_point_id"] == "point-1"
+    assert point.created_at == start + timedelta(milliseconds=1)
 
 
 async def test_a_change_that_was_not_approved_takes_no_restore_point(
