@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
@@ -23,11 +23,13 @@ from adapters.gns3 import (
 from adapters.llm import LLMSettingsRepository
 from adapters.mcp import McpServerConfig, McpToolSource
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
-from adapters.redis import RedisTurnLog
 from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from copilot_core import InMemoryTurnLog
 from copilot_core.ports import Clock, IdFactory, RestorePointStore
 from entrypoints.settings import StoreSection
+
+if TYPE_CHECKING:  # imported when Redis is used (the client library costs start-up time)
+    from adapters.redis import RedisTurnLog
 
 __all__ = [
     "open_console_runner",
@@ -141,7 +143,7 @@ def readiness_checks(
         ),
         "gns3": gns3.version,
     }
-    if isinstance(turn_log, RedisTurnLog):
+    if not isinstance(turn_log, InMemoryTurnLog):  # Redis
         checks["turn_log"] = turn_log.ping
     return checks
 

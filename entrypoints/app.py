@@ -100,9 +100,6 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             raise
         try:
             deps: WebDependencies = await resolve(container.web.collaborators())
-            # What the first turn would pay for once (imports, tokenizer): loaded in a
-            # thread while the service already answers (/healthz, the page, sign-in).
-            service.warmed = asyncio.ensure_future(asyncio.to_thread(warm_up))
             install_dependencies(app, deps)
             service.arm(deps.chat)
             gns3_url = settings.gns3.url
@@ -115,11 +112,16 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             mcp.install(await mcp_dependencies(container))
             try:
                 async with mcp.running():
+                    # What the first turn would pay for once (imports, tokenizer): loaded in
+                    # a thread once the rest has started, while the service already answers
+                    # (/healthz, the page, sign-in).
+                    service.warmed = asyncio.ensure_future(asyncio.to_thread(warm_up))
                     yield
             finally:
                 probe.cancel()
-                with contextlib.suppress(Exception):
-                    await service.warmed  # a thread: it cannot be cancelled
+                if service.warmed is not None:
+                    with contextlib.suppress(Exception):
+                        await service.warmed  # a thread: it cannot be cancelled
                 if watching is not None:
                     watching.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):

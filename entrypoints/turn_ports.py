@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-import redis.asyncio as aioredis
 from pydantic import SecretStr
 
-from adapters.redis import RedisSessionLeases, RedisTurnControlRelay, RedisTurnLog, connect_redis
 from copilot_core import InMemoryTurnLog
 from copilot_core.bootstrap import InMemorySessionLeases, InMemoryTurnControlRelay
+
+if TYPE_CHECKING:  # imported when Redis is used (the client library costs start-up time)
+    import redis.asyncio as aioredis
+
+    from adapters.redis import RedisSessionLeases, RedisTurnControlRelay, RedisTurnLog
 
 __all__ = ["open_redis", "open_session_leases", "open_turn_controls", "open_turn_log"]
 
@@ -45,6 +48,8 @@ async def open_redis(url: SecretStr | None) -> AsyncIterator[aioredis.Redis | No
     if url is None:
         yield None
         return
+    from adapters.redis import connect_redis
+
     client = await connect_redis(url.get_secret_value())
     try:
         yield client
@@ -59,6 +64,8 @@ async def open_turn_log(
     if client is None:
         yield InMemoryTurnLog(retention=retention)
         return
+    from adapters.redis import RedisTurnLog
+
     async with _running(
         RedisTurnLog(client, retention=retention, lease=lease, prefix=prefix)
     ) as turn_log:
@@ -72,6 +79,8 @@ async def open_session_leases(
     if client is None:
         yield InMemorySessionLeases()
         return
+    from adapters.redis import RedisSessionLeases
+
     async with _running(RedisSessionLeases(client, lease=lease, prefix=prefix)) as leases:
         yield leases
 
@@ -83,5 +92,7 @@ async def open_turn_controls(
     if client is None:
         yield InMemoryTurnControlRelay()
         return
+    from adapters.redis import RedisTurnControlRelay
+
     async with _running(RedisTurnControlRelay(client, lease=lease, prefix=prefix)) as relay:
         yield relay
