@@ -29,6 +29,7 @@ from pydantic import ValidationError
 from adapters.web import BASE_URL_PATTERN
 from entrypoints.app import create_app
 from entrypoints.container import ServiceHandle, build_container
+from entrypoints.eval_cli import add_eval, run_eval
 from entrypoints.settings import Settings, add_setting_flags, settings_from_flags
 
 __all__ = ["CopilotServer", "main", "settle_heap", "version"]
@@ -252,74 +253,6 @@ def _url_problems(settings: Settings) -> list[str]:
     return problems
 
 
-def _add_eval(commands: Any) -> None:
-    from entrypoints.evaluation import TASKS
-
-    run = commands.add_parser(
-        "eval",
-        help="score a model on a fixed set of lab tasks",
-        description="Run a fixed set of lab tasks (build, link, start, address, ping, teach, "
-        "refuse in teaching mode, diagnose) against a model, each in a simulated lab with "
-        "the GNS3 tools' own schemas, judged by the lab's state and the transcript; print "
-        "a score per task. Exit status 1 when a task failed. The API key, if any, is read "
-        "from COPILOT_EVAL_API_KEY.",
-    )
-    run.add_argument(
-        "--base-url", required=True, help="the model server, e.g. http://127.0.0.1:8081/v1"
-    )
-    run.add_argument("--model", required=True, help="the model's name on that server")
-    run.add_argument("--provider", default="openai_compatible", help="as in the LLM settings")
-    run.add_argument("--tool-set", choices=["full", "compact"], default=None)
-    run.add_argument("--first-token-timeout", type=float, default=None, metavar="SECONDS")
-    run.add_argument("--text-tool-calls", choices=["true", "false"], default=None)
-    run.add_argument(
-        "--task",
-        action="append",
-        choices=[t.name for t in TASKS],
-        help="run only this task (repeatable)",
-    )
-    run.add_argument(
-        "--json",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help="also write the scores to this JSON file",
-    )
-
-
-def _eval(args: argparse.Namespace) -> int:
-    import os
-
-    from adapters.llm import parse_llm_settings
-    from copilot_core.errors import CopilotError
-    from entrypoints.evaluation import TASKS, format_table, run_tasks, write_json
-
-    data: dict[str, Any] = {"provider": args.provider, "model": args.model}
-    data["base_url"] = args.base_url
-    if os.environ.get("COPILOT_EVAL_API_KEY"):
-        data["api_key"] = os.environ["COPILOT_EVAL_API_KEY"]
-    if args.tool_set is not None:
-        data["tool_set"] = args.tool_set
-    if args.first_token_timeout is not None:
-        data["first_token_timeout"] = args.first_token_timeout
-    if args.text_tool_calls is not None:
-        data["text_tool_calls"] = args.text_tool_calls == "true"
-    try:
-        settings = parse_llm_settings(data)
-    except CopilotError as exc:
-        print(f"gns3-copilot eval: {exc.message}", file=sys.stderr)
-        return 2
-    tasks = [task for task in TASKS if not args.task or task.name in args.task]
-    print(f"{len(tasks)} tasks against {settings.model} at {settings.base_url}", flush=True)
-    scores = asyncio.run(
-        run_tasks(settings, tasks, on_score=lambda s: print(f"  {s.task}: done", flush=True))
-    )
-    print(format_table(scores))
-    if args.json is not None:
-        write_json(args.json, settings, scores)
-    return 0 if all(score.passed for score in scores) else 1
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="gns3-copilot", description="An AI copilot for GNS3 network labs."
@@ -334,10 +267,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "docs/configuration.md.",
     )
     add_setting_flags(serve)
-    _add_eval(commands)
+    add_eval(commands)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args)
     if args.command == "eval":
-        return _eval(args)
+        return run_eval(args)
     return 2  # pragma: no cover - argparse requires a command

@@ -12,14 +12,18 @@ state afterwards (and by the transcript), never by another model.
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.gns3 import Gns3Client, Gns3ToolExecutor, Gns3ToolSettings
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
 from copilot_core.ports import NOT_CLEARED, Assessment, Clearance
+
+if TYPE_CHECKING:
+    from entrypoints.evaluation import Given
 
 __all__ = ["TEMPLATES", "EvalLab", "EvalTools", "SimNode"]
 
@@ -61,6 +65,16 @@ class EvalLab:
 
     def link(self, a: str, b: str) -> None:
         self.links.append(((a, self._free_port(a) or ""), (b, self._free_port(b) or "")))
+
+    def apply(self, given: Given) -> None:
+        """Set the lab up as an :class:`~entrypoints.evaluation.Given` says."""
+        for name in given.pcs:
+            self.add(name, started=given.started)
+        if given.linked:
+            for a, b in itertools.pairwise(given.pcs):
+                self.link(a, b)
+        for name, address in given.addresses:
+            self.nodes[name].address = ipaddress.IPv4Interface(address)
 
     def linked(self, a: str, b: str) -> bool:
         return any({x[0], y[0]} == {a, b} for x, y in self.links)

@@ -1,22 +1,30 @@
 """``gns3-copilot eval``: a fixed set of lab tasks run against a model, each judged by
 the lab's state afterwards and by the transcript, and a score per task.
 
-Each task starts from its own lab (:class:`~entrypoints.eval_lab.EvalLab`: the GNS3 tools'
-schemas and argument checks over a simulated lab), sends one user message through the
-built-in agent (the same loop, guards and tool sets as the service, every change
-approved) and checks what the lab became. The figures per task: passed, tool calls,
-repeats refused by the guards, tokens (as the server reported them), the time to the
-model's first token or call, and the total time.
+Each task starts from its own lab, in one of two kinds (a :class:`Labs`):
+
+* simulated (the default, offline): :class:`~entrypoints.eval_lab.EvalLab`, the GNS3
+  tools' schemas and argument checks over a lab kept in memory;
+* real (``--gns3-url``): :class:`~entrypoints.eval_gns3.Gns3Labs`, a scratch GNS3 project
+  per task, the service's own GNS3 tools, the state read back from GNS3, the project
+  deleted afterwards.
+
+The task's message goes through the built-in agent (the same loop, guards and tool sets
+as the service, every change approved) and the judge checks what the lab became. The
+figures per task: passed, tool calls, repeats refused by the guards, tokens (as the
+server reported them), the time to the model's first token or call, and the total time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from adapters.llm import LLMSettings, SettingsLanguageModelProvider, TiktokenTokenCounter
 from copilot_core import (
@@ -28,6 +36,7 @@ from copilot_core import (
     ToolContext,
     UuidIdFactory,
 )
+from copilot_core.errors import CopilotError
 from copilot_core.events import (
     ApprovalNeeded,
     ContentEvent,
@@ -36,10 +45,28 @@ from copilot_core.events import (
     ToolCallEvent,
     ToolEndEvent,
 )
-from copilot_core.ports import AgentRunConfig, ApprovalDecision, ModelOverrides
+from copilot_core.ports import (
+    AgentRunConfig,
+    ApprovalDecision,
+    ModelOverrides,
+    ToolExecutor,
+    TopologySource,
+)
 from entrypoints.eval_lab import EvalLab, EvalTools
 
-__all__ = ["TASKS", "Task", "TaskScore", "Transcript", "format_table", "run_tasks"]
+__all__ = [
+    "TASKS",
+    "Given",
+    "LabUnavailable",
+    "Labs",
+    "Scratch",
+    "SimulatedLabs",
+    "Task",
+    "TaskScore",
+    "Transcript",
+    "format_table",
+    "run_tasks",
+]
 
 TEACHING = CopilotMode.TEACHING_ASSISTANT
 AUTOMATION = CopilotMode.LAB_AUTOMATION_ASSISTANT
@@ -47,12 +74,26 @@ AUTOMATION = CopilotMode.LAB_AUTOMATION_ASSISTANT
 
 @dataclass
 class Transcript:
-    """What one task's turn did: the answer, the calls run, errors."""
+    """What one task's turn did: the answer, the calls run (and what each returned),
+    errors."""
 
     answer: str = ""
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    outputs: list[Any] = field(default_factory=list)
     repeats: int = 0
     errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Given:
+    """The lab a task starts from: VPCS hosts, linked in a line, started, addressed;
+    ``needs_start``: the task itself starts nodes (a real lab checks that it can)."""
+
+    pcs: tuple[str, ...] = ()
+    linked: bool = False
+    started: bool = False
+    addresses: tuple[tuple[str, str], ...] = ()
+    needs_start: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,7 +101,7 @@ class Task:
     name: str
     mode: CopilotMode
     message: str
-    setup: Callable[[EvalLab], None]
+    given: Given
     #: Whether the task was done: the lab afterwards, and the transcript.
     judge: Callable[[EvalLab, Transcript], bool]
 
@@ -77,37 +118,61 @@ class TaskScore:
     error: str | None = None
 
 
-def _empty(lab: EvalLab) -> None:
-    pass
+class LabUnavailable(Exception):
+    """The lab cannot give the task what it needs (a node that cannot start): the task
+    is scored as an error, not run."""
 
 
-def _two_pcs(lab: EvalLab) -> None:
-    lab.add("PC1")
-    lab.add("PC2")
+class Scratch(Protocol):
+    """One task's lab: the tools and topology the agent gets, and the state afterwards."""
+
+    tools: ToolExecutor
+    topology: TopologySource
+    context: ToolContext
+
+    async def state(self, transcript: Transcript) -> EvalLab: ...
 
 
-def _linked(lab: EvalLab) -> None:
-    _two_pcs(lab)
-    lab.link("PC1", "PC2")
+class Labs(Protocol):
+    kind: str
+
+    def open(self, task: Task) -> AbstractAsyncContextManager[Scratch]: ...
 
 
-def _started(lab: EvalLab) -> None:
-    _linked(lab)
-    for node in lab.nodes.values():
-        node.status = "started"
+@dataclass
+class _SimScratch:
+    lab: EvalLab
+    tools: ToolExecutor
+    topology: TopologySource
+    context: ToolContext
+
+    async def state(self, transcript: Transcript) -> EvalLab:
+        return self.lab
 
 
-def _addressed(lab: EvalLab) -> None:
-    import ipaddress
+class SimulatedLabs:
+    """Each task in a fresh :class:`EvalLab` (nothing outside this process is touched)."""
 
-    _started(lab)
-    lab.nodes["PC1"].address = ipaddress.IPv4Interface("10.0.0.1/24")
-    lab.nodes["PC2"].address = ipaddress.IPv4Interface("10.0.0.2/24")
+    kind = "simulated"
+
+    @contextlib.asynccontextmanager
+    async def open(self, task: Task) -> AsyncIterator[Scratch]:
+        lab = EvalLab()
+        lab.apply(task.given)
+        context = ToolContext("eval", "eval", "eval", task.mode, AbortToken(), credentials="eval")
+        yield _SimScratch(lab, EvalTools(lab), lab, context)
 
 
-def _unlinked_addressed(lab: EvalLab) -> None:
-    _addressed(lab)
-    lab.links.clear()
+EMPTY = Given()
+TWO_PCS = Given(pcs=("PC1", "PC2"))
+LINKED = Given(pcs=("PC1", "PC2"), linked=True)
+STARTED = Given(pcs=("PC1", "PC2"), linked=True, started=True)
+ADDRESSED = Given(
+    pcs=("PC1", "PC2"),
+    linked=True,
+    started=True,
+    addresses=(("PC1", "10.0.0.1/24"), ("PC2", "10.0.0.2/24")),
+)
 
 
 def _says(text: str, *words: str) -> bool:
@@ -124,14 +189,14 @@ TASKS: tuple[Task, ...] = (
         "empty-lab",
         TEACHING,
         "What is in this lab?",
-        _empty,
+        EMPTY,
         lambda lab, t: not lab.nodes and _says(t.answer, "empty", "no node", "nothing"),
     ),
     Task(
         "build",
         AUTOMATION,
         "Add two VPCS PCs named PC1 and PC2.",
-        _empty,
+        EMPTY,
         lambda lab, t: (
             set(lab.nodes) == {"PC1", "PC2"}
             and all(n.template == "VPCS" for n in lab.nodes.values())
@@ -142,21 +207,21 @@ TASKS: tuple[Task, ...] = (
         "link",
         AUTOMATION,
         "Connect PC1 to PC2.",
-        _two_pcs,
+        TWO_PCS,
         lambda lab, t: len(lab.links) == 1 and lab.linked("PC1", "PC2"),
     ),
     Task(
         "start",
         AUTOMATION,
         "Start all nodes.",
-        _linked,
+        Given(pcs=("PC1", "PC2"), linked=True, needs_start=True),
         lambda lab, t: all(n.status == "started" for n in lab.nodes.values()) and t.repeats == 0,
     ),
     Task(
         "address",
         AUTOMATION,
         "Give PC1 the address 10.0.0.1/24 and PC2 10.0.0.2/24.",
-        _started,
+        STARTED,
         lambda lab, t: (
             str(lab.nodes["PC1"].address) == "10.0.0.1/24"
             and str(lab.nodes["PC2"].address) == "10.0.0.2/24"
@@ -166,7 +231,7 @@ TASKS: tuple[Task, ...] = (
         "ping",
         AUTOMATION,
         "Can PC1 ping PC2?",
-        _addressed,
+        ADDRESSED,
         lambda lab, t: (
             any(d == "PC1" and c.startswith("ping 10.0.0.2") for d, c in lab.commands)
             and _says(t.answer, "yes", "can ping", "reachable", "success", "replies")
@@ -176,46 +241,77 @@ TASKS: tuple[Task, ...] = (
         "teach",
         TEACHING,
         "How do I give a VPCS host an IP address?",
-        _started,
+        LINKED,
         lambda lab, t: not _changed(t) and _says(t.answer, "ip 10.", "ip <", "ip a.b", "ip x"),
     ),
     Task(
         "refuse-in-teaching",
         TEACHING,
         "Configure PC1 with 10.0.0.1/24 for me.",
-        _started,
-        lambda lab, t: lab.nodes["PC1"].address is None and bool(t.answer.strip()),
+        LINKED,
+        lambda lab, t: (
+            not _changed(t) and lab.nodes["PC1"].address is None and bool(t.answer.strip())
+        ),
     ),
     Task(
         "diagnose-broken-link",
         AUTOMATION,
         "PC1 cannot ping PC2. Why?",
-        _unlinked_addressed,
+        TWO_PCS,
         lambda lab, t: len(lab.nodes) == 2 and _says(t.answer, "link", "connect", "cable"),
     ),
 )
 
 
-async def _run_one(task: Task, settings: LLMSettings, agent_settings: AgentSettings) -> TaskScore:
-    lab = EvalLab()
-    task.setup(lab)
+async def _run_one(
+    task: Task, settings: LLMSettings, agent_settings: AgentSettings, labs: Labs
+) -> TaskScore:
+    started = time.monotonic()
+    try:
+        async with labs.open(task) as scratch:
+            transcript, tokens, first = await _turn(task, settings, agent_settings, scratch)
+            lab = await scratch.state(transcript)
+    except LabUnavailable as exc:
+        return TaskScore(task.name, False, 0, 0, 0, None, _since(started), str(exc))
+    except CopilotError as exc:  # GNS3 refused to set the lab up or to read it back
+        return TaskScore(task.name, False, 0, 0, 0, None, _since(started), exc.message)
+    passed = not transcript.errors and task.judge(lab, transcript)
+    return TaskScore(
+        task.name,
+        passed,
+        len(transcript.calls) + transcript.repeats,
+        transcript.repeats,
+        tokens,
+        None if first is None else round(first, 2),
+        _since(started),
+        transcript.errors[0] if transcript.errors else None,
+    )
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 2)
+
+
+async def _turn(
+    task: Task, settings: LLMSettings, agent_settings: AgentSettings, scratch: Scratch
+) -> tuple[Transcript, int, float | None]:
+    """The task's one turn: its transcript, the tokens used, the first token's time."""
     provider = SettingsLanguageModelProvider(_Settings(settings))
     selection = await provider.for_user("eval", ModelOverrides())
     agent = BuiltinAgent(
-        EvalTools(lab),
-        lab,
+        scratch.tools,
+        scratch.topology,
         clock=SystemClock(),
         ids=UuidIdFactory(),
         token_counter=TiktokenTokenCounter.for_model(settings.model),
         settings=agent_settings,
     )
-    context = ToolContext("eval", "eval", "eval", task.mode, AbortToken(), credentials="eval")
     transcript = Transcript()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     tokens = 0
     first: float | None = None
     started = time.monotonic()
-    config = AgentRunConfig(context=context, model=selection)
+    config = AgentRunConfig(context=scratch.context, model=selection)
     async for event in agent.run(task.message, [], config):
         if isinstance(event, (ContentEvent, ToolCallEvent)) and first is None:
             first = time.monotonic() - started
@@ -232,23 +328,14 @@ async def _run_one(task: Task, settings: LLMSettings, agent_settings: AgentSetti
                 transcript.repeats += 1
             elif event.tool_call_id in calls:
                 transcript.calls.append(calls[event.tool_call_id])
+                transcript.outputs.append(event.output)
         elif isinstance(event, LLMCallCompleted):
             tokens += event.input_tokens + event.output_tokens
         elif isinstance(event, ErrorEvent):
             transcript.errors.append(event.error)
         elif isinstance(event, ApprovalNeeded):
-            event.answer(ApprovalDecision(True, "eval"))
-    passed = not transcript.errors and task.judge(lab, transcript)
-    return TaskScore(
-        task.name,
-        passed,
-        len(transcript.calls) + transcript.repeats,
-        transcript.repeats,
-        tokens,
-        None if first is None else round(first, 2),
-        round(time.monotonic() - started, 2),
-        transcript.errors[0] if transcript.errors else None,
-    )
+            event.answer(ApprovalDecision(True, "eval").bound(event.request.digest))
+    return transcript, tokens, first
 
 
 class _Settings:
@@ -264,11 +351,18 @@ async def run_tasks(
     tasks: Sequence[Task] = TASKS,
     agent_settings: AgentSettings | None = None,
     on_score: Callable[[TaskScore], None] | None = None,
+    labs: Labs | None = None,
 ) -> list[TaskScore]:
-    """Run ``tasks`` one after the other against the model ``settings`` describe."""
+    """Run ``tasks`` one after the other against the model ``settings`` describe, each
+    in a lab of ``labs`` (simulated when not given)."""
     scores = []
     for task in tasks:
-        score = await _run_one(task, settings, agent_settings or AgentSettings(max_llm_calls=8))
+        score = await _run_one(
+            task,
+            settings,
+            agent_settings or AgentSettings(max_llm_calls=8),
+            labs or SimulatedLabs(),
+        )
         scores.append(score)
         if on_score is not None:
             on_score(score)
@@ -290,8 +384,11 @@ def format_table(scores: Sequence[TaskScore]) -> str:
     return "\n".join(rows)
 
 
-def write_json(path: Path, settings: LLMSettings, scores: Sequence[TaskScore]) -> None:
+def write_json(
+    path: Path, settings: LLMSettings, scores: Sequence[TaskScore], lab: str = "simulated"
+) -> None:
     data = {
+        "lab": lab,
         "model": settings.model,
         "base_url": settings.base_url,
         "tool_set": settings.tool_set,

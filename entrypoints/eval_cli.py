@@ -1,0 +1,149 @@
+"""``gns3-copilot eval``: its flags, and the run (:mod:`entrypoints.evaluation`), in the
+simulated lab or, with ``--gns3-url``, in scratch projects on a real GNS3 server
+(:mod:`entrypoints.eval_gns3`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from entrypoints.settings import Settings
+
+__all__ = ["add_eval", "run_eval"]
+
+
+def add_eval(commands: Any) -> None:
+    from entrypoints.evaluation import TASKS
+
+    run = commands.add_parser(
+        "eval",
+        help="score a model on a fixed set of lab tasks",
+        description="Run a fixed set of lab tasks (build, link, start, address, ping, teach, "
+        "refuse in teaching mode, diagnose) against a model, each judged by the lab's state "
+        "and the transcript; print a score per task. Two labs: without --gns3-url a "
+        "SIMULATED lab in memory behind the GNS3 tools' own schemas (offline, touches no "
+        "GNS3); with --gns3-url a REAL GNS3 server: each task in a scratch project "
+        "(copilot-eval-<task>-<random>, deleted afterwards) through the service's own GNS3 "
+        "tools, judged by the state read back from GNS3. Exit status 1 when a task failed. "
+        "The model's API key, if any, is read from COPILOT_EVAL_API_KEY; the GNS3 token "
+        "from --gns3-token or COPILOT_EVAL_GNS3_TOKEN, else --gns3-username and "
+        "--gns3-password (COPILOT_GNS3__USERNAME, COPILOT_GNS3__PASSWORD) sign in.",
+    )
+    run.add_argument(
+        "--base-url", required=True, help="the model server, e.g. http://127.0.0.1:8081/v1"
+    )
+    run.add_argument("--model", required=True, help="the model's name on that server")
+    run.add_argument("--provider", default="openai_compatible", help="as in the LLM settings")
+    run.add_argument("--tool-set", choices=["full", "compact"], default=None)
+    run.add_argument("--first-token-timeout", type=float, default=None, metavar="SECONDS")
+    run.add_argument("--text-tool-calls", choices=["true", "false"], default=None)
+    run.add_argument(
+        "--task",
+        action="append",
+        choices=[t.name for t in TASKS],
+        help="run only this task (repeatable)",
+    )
+    real = run.add_argument_group("real GNS3 (else the simulated lab)")
+    real.add_argument(
+        "--gns3-url",
+        default=None,
+        metavar="URL",
+        help="run every task in a scratch project on this GNS3 server, e.g. "
+        "http://127.0.0.1:3080 (without /v3)",
+    )
+    real.add_argument("--gns3-token", default=None, help="a GNS3 access token")
+    real.add_argument("--gns3-username", default=None, help="a GNS3 account, to sign in")
+    real.add_argument("--gns3-password", default=None, help="its password")
+    run.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write the scores to this JSON file",
+    )
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    import os
+
+    from adapters.llm import parse_llm_settings
+    from copilot_core.errors import CopilotError
+    from entrypoints.evaluation import TASKS, format_table, write_json
+
+    data: dict[str, Any] = {"provider": args.provider, "model": args.model}
+    data["base_url"] = args.base_url
+    if os.environ.get("COPILOT_EVAL_API_KEY"):
+        data["api_key"] = os.environ["COPILOT_EVAL_API_KEY"]
+    if args.tool_set is not None:
+        data["tool_set"] = args.tool_set
+    if args.first_token_timeout is not None:
+        data["first_token_timeout"] = args.first_token_timeout
+    if args.text_tool_calls is not None:
+        data["text_tool_calls"] = args.text_tool_calls == "true"
+    try:
+        settings = parse_llm_settings(data)
+    except CopilotError as exc:
+        print(f"gns3-copilot eval: {exc.message}", file=sys.stderr)
+        return 2
+    tasks = [task for task in TASKS if not args.task or task.name in args.task]
+    where = "a simulated lab" if args.gns3_url is None else f"GNS3 at {args.gns3_url}"
+    print(f"{len(tasks)} tasks against {settings.model} at {settings.base_url}, in {where}")
+    sys.stdout.flush()
+    try:
+        scores = asyncio.run(_eval_run(args, settings, tasks))
+    except _EvalSetupError as exc:
+        print(f"gns3-copilot eval: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("gns3-copilot eval: interrupted (its scratch projects deleted)", file=sys.stderr)
+        return 130
+    print(format_table(scores))
+    if args.json is not None:
+        lab = "simulated" if args.gns3_url is None else "gns3"
+        write_json(args.json, settings, scores, lab)
+    return 0 if all(score.passed for score in scores) else 1
+
+
+class _EvalSetupError(Exception):
+    pass
+
+
+async def _eval_run(args: argparse.Namespace, settings: Any, tasks: list[Any]) -> list[Any]:
+    import os
+
+    from copilot_core.errors import CopilotError
+    from entrypoints.evaluation import run_tasks
+
+    def done(score: Any) -> None:
+        print(f"  {score.task}: done", flush=True)
+
+    if args.gns3_url is None:
+        return await run_tasks(settings, tasks, on_score=done)
+    # SIGTERM ends the run as Ctrl-C does: the task's scratch project is deleted first.
+    current = asyncio.current_task()
+    if current is not None:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, current.cancel)
+    from entrypoints.eval_gns3 import Gns3Labs
+
+    given: dict[str, Any] = {"url": args.gns3_url}
+    if args.gns3_username is not None:
+        given["username"] = args.gns3_username
+    if args.gns3_password is not None:
+        given["password"] = args.gns3_password
+    try:
+        service = Settings(gns3=given)
+    except ValidationError as exc:
+        problems = (f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise _EvalSetupError("; ".join(problems)) from exc
+    token = args.gns3_token or os.environ.get("COPILOT_EVAL_GNS3_TOKEN") or None
+    try:
+        async with Gns3Labs.connect(service, token) as labs:
+            return await run_tasks(settings, tasks, on_score=done, labs=labs)
+    except CopilotError as exc:
+        raise _EvalSetupError(f"GNS3 at {args.gns3_url}: {exc.message}") from exc
