@@ -37,15 +37,18 @@ from adapters.gns3 import (
     Gns3TopologySource,
     SkillLibrary,
 )
-from copilot_core import AbortToken, ParsedToolCall, ToolContext, ToolStatus
+from copilot_core import (
+    AbortToken,
+    ParsedToolCall,
+    SystemClock,
+    ToolContext,
+    ToolStatus,
+    UuidIdFactory,
+)
 from copilot_core.errors import CopilotError
 from copilot_core.ports import ApprovalPolicy, ToolExecutor, TopologySource
-from entrypoints.container import (
-    open_console_runner,
-    open_gns3_client,
-    open_tools,
-    skill_dirs,
-)
+from entrypoints._resources import open_console_runner, open_gns3_client, open_tools
+from entrypoints.container import skill_dirs
 from entrypoints.eval_lab import EvalLab, SimNode
 from entrypoints.evaluation import Given, LabUnavailable, Scratch, Task, Transcript
 from entrypoints.settings import Settings
@@ -143,7 +146,12 @@ class Gns3Labs:
             skills = SkillLibrary(skill_dirs(settings.skills_dir))
             tools: Gns3ToolExecutor = await stack.enter_async_context(
                 contextlib.asynccontextmanager(open_tools)(
-                    client, runner, skills, tool_settings(settings)
+                    client,
+                    runner,
+                    skills,
+                    tool_settings(settings),
+                    clock=SystemClock(),
+                    ids=UuidIdFactory(),
                 )
             )
             if token is None:
