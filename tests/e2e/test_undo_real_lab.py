@@ -364,3 +364,33 @@ def test_a_turn_posted_while_a_rollback_runs_gets_409(
     assert "rollback" in turn.json()["detail"]
     assert rolled[0].status_code == 200, rolled[0].text
     assert rolled[0].json()["status"] == "success", rolled[0].json()
+
+
+def test_a_rename_is_undone_and_a_colleagues_move_of_that_node_stays(
+    service: Service, admin: str, llm: ScriptedOpenAIServer, lab: tuple[str, Gns3]
+) -> None:
+    project, gns3 = lab
+    pc = gns3.node("VPCS", "PC1")
+    with service.api(admin) as api:
+        rename = {"nodes": [{"node_name": "PC1", "new_name": "PC9"}]}
+        session, point = a_change(api, llm, project, "update_gns3_node_name", rename)
+        moved = gns3.http.put(f"/nodes/{pc['node_id']}", json={"x": 300, "y": 120})
+        assert moved.status_code == 200, moved.text  # the colleague moves it meanwhile
+        (listed,) = api.get(points_url(project, session)).json()
+        assert listed["change"] == {"nodes_changed": {"PC9": ["label", "name"]}}
+        rolled = api.post(f"{points_url(project, session)}/{point}/rollback")
+        assert rolled.status_code == 200, rolled.text
+        assert rolled.json()["status"] == "success", rolled.json()
+        node = gns3.nodes()["PC1"]
+        assert (node["node_id"], node["x"], node["y"]) == (pc["node_id"], 300, 120)
+
+        # A second rename by the copilot, then one by the colleague: undoing the copilot's
+        # would overwrite the colleague's, so it is refused and nothing changes.
+        session, point = a_change(api, llm, project, "update_gns3_node_name", {
+            "nodes": [{"node_name": "PC1", "new_name": "PC8"}]})  # fmt: skip
+        renamed = gns3.http.put(f"/nodes/{pc['node_id']}", json={"name": "LAB-PC"})
+        assert renamed.status_code == 200, renamed.text
+        refused = api.post(f"{points_url(project, session)}/{point}/rollback")
+        assert refused.status_code == 409, refused.text
+        assert "name was changed since" in refused.json()["detail"]
+        assert "LAB-PC" in gns3.nodes()
