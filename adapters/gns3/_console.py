@@ -36,7 +36,7 @@ from adapters.gns3._console_results import (
     ConsoleTarget,
     ConsoleTranscript,
 )
-from adapters.gns3._platforms import PAGER, DeviceKind, ModeStep, Platform, platform_for
+from adapters.gns3._platforms import DeviceKind, ModeStep, Platform, pager_prompt, platform_for
 from adapters.gns3._telnet import ConsoleClosedError, Telnet, clean_text
 
 __all__ = [
@@ -107,7 +107,7 @@ class _Session:
                     await self.telnet.send(answer + self.target.enter)
                     raw, answered = "", True
                     break
-            if not answered and PAGER.search(tail[-200:]):
+            if not answered and _pager_waits(tail):
                 await self.telnet.send("q")  # a pager someone left open
                 raw, answered = "", True
             if not answered:
@@ -173,11 +173,17 @@ class _Session:
         body: int | None = None  # where the output starts (after the echo)
         head = ""  # the first ``cap`` characters once the output is over the cap
         reported = 0
+        left_pager = False  # ``q`` was sent to the pager at the output's end
         while True:
-            pager = PAGER.search(raw, max(0, len(raw) - 200))
-            if pager is not None:
-                raw = raw[: pager.start()]
-                await self.telnet.send(" ")
+            while (pager := pager_prompt(raw)) is not None:
+                # Nothing more once ``q`` is sent: after a space met an end whose ``(END)``
+                # had not arrived yet, the pager shows another screen while it reads the
+                # ``q``; a key for that would be typed at the device's prompt.
+                start, stop, key = pager
+                raw = raw[:start] + raw[stop:]
+                if not left_pager:
+                    await self.telnet.send(key)
+                left_pager = left_pager or key == "q"
             if body is None:
                 echo = self._echo(raw, command)
                 if echo is not None:
@@ -305,7 +311,7 @@ class _Session:
         followed by a bounded wait for the prompt. True once the prompt is back (then the
         console is drained, unless the connection is about to close anyway)."""
         keys = list(self.platform.interrupts)
-        if PAGER.search(self.tail[-200:]):
+        if _pager_waits(self.tail):
             keys.insert(0, "q")
         keys.append(self.target.enter)
         deadline = self.loop.time() + self.runner.recovery_timeout
@@ -317,7 +323,7 @@ class _Session:
                 until = min(deadline, self.loop.time() + step)
                 while True:
                     prompt = self.platform.prompt_at_end(raw)
-                    if prompt is not None and not PAGER.search(raw[-200:]):
+                    if prompt is not None and not _pager_waits(raw):
                         self.prompt = clean_text(prompt).strip()
                         self.busy = False
                         if drain:
@@ -330,6 +336,12 @@ class _Session:
         except ConsoleClosedError:
             return False
         return False
+
+
+def _pager_waits(text: str) -> bool:
+    """A pager's prompt ends ``text``: the console waits for its key."""
+    pager = pager_prompt(text)
+    return pager is not None and pager[1] == len(text)
 
 
 _LINE = re.compile(r"(?P<line>[^\r\n]*)\r*\n")

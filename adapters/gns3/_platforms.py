@@ -20,20 +20,39 @@ __all__ = [
     "CTRL_C",
     "CTRL_CARET",
     "PAGER",
+    "PAGER_END",
     "DeviceKind",
     "ModeStep",
     "Platform",
     "device_kind_of",
     "kind_from_name",
+    "pager_prompt",
     "platform_for",
 ]
 
 CTRL_C = "\x03"
 CTRL_CARET = "\x1e"  # Ctrl-^ (Ctrl-Shift-6): Cisco's escape sequence, ends ping/traceroute
 
-#: A pager waiting for a key at the end of the output: ``--More--``, ``---(more 45%)---``,
+#: A pager waiting for a key at the end of a page: ``--More--``, ``---(more 45%)---``,
 #: ``  ---- More ----``.
 PAGER = re.compile(r" ?-+ ?\(?[Mm]ore\b[^\r\n]*\Z")
+#: The pager at the end of the output, which only ``q`` leaves: ``(END)``, as less shows it
+#: and as util-linux's more behind FRR's vtysh (``terminal paginate``) overwrites its last
+#: ``--More--`` with (``\r``, erase line, ``(END)``). A space there prints another screen of
+#: empty lines and ``(END)`` again at once, so the first ``(END)`` may come with text after
+#: it: more's form is found anywhere, a bare ``(END)`` only at the end.
+PAGER_END = re.compile(r"\(END\)[^\r\n]*\Z|\x1b\[K\(END\)[^\r\n]*")
+
+
+def pager_prompt(text: str) -> tuple[int, int, str] | None:
+    """A pager's prompt in console ``text``: the span to cut out of the output, and the key
+    that answers it (``q`` at the end of the output, a space at the end of a page), or
+    ``None``. The end's span is its whole line; a page's runs to the end of ``text``."""
+    end = PAGER_END.search(text, max(0, len(text) - 8192))
+    if end is not None:
+        return text.rfind("\n", 0, end.start()) + 1, end.end(), "q"
+    page = PAGER.search(text, max(0, len(text) - 200))
+    return (page.start(), len(text), " ") if page is not None else None
 
 
 class DeviceKind(StrEnum):

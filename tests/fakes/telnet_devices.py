@@ -24,7 +24,10 @@ Platforms:
 * :class:`EmulatedAristaSwitch` — EOS prompts, Ctrl-C;
 * :class:`EmulatedJunos` — ``root@vmx>``, ``[edit]``/``root@vmx#``, ``---(more)---``,
   ``commit and-quit`` (which can be made to fail), optionally starting at the shell;
-* :class:`EmulatedFrr` — a busybox shell (``/ #``) around ``vtysh``;
+* :class:`EmulatedFrr` — a busybox shell (``/ #``) around ``vtysh``; ``terminal paginate``
+  pages vtysh's output the way util-linux's ``more`` does on the lab's FRR (a screen of
+  ``more_rows``, ``--More--`` in reverse video, the last screen padded with empty lines
+  and its ``--More--`` overwritten by ``(END)``, which only ``q`` leaves);
 * :class:`EmulatedLinux` — a bash prompt, ``ping`` without a count never ends;
 * :class:`EmulatedHuawei` — ``<HUAWEI>``/``[HUAWEI]`` views, ``---- More ----``;
 * :class:`EmulatedGenericDevice` — a prompt of no known platform (``[admin@MikroTik] >``).
@@ -807,6 +810,12 @@ class EmulatedFrr(EmulatedDevice):
         )
         self.mode = "vtysh" if docker else "shell"  # shell, vtysh, config, config-…
         self.ping_delay = ping_delay
+        self.paginate = False  # ``terminal paginate``: vtysh's output goes through ``more``
+        self.more_rows = 24  # the console's TTY rows (GNS3's Docker console: 200)
+        #: Seconds between ``--More--`` and the ``(END)`` that overwrites it at the end
+        #: (0: one write, as the real console sends it; more: a reader may see them apart).
+        self.more_end_delay = 0.0
+        self._left_more = False  # the last output went through more: the prompt follows
         self.tree = ConfigTree()
         self.globals: list[str] = []
         self.block: str | None = None
@@ -819,6 +828,9 @@ class EmulatedFrr(EmulatedDevice):
         return self.banner if self.docker else self.banner + self.prompt()
 
     def prompt(self) -> str:
+        if self._left_more:  # more leaves with ``\r`` + erase line: the prompt goes there
+            self._left_more = False
+            return {"vtysh": f"{self.name}# "}.get(self.mode, "")
         return {
             "shell": f"\r\nroot@{self.name}:/# " if self.docker else "\r\n/ # ",
             "vtysh": f"\r\n{self.name}# ",
@@ -866,17 +878,58 @@ class EmulatedFrr(EmulatedDevice):
             self.mode, self.block = "vtysh", None
         elif words[:2] == ["configure", "terminal"] and self.mode == "vtysh":
             self.mode = "config"
+        elif words[:2] == ["terminal", "paginate"] and self.mode == "vtysh":
+            self.paginate = True
+        elif words[:3] == ["no", "terminal", "paginate"] and self.mode == "vtysh":
+            self.paginate = False
         elif words[:3] == ["show", "ip", "route"] and self.mode == "vtysh":
-            self.write(
-                "Codes: K - kernel route, C - connected, S - static, O - OSPF\r\n\r\n"
-                "C>* 10.0.0.0/24 is directly connected, eth0, 00:01:02\r\n"
-            )
+            statics = [
+                f"S>* {r.split()[2]} [1/0] unreachable (blackhole), weight 1, 00:00:06"
+                for r in self.globals
+                if r.startswith("ip route ")
+            ]
+            connected = [] if words[3:] == ["static"] else [
+                "C>* 10.0.0.0/24 is directly connected, eth0, 00:01:02"
+            ]  # fmt: skip
+            codes = ["Codes: K - kernel route, C - connected, S - static, O - OSPF", ""]
+            await self.vtysh_out([*codes, *connected, *statics])
         elif words[:2] == ["show", "running-config"] and self.mode == "vtysh":
-            self.write("".join(x + "\r\n" for x in self.running_config()))
+            await self.vtysh_out(self.running_config())
         elif self.mode.startswith("config"):
             self._configure(text, words)
         else:
             self.write(f"% Unknown command: {line}\r\n")
+
+    async def vtysh_out(self, lines: list[str]) -> None:
+        """vtysh's output: as is, or through ``more`` once ``terminal paginate`` is on."""
+        if not self.paginate:
+            self.write("".join(line + "\r\n" for line in lines))
+            return
+        rows = self.more_rows - 1  # a screen less the pager's line
+        shown = 0
+        while True:
+            page = lines[shown : shown + rows]
+            shown += len(page)
+            self.write("".join(line + "\r\n" for line in page))
+            if shown >= len(lines):
+                break
+            self.write("\x1b[7m--More--\x1b[27m")
+            if await self._next_key() in ("q", "Q"):
+                self.write("\r\x1b[K")
+                self._left_more = True
+                return
+            self.write("\r")  # the next page overwrites the pager's line
+        while True:  # the end: the screen filled with empty lines, (END) until q
+            self.write("\r\n" * (rows - len(page)) + "\x1b[7m--More--")
+            if self.more_end_delay:
+                await asyncio.sleep(self.more_end_delay)
+            self.write("\r\x1b[K(END)\x1b[27m")
+            key = await self._next_key()
+            self.write("\r\x1b[K")
+            if key in ("q", "Q"):
+                break
+            page = []  # any other key: a screen of nothing, and (END) again
+        self._left_more = True
 
     def _configure(self, text: str, words: list[str]) -> None:
         if words == ["exit"]:

@@ -101,3 +101,35 @@ async def test_a_silent_console_is_reported_with_the_offer_to_restart_the_node()
     assert transcript.error is not None
     assert "stays silent" in transcript.error
     assert "restarting the node" in transcript.error
+
+
+@pytest.mark.parametrize("end_delay", [0.0, 0.3], ids=["end-at-once", "end-late"])
+async def test_vtysh_paging_through_more_comes_back_whole_and_is_left_with_one_q(
+    frr: EmulatedFrr, end_delay: float
+) -> None:
+    """With ``terminal paginate`` vtysh pages through util-linux's ``more``: ``--More--``
+    takes a space; at the end ``(END)`` takes ``q`` (a space only shows an empty screen).
+    ``end-late``: the runner meets the last ``--More--`` before its ``(END)`` and answers
+    it with a space; the ``q`` then goes once, and nothing else reaches the prompt."""
+    frr.more_rows, frr.more_end_delay = 10, end_delay
+    frr.globals = [f"ip route 10.200.{i}.0/24 Null0" for i in range(30)]
+    target = ConsoleTarget("R1", "127.0.0.1", frr.port, DeviceKind.FRR, enter="\r")
+    runner = ConsoleRunner(command_timeout=5.0)
+    commands = ["terminal paginate", "show ip route static", "show running-config",
+                "no terminal paginate", "show ip route static"]  # fmt: skip
+    transcript = await runner.run(target, commands)
+    assert transcript.error is None, transcript.error
+    assert all(o.ok and not o.timed_out for o in transcript.outcomes), [
+        o.to_dict() for o in transcript.outcomes
+    ]
+    routes = transcript.outcomes[1].output.splitlines()
+    assert routes[2:] == [
+        f"S>* 10.200.{i}.0/24 [1/0] unreachable (blackhole), weight 1, 00:00:06" for i in range(30)
+    ]
+    assert transcript.outcomes[2].output.splitlines() == frr.running_config()
+    assert transcript.outcomes[4].output == transcript.outcomes[1].output  # paging off
+    assert frr.received == commands  # no key of the pager's reached the prompt
+    assert transcript.prompt == "R1#"
+    again = await runner.run(target, ["show ip route static"])
+    assert again.outcomes[0].output == transcript.outcomes[1].output
+    assert frr.received == [*commands, "show ip route static"]
