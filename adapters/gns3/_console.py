@@ -174,7 +174,9 @@ class _Session:
         head = ""  # the first ``cap`` characters once the output is over the cap
         reported = 0
         left_pager = False  # ``q`` was sent to the pager at the output's end
+        quiet = False  # the last read waited ``settle`` and nothing came
         while True:
+            unsure: str | None = None  # a prompt not known as this device's, at the end
             while (pager := pager_prompt(raw)) is not None:
                 # Nothing more once ``q`` is sent: after a space met an end whose ``(END)``
                 # had not arrived yet, the pager shows another screen while it reads the
@@ -193,8 +195,9 @@ class _Session:
                 if progress is not None and not head:
                     reported = self._report(raw, max(reported, body), progress)
                 prompt = self.platform.prompt_at_end(raw[body:])
-                if prompt is not None:
+                if prompt is not None and (quiet or self._known(prompt)):
                     return self._finish(outcome, raw[body : len(raw) - len(prompt)], head, prompt)
+                unsure = prompt
                 if stop_on is not None and stop_on.search(raw[body:][-200:]):
                     outcome.output = clean_text(raw[body:]).strip("\n")
                     outcome.error = f"the device asks {outcome.output.splitlines()[-1:]}"
@@ -213,8 +216,11 @@ class _Session:
                 self.tail = raw[-400:]
                 return outcome
             try:
-                chunk = await self.telnet.read(min(remaining, settle) if late else remaining)
+                waits = late is not None or unsure is not None
+                chunk = await self.telnet.read(min(remaining, settle) if waits else remaining)
+                quiet = False
             except TimeoutError:
+                quiet = unsure is not None
                 if late is not None and body is not None:
                     start, end, prompt = late
                     found = self._finish(outcome, raw[body:start], head, prompt)
@@ -235,6 +241,12 @@ class _Session:
                     if progress is not None:
                         progress("\n[output truncated]\n")
                 raw, body, reported = raw[-4096:], 0, 0
+
+    def _known(self, prompt: str) -> bool:
+        """``prompt`` names this device as its last prompt did (``R1(config)#`` after
+        ``R1#``). Anything else ending like a prompt ends the command only once the console
+        is quiet: a read may stop inside a line of output (``S>`` of ``S>* 10.0.0.0/24``)."""
+        return bool(self.prompt) and _stem(clean_text(prompt).strip()) == _stem(self.prompt)
 
     def _finish(self, outcome: CommandOutcome, text: str, head: str, prompt: str) -> CommandOutcome:
         self.busy = False

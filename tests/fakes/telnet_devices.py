@@ -816,6 +816,9 @@ class EmulatedFrr(EmulatedDevice):
         #: (0: one write, as the real console sends it; more: a reader may see them apart).
         self.more_end_delay = 0.0
         self._left_more = False  # the last output went through more: the prompt follows
+        #: Output is written up to this text, then the rest 50 ms later (a read of the
+        #: console may end there, e.g. inside a route's ``S>*``).
+        self.pause_after: str | None = None
         self.tree = ConfigTree()
         self.globals: list[str] = []
         self.block: str | None = None
@@ -903,7 +906,13 @@ class EmulatedFrr(EmulatedDevice):
     async def vtysh_out(self, lines: list[str]) -> None:
         """vtysh's output: as is, or through ``more`` once ``terminal paginate`` is on."""
         if not self.paginate:
-            self.write("".join(line + "\r\n" for line in lines))
+            text = "".join(line + "\r\n" for line in lines)
+            if self.pause_after and self.pause_after in text:
+                cut = text.index(self.pause_after) + len(self.pause_after)
+                self.write(text[:cut])
+                await asyncio.sleep(0.05)
+                text = text[cut:]
+            self.write(text)
             return
         rows = self.more_rows - 1  # a screen less the pager's line
         shown = 0

@@ -133,3 +133,19 @@ async def test_vtysh_paging_through_more_comes_back_whole_and_is_left_with_one_q
     again = await runner.run(target, ["show ip route static"])
     assert again.outcomes[0].output == transcript.outcomes[1].output
     assert frr.received == [*commands, "show ip route static"]
+
+
+async def test_a_read_that_stops_inside_a_route_line_does_not_end_the_command(
+    frr: EmulatedFrr,
+) -> None:
+    """``S>`` of ``S>* 10.200.0.0/24`` ends like a prompt: when a read of the console stops
+    there, the command is not over (the lab's R1 lost 240 of 250 routes that way)."""
+    frr.globals = [f"ip route 10.200.{i}.0/24 Null0" for i in range(20)]
+    frr.pause_after = "\r\nS>"
+    target = ConsoleTarget("R1", "127.0.0.1", frr.port, DeviceKind.FRR, enter="\r")
+    transcript = await ConsoleRunner(command_timeout=5.0).run(target, ["show ip route static"])
+    assert transcript.error is None, transcript.error
+    (outcome,) = transcript.outcomes
+    assert outcome.ok, outcome.to_dict()
+    assert len(outcome.output.splitlines()) == 2 + 20, outcome.output
+    assert transcript.prompt == "R1#"
