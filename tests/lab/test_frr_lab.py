@@ -1,7 +1,7 @@
 """PC1 – R1 – R2 – PC2 on real FRR routers (GNS3 Docker nodes), driven by the copilot's own
 console runner: addresses and OSPF configured, the adjacency Full, PC1 pings PC2 across both
 routers, and the console's behaviour on a real FRR node (no stray prompt, config mode, a
-command that times out and the console ready again within 2 s).
+command that times out and the console ready again within 2 s, a command that pages).
 
 With ``GNS3_COPILOT_CAPTURE=DIR`` the show commands' real output is written to DIR (one file
 per command, the command on its first line): that is how ``tests/adapters/gns3/data/frr``
@@ -18,18 +18,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from adapters.gns3 import ConsoleRunner, DeviceKind
 from adapters.gns3._device_state import keeper_for
-from adapters.gns3._lab import LabSnapshot
+from adapters.gns3._frr_parsing import parse_frr
+from adapters.gns3._telnet import Telnet
+from tests.lab.lab_project import STRAY_PROMPT, LabProject
 from tests.lab.router_lab import HOST_TEMPLATE, ROUTER_TEMPLATE, RouterLab, docker_memory_mib
 
 # The first test also waits for the session fixture: on a new machine that builds the image.
 pytestmark = [pytest.mark.timeout(1500), pytest.mark.gns3, pytest.mark.slow]
 
-_STRAY = re.compile(r"^(?:R\d|PC\d)(?:\([\w-]+\))?#\s*$|^root@[\w-]+:/#\s*$", re.MULTILINE)
 FIGURES: dict[str, float] = {}
 
 ADDRESSES = {
@@ -79,40 +79,12 @@ SHOWS = [
 ]
 
 
-class Topology:
-    """The four nodes of the test, read back from the real gns3-server."""
-
-    def __init__(self, lab: RouterLab, token: str, project: str) -> None:
-        self.lab, self.token, self.project = lab, token, project
-        self.headers = {"Authorization": f"Bearer {token}"}
-
-    def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        return httpx.request(
-            method,
-            f"{self.lab.url}/v3/projects/{self.project}{path}",
-            headers=self.headers,
-            timeout=120,
-            **kwargs,
-        )
-
-    def snapshot(self) -> LabSnapshot:
-        nodes = self.api("GET", "/nodes").json()
-        names = {v: k for k, v in self.lab.templates.items()}
-        return LabSnapshot({"project_id": self.project}, nodes, [], names, "127.0.0.1")
-
-    def target(self, name: str) -> Any:
-        snapshot = self.snapshot()
-        node = snapshot.by_name(name)
-        assert node is not None
-        return snapshot.console_target(node)
-
-
 @pytest.fixture(scope="module")
-def topology(router_lab: RouterLab) -> Iterator[Topology]:
+def topology(router_lab: RouterLab) -> Iterator[LabProject]:
     token = router_lab.server.token()
     started = time.monotonic()
     project = router_lab.server.new_project("routers", token)
-    topo = Topology(router_lab, token, project)
+    topo = LabProject(router_lab, token, project)
     ids: dict[str, str] = {}
     for template, count in ((HOST_TEMPLATE, 2), (ROUTER_TEMPLATE, 2)):
         for _ in range(count):
@@ -142,8 +114,7 @@ def topology(router_lab: RouterLab) -> Iterator[Topology]:
     try:
         yield topo
     finally:
-        topo.api("POST", "/nodes/stop")
-        topo.api("DELETE", "")
+        topo.delete()
         shown = {k: round(v, 2) for k, v in FIGURES.items() if not k.startswith("_")}
         print("\nrouter lab figures:", shown, flush=True)
 
@@ -160,14 +131,14 @@ def capture(command: str, output: str) -> None:
         path.write_text(f"{command}\n{output}\n")
 
 
-def test_a_docker_nodes_console_target_speaks_frr_with_cr(topology: Topology) -> None:
+def test_a_docker_nodes_console_target_speaks_frr_with_cr(topology: LabProject) -> None:
     target = topology.target("R1")
     assert (target.kind, target.enter) == (DeviceKind.FRR, "\r")
     host = topology.target("PC1")
     assert (host.kind, host.enter) == (DeviceKind.LINUX, "\r")
 
 
-def test_ospf_reaches_full_and_pc1_pings_pc2_across_both_routers(topology: Topology) -> None:
+def test_ospf_reaches_full_and_pc1_pings_pc2_across_both_routers(topology: LabProject) -> None:
     runner = ConsoleRunner(command_timeout=20.0, wake_timeout=60.0)
 
     async def scenario() -> None:
@@ -185,7 +156,7 @@ def test_ospf_reaches_full_and_pc1_pings_pc2_across_both_routers(topology: Topol
             assert done.error is None, done.error
             for outcome in done.outcomes:
                 assert outcome.ok, outcome.to_dict()
-                assert not _STRAY.search(outcome.output), outcome.to_dict()
+                assert not STRAY_PROMPT.search(outcome.output), outcome.to_dict()
             assert done.prompt == f"{name}#"
         # Wait (bounded) for the route to PC2's LAN on R1: OSPF Full, then the route.
         deadline = time.monotonic() + 120
@@ -217,7 +188,7 @@ def test_ospf_reaches_full_and_pc1_pings_pc2_across_both_routers(topology: Topol
     run(scenario())
 
 
-def test_show_commands_come_back_whole_and_round_trip_is_measured(topology: Topology) -> None:
+def test_show_commands_come_back_whole_and_round_trip_is_measured(topology: LabProject) -> None:
     runner = ConsoleRunner(command_timeout=20.0)
 
     async def scenario() -> None:
@@ -227,7 +198,7 @@ def test_show_commands_come_back_whole_and_round_trip_is_measured(topology: Topo
         for outcome in shown.outcomes:
             assert outcome.ok, outcome.to_dict()
             assert outcome.output.strip(), outcome.command
-            assert not _STRAY.search(outcome.output), outcome.to_dict()
+            assert not STRAY_PROMPT.search(outcome.output), outcome.to_dict()
             capture(outcome.command, outcome.output)
         running = shown.outcomes[SHOWS.index("show running-config")].output
         assert "router ospf" in running and "hostname R1" in running
@@ -244,7 +215,7 @@ def test_show_commands_come_back_whole_and_round_trip_is_measured(topology: Topo
 
 
 def test_a_command_that_times_out_is_interrupted_and_the_console_is_ready_within_2s(
-    topology: Topology,
+    topology: LabProject,
 ) -> None:
     runner = ConsoleRunner(command_timeout=20.0, recovery_timeout=5.0)
 
@@ -269,7 +240,7 @@ def test_a_command_that_times_out_is_interrupted_and_the_console_is_ready_within
     run(scenario())
 
 
-def test_rolling_ospf_back_on_r2_drops_the_adjacency(topology: Topology) -> None:
+def test_rolling_ospf_back_on_r2_drops_the_adjacency(topology: LabProject) -> None:
     """R2's restore point from before OSPF (its addresses only) is put back the way a
     rollback does it: the running configuration read, compared, and only the difference
     sent (``no router ospf``, ``no ip ospf network …``), then nothing differs any more."""
@@ -309,3 +280,64 @@ def test_rolling_ospf_back_on_r2_drops_the_adjacency(topology: Topology) -> None
     FIGURES.update(
         {f"memory_mib_{k.split('.')[1]}": v for k, v in docker_memory_mib("GNS3.R").items()}
     )
+
+
+def test_a_command_that_pages_comes_back_whole_with_no_stray_prompt(
+    topology: LabProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vtysh's pager on (``terminal paginate``): FRR pipes each output through util-linux's
+    ``more``, a screen (GNS3's Docker console: 200 rows) at a time, then pads the last
+    screen and waits at ``(END)`` for ``q``, even for a one-line output. The runner answers
+    each ``--More--`` with a space and the ``(END)`` with one ``q``, and returns the whole
+    output once, with neither the pager's prompt nor a stray vtysh prompt in it."""
+    sent: list[str] = []
+    original = Telnet.send
+
+    async def recording(self: Telnet, text: str) -> None:
+        sent.append(text)
+        await original(self, text)
+
+    monkeypatch.setattr(Telnet, "send", recording)
+    runner = ConsoleRunner(command_timeout=30.0)
+    # 250 routes: the routing table and the running configuration are two screens each.
+    prefixes = [f"10.200.{i}.0/24" for i in range(250)]
+
+    async def scenario() -> None:
+        added = await runner.run(
+            topology.target("R1"), [f"ip route {p} Null0" for p in prefixes], config_mode=True
+        )
+        assert added.error is None and all(o.ok for o in added.outcomes), added.error
+        sent.clear()
+        began = time.monotonic()
+        paged = await runner.run(
+            topology.target("R1"),
+            ["terminal paginate", "show ip route static", "show running-config",
+             "show ip ospf neighbor", "no terminal paginate", "show ip route static"],
+        )  # fmt: skip
+        FIGURES["paged_run_s"] = time.monotonic() - began
+        assert paged.error is None, paged.error
+        for outcome in paged.outcomes:
+            assert outcome.ok and not outcome.timed_out, outcome.to_dict()
+            assert not STRAY_PROMPT.search(outcome.output), outcome.to_dict()
+            assert "More" not in outcome.output and "(END)" not in outcome.output
+        routes, running = paged.outcomes[1].output, paged.outcomes[2].output
+        # The pager was met: a space for each full screen, one q for each end (the two
+        # long outputs and the neighbour table); nothing else was typed.
+        keys = [key for key in sent if key in (" ", "q")]
+        assert keys.count("q") == 3 and keys.count(" ") >= 2, sent
+        rows = parse_frr("show ip route", routes)  # the same table, static routes only
+        assert rows is not None
+        assert [r["prefix"] for r in rows] == prefixes, routes
+        statics = [line for line in running.splitlines() if line.startswith("ip route 10.")]
+        assert statics == [f"ip route {p} Null0" for p in prefixes], running
+        assert running.rstrip().endswith("end"), running[-300:]
+        assert "Neighbor ID" in paged.outcomes[3].output
+        unpaged = parse_frr("show ip route", paged.outcomes[5].output)  # paging off again
+        assert unpaged is not None and [r["prefix"] for r in unpaged] == prefixes
+        assert paged.prompt == "R1#"
+        sent.clear()
+        again = await runner.run(topology.target("R1"), ["show ip ospf neighbor"])
+        assert again.outcomes[0].ok and "Neighbor ID" in again.outcomes[0].output
+        assert not [key for key in sent if key in (" ", "q")], sent
+
+    run(scenario())
