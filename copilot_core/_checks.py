@@ -50,8 +50,15 @@ __all__ = [
     "dump_check",
 ]
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+Name = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"\S")
+]
+Text = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500, pattern=r"\S")
+]
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+#: An IPv4 prefix as JSON Schema can say it (``10.0.2.0/24``; host bits may be set).
+PREFIX_PATTERN = rf"^{_OCTET}(?:\.{_OCTET}){{3}}/(?:3[0-2]|[12]?[0-9])$"
 
 
 class _Check(BaseModel):
@@ -71,6 +78,12 @@ class ReachabilityCheck(_Check):
     )
     count: int = Field(3, ge=1, le=20, description="probes sent (default 3)")
 
+    @field_validator("count", mode="before")
+    @classmethod
+    def _integral(cls, value: Any) -> Any:
+        """``5.0`` is the integer 5, as JSON Schema's ``integer`` reads it."""
+        return int(value) if isinstance(value, float) and value.is_integer() else value
+
 
 class OspfNeighborCheck(_Check):
     """``node`` has ``neighbor`` as an OSPF neighbour in ``state``."""
@@ -78,18 +91,9 @@ class OspfNeighborCheck(_Check):
     kind: Literal["ospf_neighbor"]
     node: Name
     neighbor: Name = Field(description="router id, interface address or node name")
-    state: Annotated[str, StringConstraints(to_lower=True, strip_whitespace=True)] = Field(
-        "full", description="full (default), 2way, init, exstart, exchange, loading or down"
+    state: Literal["full", "2way", "init", "exstart", "exchange", "loading", "attempt", "down"] = (
+        Field("full", description="full (default), 2way, init, exstart, exchange, loading or down")
     )
-
-    @field_validator("state")
-    @classmethod
-    def _known(cls, value: str) -> str:
-        value = value.replace("-", "").replace("_", "")
-        known = ("full", "2way", "init", "exstart", "exchange", "loading", "attempt", "down")
-        if value not in known:
-            raise ValueError(f"unknown OSPF state {value!r}; known: {', '.join(known)}")
-        return value
 
 
 class BgpSessionCheck(_Check):
@@ -112,7 +116,7 @@ class RouteCheck(_Check):
 
     kind: Literal["route"]
     node: Name
-    prefix: Name = Field(description="e.g. 10.0.2.0/24")
+    prefix: str = Field(pattern=PREFIX_PATTERN, description="an IPv4 prefix, e.g. 10.0.2.0/24")
     present: bool = Field(True, description="true (default): the route is there")
     via: Name | None = Field(None, description="next-hop address, interface or node name")
     protocol: Protocol | None = Field(None, description="ospf, bgp, static, connected...")
@@ -121,7 +125,7 @@ class RouteCheck(_Check):
     @classmethod
     def _network(cls, value: str) -> str:
         try:
-            return str(ipaddress.ip_network(value, strict=False))
+            return str(ipaddress.IPv4Network(value, strict=False))
         except ValueError:
             raise ValueError(f"{value!r} is not a prefix such as 10.0.2.0/24") from None
 

@@ -24,9 +24,11 @@ from copilot_core._checks import (
     checks_adapter,
     dump_check,
 )
+from copilot_core._standing import MAX_STANDING_CHECKS, StandingIntent
 from copilot_core._verification import CheckProbe, MonotonicClock, WaitClock, verify_checks
 
 __all__ = [
+    "MAX_STANDING_CHECKS",
     "BgpSessionCheck",
     "Check",
     "CheckProbe",
@@ -41,6 +43,7 @@ __all__ = [
     "OspfNeighborCheck",
     "ReachabilityCheck",
     "RouteCheck",
+    "StandingIntent",
     "WaitClock",
     "check_label",
     "check_node",

@@ -83,6 +83,7 @@ __all__ = [
     "FunctionCall",
     "HistoryPage",
     "IdFactory",
+    "IntentStore",
     "LLMSettingsRecord",
     "LLMSettingsStore",
     "LanguageModel",
@@ -103,6 +104,7 @@ __all__ = [
     "SessionClaim",
     "SessionLeases",
     "SessionMatch",
+    "StandingIntentRecord",
     "TextDelta",
     "TokenCounter",
     "ToolCall",
@@ -387,6 +389,30 @@ class CheckpointStore(Protocol):
 
     async def delete_project_sessions(self, project_id: str) -> int:
         """Delete every session of the project; returns how many there were."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StandingIntentRecord:
+    """A user's standing intent in a project: the checks (as JSON objects, already
+    validated) and when they were last set."""
+
+    checks: list[dict[str, Any]]
+    updated_at: datetime
+
+
+class IntentStore(Protocol):
+    """Where each user's standing intent per project is kept (the checks that should
+    always hold in that lab); another user of the project has their own."""
+
+    async def standing_intent(self, project_id: str, user_id: str) -> StandingIntentRecord | None:
+        """The user's checks in the project, ``None`` when never set."""
+        ...
+
+    async def save_standing_intent(
+        self, project_id: str, user_id: str, record: StandingIntentRecord
+    ) -> None:
+        """Replace the user's checks in the project."""
         ...
 
 

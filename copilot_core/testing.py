@@ -58,6 +58,7 @@ from copilot_core.ports import (
     ModelOverrides,
     ModelSelection,
     SessionMatch,
+    StandingIntentRecord,
 )
 
 __all__ = [
@@ -313,7 +314,17 @@ class InMemoryCheckpointStore:
         self._sessions: dict[str, dict[str, Session]] = {}
         self._messages: dict[tuple[str, str], list[Message]] = {}
         self._points: dict[tuple[str, str], list[RestorePoint]] = {}
+        self._intents: dict[tuple[str, str], StandingIntentRecord] = {}
         self._row_ids = itertools.count(1)
+
+    async def standing_intent(self, project_id: str, user_id: str) -> StandingIntentRecord | None:
+        record = self._intents.get((project_id, user_id))
+        return None if record is None else replace(record, checks=copy.deepcopy(record.checks))
+
+    async def save_standing_intent(
+        self, project_id: str, user_id: str, record: StandingIntentRecord
+    ) -> None:
+        self._intents[(project_id, user_id)] = replace(record, checks=copy.deepcopy(record.checks))
 
     async def create_session(self, session: Session, messages: Sequence[Message] = ()) -> Session:
         project = self._sessions.setdefault(session.project_id, {})

@@ -76,6 +76,7 @@ from copilot_core import (
     UuidIdFactory,
 )
 from copilot_core.bootstrap import HistoryWindows
+from copilot_core.intent import StandingIntent
 from copilot_core.policy import PolicyBook
 from copilot_core.ports import (
     AgentBackend,
@@ -449,6 +450,8 @@ class Core(containers.DeclarativeContainer):
     chat = providers.Singleton(
         ChatService, gateways.store, agents, runner, clock=clock, settings=chat_settings
     )
+    #: Each user's standing intent per project, run through the tools' ``verify_intent``.
+    intent = providers.Singleton(StandingIntent, gateways.store, gateways.tools, clock)
     #: The user's undo of a change: the GNS3 tools' ``restore_point`` rollback, through a
     #: gate of its own with the agent's limits, claiming the session as a turn does.
     rollback = providers.Singleton(
@@ -500,6 +503,7 @@ class Web(containers.DeclarativeContainer):
         mcp_servers=providers.Callable(mcp_server_list, gateways.mcp_sources),
         model_catalog=gateways.model_catalog,
         rollback=core.rollback,
+        intent=core.intent,
         policy=gateways.policy,
         llm_endpoints=providers.Object(check_endpoint),
     )

@@ -16,6 +16,8 @@ missing. Tables:
 * ``restore_points`` (version 2): what the lab looked like before an approved change,
   one row per restore point (the tool call it preceded, a summary, the tool executor's
   state as JSON text); deleting a session cascades to them.
+* ``standing_intent`` (version 3): each user's checks that should always hold in a
+  project's lab, one row per project and user, the checks as JSON text.
 
 :func:`migrate` applies the missing migrations in one transaction under a
 transaction-scoped advisory lock, so that replicas starting together apply each
@@ -114,6 +116,21 @@ MIGRATIONS: tuple[Migration, ...] = (
             )
             """,
             "CREATE INDEX restore_points_session ON restore_points (session_id, id)",
+        ),
+    ),
+    Migration(
+        3,
+        "each user's standing intent per project",
+        (
+            """
+            CREATE TABLE standing_intent (
+                project_id text NOT NULL,
+                user_id    text NOT NULL,
+                checks     text NOT NULL,
+                updated_at timestamptz NOT NULL,
+                PRIMARY KEY (project_id, user_id)
+            )
+            """,
         ),
     ),
 )

@@ -17,6 +17,7 @@ from adapters.postgres._codec import (
     utc,
 )
 from adapters.postgres._database import Connection, PostgresDatabase
+from adapters.postgres._intent import PostgresIntentRows
 from copilot_core import CopilotMode, Message, Session
 from copilot_core.errors import (
     InvalidRequestError,
@@ -97,7 +98,7 @@ _RECORD_TURN = (
 _NO_UPPER_BOUND = 1 << 62
 
 
-class PostgresCheckpointStore:
+class PostgresCheckpointStore(PostgresIntentRows):
     """A :class:`~copilot_core.ports.CheckpointStore` in one PostgreSQL database.
 
     Every project's sessions share the tables of the database's schema (see
@@ -313,6 +314,9 @@ class PostgresCheckpointStore:
 
     async def delete_project_sessions(self, project_id: str) -> int:
         async with self.database.connection() as conn:
+            await conn.execute(
+                "DELETE FROM standing_intent WHERE project_id = %s", (_project(project_id),)
+            )
             cursor = await conn.execute(
                 "DELETE FROM chat_sessions WHERE project_id = %s", (_project(project_id),)
             )

@@ -24,7 +24,9 @@ takes them off (a step costs no statement of its own for its counters); 4 adds
 ``restore_points``; 5 lets a session be created with its first messages in one
 statement: an ``INSERT`` into ``chat_sessions`` that sets ``opening_messages`` (a JSON
 array of message texts) fires a trigger that appends them to the log, as sequence
-numbers 1, 2, ..., and clears the column (the counting trigger counts them).
+numbers 1, 2, ..., and clears the column (the counting trigger counts them); 6 adds
+``standing_intent`` (each user's checks that should always hold in the project's lab: one
+row per user, the checks as a JSON list).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import aiosqlite
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,14 @@ CREATE TABLE IF NOT EXISTS restore_points (
     tool_name TEXT NOT NULL,
     summary TEXT NOT NULL,
     state TEXT NOT NULL
+)
+"""
+
+_STANDING_INTENT = """
+CREATE TABLE IF NOT EXISTS standing_intent (
+    user_id TEXT PRIMARY KEY,
+    checks TEXT NOT NULL,
+    updated_at TIMESTAMP NOT NULL
 )
 """
 
@@ -209,6 +219,9 @@ async def migrate(conn: aiosqlite.Connection) -> None:
         await conn.execute(_OPENING_TRIGGER)
         if 5 not in applied:
             await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (5)")
+        if 6 not in applied:
+            await conn.execute(_STANDING_INTENT)
+            await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (6)")
     except BaseException:
         await conn.rollback()
         raise

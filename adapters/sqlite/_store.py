@@ -32,6 +32,7 @@ from adapters.sqlite._databases import (
     ProjectPathResolver,
     Synchronous,
 )
+from adapters.sqlite._intent import SqliteIntentRows
 from copilot_core import CopilotMode, Message, Session
 from copilot_core.errors import (
     InvalidRequestError,
@@ -55,7 +56,7 @@ log = logging.getLogger(__name__)
 _NO_UPPER_BOUND = 1 << 62
 
 
-class SqliteCheckpointStore:
+class SqliteCheckpointStore(SqliteIntentRows):
     """A :class:`~copilot_core.ports.CheckpointStore` in per-project SQLite databases.
 
     The database of a project lives at

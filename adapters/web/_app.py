@@ -35,6 +35,7 @@ from adapters.web._directory import (
 )
 from adapters.web._errors import exception_handlers
 from adapters.web._health import healthz, readyz
+from adapters.web._intent import IntentBody, IntentController
 from adapters.web._lab import TOPOLOGY_EVENT_SCHEMA, LabController
 from adapters.web._logging import request_context_middleware
 from adapters.web._methods import complete_allow_middleware
@@ -76,6 +77,7 @@ def create_web_app(
             ChatController,
             LabController,
             RestorePointController,
+            IntentController,
             AccountController,
             DirectoryController,
         ],
@@ -153,6 +155,7 @@ def _render_plugins() -> list[OpenAPIRenderPlugin]:
             RenderRequest,
             RenderToolsRequest,
             CreateProjectRequest,
+            IntentBody,
         ),
         event_streams=("streamChat",),
         alternative_media={"exportChatSession": {"text/markdown": {"type": "string"}}},

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from copilot_core import ChatService
+from copilot_core.intent import StandingIntent
 from copilot_core.policy import PolicyBook, UserLimits
 from copilot_core.ports import (
     Authenticator,
@@ -170,6 +171,9 @@ class WebDependencies:
     #: The sessions' restore points and their rollback (``…/restore-points``); without
     #: it those routes answer 501.
     rollback: Rollback | None = None
+    #: Each user's standing intent per project (``…/intent``); without it those routes
+    #: answer 501.
+    intent: StandingIntent | None = None
     #: The operator's policy: each caller's highest mode, least approval setting and
     #: allowed LLM endpoints (looked up once per request); without it, no limits.
     policy: PolicyBook | None = None

@@ -173,4 +173,5 @@ def dependencies() -> dict[str, Provide]:
         "directory": _collaborator("directory", optional="Signing in through the copilot"),
         "reload_skills": _collaborator("reload_skills", optional="Reloading skills"),
         "rollback": _collaborator("rollback", optional="Rolling back to restore points"),
+        "intent": _collaborator("intent", optional="Standing intent"),
     }

@@ -35,6 +35,7 @@ from copilot_core import (
     ToolGate,
 )
 from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
+from copilot_core.intent import StandingIntent
 from copilot_core.policy import PolicyBook
 from copilot_core.ports import (
     AgentBackend,
@@ -225,6 +226,7 @@ async def run_service(
             directory=directory,
             model_catalog=model_catalog,
             rollback=rollback,
+            intent=StandingIntent(store, tools, clock),  # type: ignore[arg-type]
             policy=policy,
         ),
         settings=WebSettings(

@@ -48,6 +48,7 @@ from copilot_core import (
     ToolGate,
 )
 from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
+from copilot_core.intent import StandingIntent
 from copilot_core.ports import Principal
 from copilot_core.rollback import Rollback
 from copilot_core.testing import (
@@ -105,6 +106,15 @@ NODE_UPDATED = {"action": "node.updated", "event": {"node_id": _PC1, "status": "
 def _app() -> Any:
     clock, ids = SteppingClock(), SequentialUuids()
     tools, store = FakeToolExecutor(), InMemoryCheckpointStore()
+    tools.add(
+        "verify_intent",
+        lambda args, context: {
+            "status": "pass",
+            "summary": {"pass": len(args["checks"]), "fail": 0, "error": 0},
+            "waited_s": 0.0,
+            "checks": [{"status": "pass", "check": check} for check in args["checks"]],
+        },
+    )
     agent = BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)
     models = StaticModelProvider(
         ModelSelection(
@@ -154,6 +164,7 @@ def _app() -> Any:
                 ids=ids,
                 tool="restore_point",
             ),
+            intent=StandingIntent(store, tools, clock),
         ),
         settings=WebSettings(heartbeat_interval=None, llm_test_timeout=1.0),
         metrics=metrics,

@@ -53,6 +53,9 @@ ROUTES = {
     ("get", "/v3/copilot/projects/{project_id}/chat/search"),
     ("get", "/v3/copilot/projects/{project_id}/chat/sessions/{session_id}/export"),
     ("get", "/v3/copilot/llm-config/models"),
+    ("get", "/v3/copilot/projects/{project_id}/intent"),
+    ("put", "/v3/copilot/projects/{project_id}/intent"),
+    ("post", "/v3/copilot/projects/{project_id}/intent/run"),
     ("get", "/healthz"),
     ("get", "/readyz"),
 }

@@ -43,7 +43,7 @@ CASES: list[tuple[dict[str, Any], CheckStatus, dict[str, Any]]] = [
     ({"kind": "ospf_neighbor", "node": "R1", "neighbor": "2.2.2.2"}, PASS, {"state": "full"}),
     ({"kind": "ospf_neighbor", "node": "R1", "neighbor": "10.0.12.2"}, PASS, {"interface": "eth1"}),
     ({"kind": "ospf_neighbor", "node": "R1", "neighbor": "R2"}, PASS, {"neighbor_id": "2.2.2.2"}),
-    ({"kind": "ospf_neighbor", "node": "R1", "neighbor": "2.2.2.2", "state": "2-way"}, FAIL,
+    ({"kind": "ospf_neighbor", "node": "R1", "neighbor": "2.2.2.2", "state": "2way"}, FAIL,
      {"state": "full"}),
     ({"kind": "ospf_neighbor", "node": "R1", "neighbor": "3.3.3.3"}, FAIL, {"state": "absent"}),
     ({"kind": "ospf_neighbor", "node": "R1", "neighbor": "3.3.3.3", "state": "down"}, PASS,

@@ -78,6 +78,7 @@ async def test_open_creates_the_schema_and_reopening_migrates_nothing_and_keeps_
         "chat_messages",
         "llm_settings",
         "restore_points",
+        "standing_intent",
     }
     for _ in range(2):
         async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:

@@ -23,7 +23,7 @@ from copilot_core import (
 )
 from copilot_core.bootstrap import build_chat_service
 from copilot_core.errors import InvalidRequestError, StoreCorruptedError, StoreError
-from copilot_core.ports import ModelSelection, RestorePoint, Usage
+from copilot_core.ports import ModelSelection, RestorePoint, StandingIntentRecord, Usage
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -275,6 +275,7 @@ _UNDO = {
         "ALTER TABLE chat_sessions DROP COLUMN opening_messages",
     ),
     4: ("DROP TABLE restore_points",),
+    6: ("DROP TABLE standing_intent",),
 }
 
 
@@ -307,6 +308,20 @@ async def test_a_version_3_database_gains_restore_points_that_survive_a_restart(
         assert (await store.history(P1, "s1")).messages == [Message.user("m1", "hello", T0)]
 
 
+async def test_a_version_5_database_gains_the_standing_intent_that_survives_a_restart(
+    data_dir: Path,
+) -> None:
+    path = await older_database(data_dir, 5)
+    record = StandingIntentRecord([{"kind": "interface", "node": "R1", "interface": "e0"}], T0)
+    async with SqliteCheckpointStore(data_dir) as store:
+        assert await store.standing_intent(P1, "alice") is None
+        await store.save_standing_intent(P1, "alice", record)
+    assert query(path, "SELECT max(version) FROM copilot_schema_version") == [(SCHEMA_VERSION,)]
+    async with SqliteCheckpointStore(data_dir) as store:  # a restart
+        assert await store.standing_intent(P1, "alice") == record
+        assert (await store.history(P1, "s1")).messages == [Message.user("m1", "hello", T0)]
+
+
 async def test_a_version_4_database_learns_to_take_a_session_with_its_first_messages(
     data_dir: Path,
 ) -> None:
@@ -317,7 +332,7 @@ async def test_a_version_4_database_learns_to_take_a_session_with_its_first_mess
         assert created.message_count == 1
         assert (await store.history(P1, "s2")).messages == first
         assert (await store.history(P1, "s1")).messages == [Message.user("m1", "hello", T0)]
-    assert query(path, "SELECT max(version) FROM copilot_schema_version") == [(5,)]
+    assert query(path, "SELECT max(version) FROM copilot_schema_version") == [(SCHEMA_VERSION,)]
     # The column only carries the messages into the log: empty at rest.
     assert query(path, "SELECT thread_id, opening_messages FROM chat_sessions") == [
         ("s1", None),

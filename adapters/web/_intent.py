@@ -1,0 +1,121 @@
+"""A user's standing intent in a project: the checks that should always hold in that lab
+(``GET``/``PUT …/intent``), and running them now (``POST …/intent/run``).
+
+Two-line handlers over the core's :class:`~copilot_core.intent.StandingIntent`; another
+user of the same project has their own checks. 501 when the deployment keeps none.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, get, post, put
+from litestar.params import JSONBody, QueryParameter
+from litestar.status_codes import HTTP_200_OK
+from pydantic import BaseModel, ConfigDict, Field
+
+from adapters.web._openapi import errors
+from adapters.web._scopes import ProjectScope, ids_in_path, scopes
+from adapters.web._state import Injected
+from copilot_core.intent import MAX_STANDING_CHECKS, Check, StandingIntent, dump_check
+from copilot_core.ports import StandingIntentRecord
+
+__all__ = ["IntentBody", "IntentController", "IntentReply", "IntentRunReply"]
+
+WaitS = Annotated[
+    float,
+    QueryParameter(
+        ge=0,
+        le=300,
+        description="Seconds checks that do not hold yet are retried (default 0: one round).",
+    ),
+]
+
+
+class IntentBody(BaseModel):
+    """The checks, each a JSON object with its ``kind`` (see docs/intent.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    checks: list[Check] = Field(max_length=MAX_STANDING_CHECKS)
+
+
+class IntentReply(msgspec.Struct, kw_only=True):
+    """The caller's checks in the project (as stored: defaults filled in), and when they
+    were last set (``null``: never)."""
+
+    checks: list[dict[str, Any]]
+    updated_at: str | None = None
+
+    @classmethod
+    def of(cls, record: StandingIntentRecord | None) -> IntentReply:
+        if record is None:
+            return cls(checks=[])
+        return cls(checks=record.checks, updated_at=record.updated_at.isoformat())
+
+
+class IntentRunReply(msgspec.Struct, kw_only=True):
+    """What ``verify_intent`` answers: ``status`` (pass, fail, error), ``summary`` (counts),
+    ``waited_s`` and per check its ``status``, ``observed``, ``evidence``, ``attempts``,
+    ``waited_s`` and ``reason``."""
+
+    status: str
+    summary: dict[str, int]
+    waited_s: float
+    checks: list[dict[str, Any]]
+
+
+class IntentController(Controller):
+    path = "/projects/{project_id:str}/intent"
+    tags = ["intent"]  # noqa: RUF012 - Litestar's declared attribute
+    dependencies = {**scopes()}  # noqa: RUF012 - Litestar's declared attribute
+    guards = [ids_in_path]  # noqa: RUF012 - Litestar's declared attribute
+
+    @get("/", operation_id="getStandingIntent", responses=errors(404, 501))
+    async def read(
+        self, visible_project: Injected[ProjectScope], intent: Injected[StandingIntent]
+    ) -> IntentReply:
+        """The caller's standing intent in the project (also of a closed project)."""
+        project = visible_project
+        return IntentReply.of(await intent.get(project.project_id, project.user_id))
+
+    @put(
+        "/",
+        operation_id="putStandingIntent",
+        status_code=HTTP_200_OK,
+        responses=errors(404, 422, 501),
+    )
+    async def replace(
+        self,
+        visible_project: Injected[ProjectScope],
+        intent: Injected[StandingIntent],
+        data: JSONBody[IntentBody],
+    ) -> IntentReply:
+        """Replace the caller's standing intent; a check that is not valid is refused
+        (422, naming it) and nothing is stored."""
+        project = visible_project
+        return IntentReply.of(
+            await intent.put(
+                project.project_id, project.user_id, [dump_check(c) for c in data.checks]
+            )
+        )
+
+    @post(
+        "/run",
+        operation_id="runStandingIntent",
+        status_code=HTTP_200_OK,
+        responses=errors(404, 409, 501),
+    )
+    async def run(
+        self,
+        project: Injected[ProjectScope],
+        intent: Injected[StandingIntent],
+        wait_s: WaitS = 0.0,
+    ) -> IntentRunReply:
+        """Verify the caller's standing intent now, on the open project's lab, with the
+        caller's GNS3 token: the results as ``verify_intent`` gives them."""
+        output = await intent.run(
+            project.project_id, project.user_id, project.caller.token, wait_s=wait_s
+        )
+        return msgspec.convert(output, IntentRunReply)

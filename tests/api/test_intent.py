@@ -1,0 +1,122 @@
+"""Standing intent over HTTP: each user keeps their own checks per project (GET/PUT
+``…/intent``, in the real SQLite store and the in-memory one), a bad check is refused
+naming it and nothing is stored, and ``POST …/intent/run`` answers what the tool source's
+``verify_intent`` answers for the stored checks, with the caller's token."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.sqlite import SqliteCheckpointStore
+from copilot_core.ports import ToolContext
+from tests.api.conftest import BOB, CLOSED, OPEN, Service, run_service
+
+CHECKS = [
+    {"kind": "ospf_neighbor", "node": "R1", "neighbor": "R2", "name": "R1-R2 Full"},
+    {"kind": "reachability", "from": "PC1", "to": "PC2"},
+]
+
+
+def url(project: str = OPEN) -> str:
+    return f"/v3/copilot/projects/{project}/intent"
+
+
+async def exchange(service: Service) -> None:
+    async with service.client() as alice, service.client(BOB) as bob:
+        assert (await alice.get(url())).json() == {"checks": [], "updated_at": None}
+        put = await alice.put(url(), json={"checks": CHECKS})
+        assert put.status_code == 200, put.text
+        stored = put.json()
+        assert stored["checks"][0] == {**CHECKS[0], "state": "full"}  # defaults filled in
+        assert stored["checks"][1] == {**CHECKS[1], "expect": "reachable", "count": 3}
+        assert stored["updated_at"]
+        assert (await alice.get(url())).json() == stored
+        assert (await bob.get(url())).json()["checks"] == []  # Bob has his own
+        await bob.put(url(), json={"checks": CHECKS[1:]})
+        assert (await alice.get(url())).json() == stored
+        assert len((await bob.get(url())).json()["checks"]) == 1
+        # a closed project's intent can still be read and set
+        assert (await alice.put(url(CLOSED), json={"checks": CHECKS[:1]})).status_code == 200
+
+
+async def test_each_user_keeps_their_own_checks_per_project(service: Service) -> None:
+    await exchange(service)
+
+
+async def test_the_sqlite_store_keeps_them_across_a_restart(tmp_path: Path) -> None:
+    for restart in (False, True):
+        store = SqliteCheckpointStore(tmp_path)
+        await store.open()
+        try:
+            async with run_service(store=store) as service:
+                if not restart:
+                    await exchange(service)
+                    continue
+                async with service.client() as alice:
+                    body = (await alice.get(url())).json()
+        finally:
+            await store.close()
+    assert [c["kind"] for c in body["checks"]] == ["ospf_neighbor", "reachability"]
+    assert body["checks"][0]["name"] == "R1-R2 Full"
+
+
+@pytest.mark.parametrize(
+    ("checks", "names"),
+    [
+        ([{"kind": "route", "node": "R1", "prefix": "nope"}], "checks.0.route.prefix"),
+        ([{"kind": "telepathy"}], "checks.0"),
+        ([{"kind": "interface", "node": "R1", "interface": "e0", "colour": "red"}], "colour"),
+    ],
+)
+async def test_a_bad_check_is_refused_naming_it_and_nothing_is_stored(
+    service: Service, checks: list[dict[str, Any]], names: str
+) -> None:
+    async with service.client() as alice:
+        await alice.put(url(), json={"checks": CHECKS})
+        refused = await alice.put(url(), json={"checks": checks})
+        assert refused.status_code == 422, refused.text
+        assert names in refused.text
+        assert len((await alice.get(url())).json()["checks"]) == 2
+
+
+async def test_run_answers_what_verify_intent_answers_for_the_stored_checks(
+    service: Service,
+) -> None:
+    calls: list[tuple[dict[str, Any], ToolContext]] = []
+
+    def verify(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        calls.append((args, context))
+        return {
+            "status": "fail",
+            "summary": {"pass": 1, "fail": 1, "error": 0},
+            "waited_s": 4.0,
+            "checks": [
+                {"name": c.get("name", c["kind"]), "status": "pass"} for c in args["checks"]
+            ],
+        }
+
+    service.tools.add("verify_intent", verify)
+    async with service.client() as alice:
+        empty = await alice.post(url() + "/run")
+        assert empty.status_code == 200
+        assert empty.json()["checks"] == [] and not calls  # nothing to check
+        await alice.put(url(), json={"checks": CHECKS})
+        ran = await alice.post(url() + "/run", params={"wait_s": 5})
+        assert ran.status_code == 200, ran.text
+        assert ran.json()["status"] == "fail"
+        assert ran.json()["summary"] == {"pass": 1, "fail": 1, "error": 0}
+        refused = await alice.post(url(CLOSED) + "/run")  # the lab must be open to run
+        assert refused.status_code == 409
+        too_long = await alice.post(url() + "/run", params={"wait_s": 301})
+        assert too_long.status_code in (400, 422)
+    ((args, context),) = calls
+    assert args["wait_s"] == 5
+    assert [c["kind"] for c in args["checks"]] == ["ospf_neighbor", "reachability"]
+    assert (context.project_id, context.user_id, context.credentials) == (
+        OPEN,
+        "u-alice",
+        "token-alice",
+    )
