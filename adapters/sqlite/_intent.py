@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import aiosqlite
@@ -19,8 +20,8 @@ __all__ = ["SqliteIntentRows"]
 class SqliteIntentRows:
     """The :class:`~copilot_core.ports.IntentStore` half of the SQLite store."""
 
-    def _use(self, project_id: str) -> contextlib.AbstractAsyncContextManager[aiosqlite.Connection]:
-        raise NotImplementedError  # the store's
+    #: The project's connection, held exclusively (the store's).
+    _use: Callable[[str], contextlib.AbstractAsyncContextManager[aiosqlite.Connection]]
 
     async def standing_intent(self, project_id: str, user_id: str) -> StandingIntentRecord | None:
         async with self._use(project_id) as conn:
