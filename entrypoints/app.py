@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import cast
+from typing import Any, cast
 
 import structlog
 from litestar import Litestar
@@ -40,6 +40,17 @@ async def _warn_if_gns3_unreachable(container: Container, gns3_url: str) -> None
         )
     else:
         log.info("gns3_reachable", gns3_url=gns3_url, gns3_version=version.get("version"))
+
+
+def _quiet_generator_closing(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Once the service has stopped: the HTTP responses of LLM streams that aborted turns
+    left suspended (the provider SDK's generators, which LangChain does not close) are
+    closed by asyncio as the loop ends; that they fail to close then is said at debug
+    level, not as errors of an orderly stop. Anything else goes to asyncio's handler."""
+    if "closing of asynchronous generator" in str(context.get("message", "")):
+        log.debug("stream_closed_at_exit", reason=str(context.get("exception")))
+        return
+    loop.default_exception_handler(context)
 
 
 def _watch_gns3_projects(
@@ -132,6 +143,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             if closed is not None:
                 await closed
             log.info("service_stopped")
+            asyncio.get_running_loop().set_exception_handler(_quiet_generator_closing)
 
     return create_web_app(
         settings=container.web.settings(),

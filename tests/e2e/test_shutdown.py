@@ -9,6 +9,7 @@ same scenario many times and reports the exit times.
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import time
@@ -109,3 +110,36 @@ def test_what_was_streamed_before_sigterm_is_in_the_history(
     assert messages[-1]["content"].startswith("Area 0 is the backbone.")
     assert messages[-1]["metadata"]["aborted"] is True
     assert history["message_count"] == len(messages)
+
+
+def test_sigterm_while_forty_turns_wind_down_logs_no_error(
+    gns3_server: RealGns3Server, lab: tuple[str, str], tmp_path: Path
+) -> None:
+    # Issue 29, item 10: an orderly stop logged error-level asyncio lines after "Finished
+    # server process": the provider SDK's HTTP stream generators of the aborted turns,
+    # closed by asyncio as the loop ends (LangChain leaves them suspended).
+    project, token = lab
+    streams = 40
+    with ScriptedOpenAIServer(api_key=API_KEY) as llm:
+        for _ in range(streams):
+            llm.add(Reply(text="Hello area 0. " * 400, chunk=4, token_delay=0.01))
+        with serve_copilot(gns3_server.url, tmp_path) as copilot:
+            configure_llm(copilot.url, token, llm.base_url, API_KEY)
+            watchers = [StreamWatcher(copilot.url, token, project) for _ in range(streams)]
+            for watcher in watchers:
+                watcher.start()
+            for watcher in watchers:
+                assert watcher.first.wait(120), "a stream never started"
+            copilot.process.send_signal(signal.SIGTERM)
+            copilot.process.wait(timeout=60)
+            for watcher in watchers:
+                watcher.join(10)
+            said = copilot.log.read_text()
+    assert copilot.process.returncode == 0, said[-4000:]
+    lines = [json.loads(line) for line in said.splitlines() if line.startswith("{")]
+    errors = [line for line in lines if line.get("level") in {"error", "critical"}]
+    shown = [(e.get("event", "")[:200], e.get("exception", "")[-500:]) for e in errors[:3]]
+    assert not errors, shown
+    assert "service_stopped" in [line.get("event") for line in lines]
+    for watcher in watchers:
+        assert watcher.types[-2:] == ["abort", "done"], watcher.types[-5:]
