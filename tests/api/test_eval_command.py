@@ -134,8 +134,8 @@ def test_a_capable_model_passes_every_task_and_the_scores_are_printed_and_writte
     assert by_task["empty-lab"]["tool_calls"] == 0
     assert by_task["ping"]["tokens"] == 640  # two model calls of 300 + 20
     assert all(s["first_token_s"] is not None for s in scores["tasks"])
-    # The compact set went over the wire (9 everyday tools and verify_intent), not the full one.
-    assert all(len(r.tools) <= 10 for r in llm.requests)
+    # The compact set went over the wire (the 9 everyday tools), not the full one.
+    assert all(len(r.tools) <= 9 for r in llm.requests)
 
 
 def test_a_model_that_only_talks_fails_the_tasks_that_need_the_lab_changed(

@@ -43,6 +43,12 @@ COMPACT_PROFILES: dict[str, tuple[str, bool, tuple[str, ...]]] = {
         ("syntax", "how do", "how to", "guide", "skill"),
     ),
     "update_gns3_node_name": ("Rename nodes.", False, ("rename",)),
+    "verify_intent": (
+        "Check the network does what was meant (reachability, OSPF/BGP neighbours, routes, "
+        "interfaces, config lines); retried until it holds or wait_s runs out.",
+        False,
+        ("verify", "check", "did it work", "intent", "adjacen", "neighbo", "reachab"),
+    ),
     "packet_capture": (
         "Capture packets on a link: start, stop, analyze.",
         False,
