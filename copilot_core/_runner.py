@@ -215,7 +215,11 @@ class TurnRunner:
                     [user_message],
                 )
             else:
+                carried: object = None  # the mode change of a question asked again
                 if request.replace_from is not None:
+                    carried = await self._mode_change_of(
+                        request.project_id, session_id, request.replace_from
+                    )
                     await self._store.truncate(request.project_id, session_id, request.replace_from)
                     self.windows.forget(request.project_id, session_id)
                     session = await self._store.get_session(request.project_id, session_id)
@@ -229,6 +233,10 @@ class TurnRunner:
                         raise SessionNotFoundError(session_id)
                     user_message = _mode_changed(user_message, session.copilot_mode, mode)
                     session = changed
+                elif isinstance(carried, dict) and carried.get("to") == mode.value:
+                    # Asked again (Retry, edit) in the mode it switched to: still where it did.
+                    change = {"metadata": {**user_message.metadata, "mode_change": carried}}
+                    user_message = user_message.model_copy(update=change)
                 turn.history = await self.windows.load(
                     session, selection.context_limit if selection else None
                 )
@@ -504,6 +512,13 @@ class TurnRunner:
                 self._live.pop(info.turn_id, None)
                 if not turn.result.done():
                     turn.result.set_result(result)
+
+    async def _mode_change_of(self, project_id: str, session_id: str, message_id: str) -> object:
+        """The ``mode_change`` of the question ``message_id`` (the session's last: the
+        one a turn asks again), if it is among the newest messages."""
+        page = await self._store.history(project_id, session_id, limit=200)
+        found = next((m for m in page.messages if m.id == message_id), None)
+        return found.metadata.get("mode_change") if found is not None else None
 
     async def _let_go(self, turn: LiveTurn) -> None:
         """Detach the turn from the relay and release its session; never raises."""

@@ -85,3 +85,27 @@ async def test_the_operators_policy_bounds_the_switch() -> None:
         history = await client.get(service.chat_url() + f"/sessions/{session_id}/history")
     assert history.json()["copilot_mode"] == TEACHING
     assert [m["content"] for m in history.json()["messages"] if m["role"] == "user"] == ["one"]
+
+
+async def test_a_question_asked_again_keeps_where_the_mode_changed() -> None:
+    from copilot_core.errors import LLMUnavailableError
+
+    async with run_service() as service, service.client() as client:
+        service.model.default = text_reply("ok")
+        session_id = await send(client, service, {"message": "one"})
+        service.model.add([LLMUnavailableError("The LLM cannot be reached.")])
+        body = {"message": "two", "session_id": session_id, "copilot_mode": AUTOMATION}
+        async with client.stream("POST", service.chat_url() + "/stream", json=body) as failed:
+            assert [e.type for e in await collect_until_done(failed)][-2:] == ["error", "done"]
+        history = await client.get(service.chat_url() + f"/sessions/{session_id}/history")
+        question = history.json()["messages"][-1]
+        assert question["metadata"]["incomplete"]["reason"] == "error"
+        # Retry: the same question in place of the failed turn, the chat already switched.
+        retry = {"message": "two", "session_id": session_id, "replace_from": question["id"]}
+        await send(client, service, retry)
+        history = await client.get(service.chat_url() + f"/sessions/{session_id}/history")
+    questions = [m for m in history.json()["messages"] if m["role"] == "user"]
+    assert [q["content"] for q in questions] == ["one", "two"]
+    assert questions[1]["metadata"]["mode_change"] == {"from": TEACHING, "to": AUTOMATION}
+    assert "incomplete" not in questions[1]["metadata"]
+    assert history.json()["copilot_mode"] == AUTOMATION
