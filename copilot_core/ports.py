@@ -357,9 +357,10 @@ class CheckpointStore(Protocol):
     async def search_sessions(
         self, project_id: str, user_id: str, text: str, *, limit: int = 20
     ) -> list[SessionMatch]:
-        """The user's sessions whose title or any message's text contains ``text`` (case
-        does not matter for ASCII letters), most recently updated first, each with an
-        excerpt of its newest match."""
+        """The user's sessions whose title or the text of a question or answer (user or
+        assistant message; tool output is not searched) contains ``text`` (case does not
+        matter for ASCII letters), most recently updated first, each with an excerpt of
+        its newest match."""
         ...
 
     async def truncate(self, project_id: str, thread_id: str, message_id: str) -> int:

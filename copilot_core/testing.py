@@ -25,7 +25,7 @@ from typing import Any
 
 from copilot_core._approvals import Assessment, ChangePreview, RestorePoint, ToolEffect
 from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
-from copilot_core._messages import Message
+from copilot_core._messages import Message, Role
 from copilot_core._search import excerpt
 from copilot_core._session import CopilotMode, Session
 from copilot_core._stats import Usage, stamp_usage
@@ -77,6 +77,9 @@ __all__ = [
     "text_reply",
     "tool_reply",
 ]
+
+# What search looks in: questions and answers, never tool output.
+_SEARCHED = (Role.USER, Role.ASSISTANT)
 
 
 # ================================================================ language model
@@ -441,7 +444,7 @@ class InMemoryCheckpointStore:
                 (
                     m
                     for m in reversed(self._messages[(project_id, session.thread_id)])
-                    if needle in m.content.lower()
+                    if m.role in _SEARCHED and needle in m.content.lower()
                 ),
                 None,
             )

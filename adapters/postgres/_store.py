@@ -241,6 +241,7 @@ class PostgresCheckpointStore(PostgresIntentRows):
                 "LEFT JOIN LATERAL (SELECT m.message::jsonb ->> 'id' AS hit_id, "
                 "m.message::jsonb ->> 'content' AS hit_content FROM chat_messages m "
                 "WHERE m.session_id = chat_sessions.id "
+                "AND (m.message::jsonb ->> 'role') IN ('user', 'assistant') "
                 "AND (m.message::jsonb ->> 'content') ILIKE %s ESCAPE '\\' "
                 "ORDER BY m.seq DESC LIMIT 1) hit ON true "
                 "WHERE project_id = %s AND user_id = %s "

@@ -261,6 +261,7 @@ class SqliteCheckpointStore(SqliteIntentRows):
                 "json_extract(m.message, '$.id'), json_extract(m.message, '$.content')) "
                 "FROM chat_messages m "
                 "WHERE m.session_id = chat_sessions.id "
+                "AND json_extract(m.message, '$.role') IN ('user', 'assistant') "
                 "AND json_extract(m.message, '$.content') LIKE ? ESCAPE '\\' "
                 "ORDER BY m.seq DESC LIMIT 1) AS hit "
                 "FROM chat_sessions WHERE user_id = ? AND project_id = ? "

@@ -616,6 +616,8 @@ async def test_search_finds_titles_and_message_text_of_the_users_sessions(
             Message.user("u1", "why is ospf stuck in EXSTART?", at(1)),
             Message.assistant("a1", "An MTU mismatch on the link stops OSPF at EXSTART.", at(2)),
             Message.user("u2", "and 100% literal?", at(3)),
+            # Tool output is not searched, even when it is the newest match.
+            Message.tool("t1", "c1", "show", '{"output": "ospf EXSTART"}', at(4)),
         ],
     )
     found = await store.search_sessions(PROJECT, "alice", "OSPF")
