@@ -18,8 +18,8 @@ from litestar.response import ServerSentEvent
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from adapters.web._body import json_body
-from adapters.web._contracts import WebSettings
-from adapters.web._export import markdown_report
+from adapters.web._contracts import Gns3Directory, WebSettings
+from adapters.web._export import file_name, markdown_report, project_name
 from adapters.web._openapi import errors, sse_response_spec
 from adapters.web._responses import (
     AbortReply,
@@ -331,20 +331,27 @@ class ChatController(Controller):
         self,
         visible_session: Injected[SessionScope],
         chat: Injected[ChatService],
+        directory_if_any: Injected[Gns3Directory | None],
         export_format: ExportFormat = "markdown",
     ) -> Response[Any]:
         """The whole session to keep or share: a Markdown lab report (each question, the
         tools run with the commands and each device's output, who approved what, the
         answers) or JSON. Sent as a download (``Content-Disposition``)."""
         session, messages = await _everything(chat, visible_session)
-        name = f"copilot-session-{session.thread_id}"
+        name = file_name(session)
         if export_format == "json":
             return Response(
                 SessionExport.of(session, messages),
                 headers={"Content-Disposition": f'attachment; filename="{name}.json"'},
             )
         return Response(
-            markdown_report(session, messages),
+            markdown_report(
+                session,
+                messages,
+                await project_name(
+                    directory_if_any, visible_session.caller.token, session.project_id
+                ),
+            ),
             media_type="text/markdown; charset=utf-8",
             headers={"Content-Disposition": f'attachment; filename="{name}.md"'},
         )

@@ -10,13 +10,41 @@ API's shapes: the session object and the OpenAI-shaped messages.
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from adapters.web._contracts import Gns3Directory
 from adapters.web._toolview import DeviceRun, device_runs, failure_reason, parse_output
 from copilot_core import Message, Role, Session
+from copilot_core.errors import CopilotError
 
-__all__ = ["markdown_report"]
+__all__ = ["file_name", "markdown_report", "project_name"]
+
+
+def file_name(session: Session) -> str:
+    """The download's name, without extension: the title as a safe slug
+    (``ospf-lab-check``), or ``copilot-session-<id>`` when the title has no letters or
+    digits to keep."""
+    plain = unicodedata.normalize("NFKD", session.title).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", plain.lower()).strip("-")[:60].rstrip("-")
+    return slug or f"copilot-session-{session.thread_id}"
+
+
+async def project_name(directory: Gns3Directory | None, token: str, project_id: str) -> str | None:
+    """The project's name as GNS3 gives it to the caller; ``None`` when this deployment
+    has no GNS3 directory or GNS3 does not answer (the report then shows the id)."""
+    if directory is None:
+        return None
+    try:
+        listed = await directory.projects(token)
+    except CopilotError:
+        return None
+    for project in listed:
+        if str(project.get("project_id", "")).lower() == project_id.lower():
+            return str(project.get("name") or "") or None
+    return None
 
 
 def _fence(text: str, language: str = "") -> str:
@@ -132,8 +160,11 @@ def _tool(
     yield ""
 
 
-def markdown_report(session: Session, messages: Sequence[Message]) -> str:
-    """The session as a Markdown lab report (see the module docstring)."""
+def markdown_report(
+    session: Session, messages: Sequence[Message], project: str | None = None
+) -> str:
+    """The session as a Markdown lab report (see the module docstring); ``project``: the
+    project's name (its id is shown as well)."""
     results = {m.tool_call_id: m for m in messages if m.role is Role.TOOL and m.tool_call_id}
     # A rollback's messages name the change they undid (its tool call).
     undone: dict[str, dict[str, Any]] = {}
@@ -144,7 +175,9 @@ def markdown_report(session: Session, messages: Sequence[Message]) -> str:
     lines = [
         f"# {session.title or 'Copilot session'}",
         "",
-        f"- Project: `{session.project_id}`",
+        f"- Project: {project} (`{session.project_id}`)"
+        if project
+        else f"- Project: `{session.project_id}`",
         f"- Session: `{session.thread_id}` ({session.copilot_mode.value})",
         f"- Started {session.created_at.isoformat()}, last updated "
         f"{session.updated_at.isoformat()}",

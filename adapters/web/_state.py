@@ -171,6 +171,8 @@ def dependencies() -> dict[str, Provide]:
         "model_catalog": _collaborator("model_catalog"),
         "models": _collaborator("models", optional="Testing LLM settings"),
         "directory": _collaborator("directory", optional="Signing in through the copilot"),
+        # For what works without it (an export names the project when it can).
+        "directory_if_any": _collaborator("directory"),
         "reload_skills": _collaborator("reload_skills", optional="Reloading skills"),
         "rollback": _collaborator("rollback", optional="Rolling back to restore points"),
         "intent": _collaborator("intent", optional="Standing intent"),

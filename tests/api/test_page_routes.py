@@ -80,6 +80,38 @@ async def test_export_is_a_markdown_lab_report_or_the_session_as_json(service: S
     assert bad.status_code == 422
 
 
+async def test_export_is_named_after_the_title_and_names_the_project() -> None:
+    directory = StaticGns3Directory(
+        projects=[{"project_id": OPEN, "name": "ccna-lab", "status": "opened"}]
+    )
+    async with run_service(directory=directory) as service:
+        service.model.add(text_reply("Both adjacencies are Full."))
+        asked = await _ask(service, "Is OSPF up?")
+        session_url = service.chat_url() + f"/sessions/{asked['session_id']}"
+        async with service.client() as client:
+            renamed = await client.patch(session_url, json={"title": "OSPF lab: check / R1"})
+            report = await client.get(session_url + "/export")
+            dump = await client.get(session_url + "/export", params={"format": "json"})
+            await client.patch(session_url, json={"title": "   ★ ★"})
+            no_letters = await client.get(session_url + "/export")
+    assert renamed.status_code == 200, renamed.text
+    disposition = report.headers["content-disposition"]
+    assert disposition == 'attachment; filename="ospf-lab-check-r1.md"'
+    assert dump.headers["content-disposition"] == 'attachment; filename="ospf-lab-check-r1.json"'
+    assert f"- Project: ccna-lab (`{OPEN}`)" in report.text
+    fallback = f'attachment; filename="copilot-session-{asked["session_id"]}.md"'
+    assert no_letters.headers["content-disposition"] == fallback
+
+
+async def test_an_export_without_a_gns3_directory_shows_the_project_id(service: Service) -> None:
+    service.model.add(text_reply("Fine."))
+    asked = await _ask(service, "Is OSPF up?")
+    async with service.client() as client:
+        report = await client.get(service.chat_url() + f"/sessions/{asked['session_id']}/export")
+    assert report.status_code == 200
+    assert f"- Project: `{OPEN}`" in report.text
+
+
 async def test_tool_outputs_are_rendered_per_device_with_the_reason_of_a_failure(
     service: Service,
 ) -> None:
