@@ -144,7 +144,8 @@ class RollbackReply(msgspec.Struct, kw_only=True, omit_defaults=True):
     #: call failed as a whole (see ``error``).
     status: str
     #: One per device and one ``topology``: ``{device_name, status, output: {state:
-    #: "as at the restore point" | "differs from the restore point", …}, error?}``.
+    #: "as at the restore point" | "differs from the restore point" | "as before the
+    #: change" | "differs from before the change", …}, error?}``.
     results: list[dict[str, Any]] = msgspec.field(default_factory=list)
     rolled_back_to: dict[str, Any] | None = None
     notes: dict[str, Any] | None = None

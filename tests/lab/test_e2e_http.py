@@ -329,7 +329,7 @@ def test_a_user_builds_a_routed_lab_pings_across_it_and_rolls_ospf_back(
     assert rolled.status_code == 200, rolled.text
     assert rolled.json()["status"] == "success", rolled.json()
     (r2,) = rolled.json()["results"]
-    assert (r2["device_name"], r2["output"]["state"]) == ("R2", "as at the restore point"), r2
+    assert (r2["device_name"], r2["output"]["state"]) == ("R2", "as before the change"), r2
     (r2_running,) = read_console(lab_project, "R2", ["show running-config"])
     assert "router ospf" not in r2_running and "ip ospf network" not in r2_running, r2_running
     assert "ip address 10.0.12.2/30" in r2_running and "ip address 10.0.2.1/24" in r2_running

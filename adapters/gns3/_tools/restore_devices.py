@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from adapters.gns3._device_state import ConfigurationKeeper, keeper_for
@@ -11,9 +13,10 @@ from adapters.gns3._tools.consoles import wait_for_prompt
 from adapters.gns3._tools.registry import CallScope, LabAccess
 from adapters.gns3._tools.restore_take import RestorePointError, read_configuration
 from adapters.gns3._tools.results import item
+from adapters.gns3._undo.lines import lines_left, plan_line_undo
 from copilot_core.errors import CopilotError, Gns3Error
 
-__all__ = ["restore_device"]
+__all__ = ["line_conflicts", "restore_device"]
 
 JSON = dict[str, Any]
 
@@ -78,17 +81,123 @@ async def restore_device(
         if ready["status"] != "success":
             problems.append(str(ready.get("error")))
         else:
-            await _put_back(lab, snapshot, node, keeper, saved, output, problems, differences)
+            changes = entry.get("lines_changed")
+            if isinstance(changes, dict):
+                await _undo_lines(
+                    lab, snapshot, node, keeper, changes, output, problems, differences
+                )
+            else:
+                await _put_back(lab, snapshot, node, keeper, saved, output, problems, differences)
+    # Only the change's own lines are undone: the device is as before the change, not as
+    # at the restore point (what others configured since stays).
+    mark = "before the change" if isinstance(entry.get("lines_changed"), dict) else None
     if problems or differences:
-        output["state"] = "differs from the restore point"
+        output["state"] = f"differs from {mark or 'the restore point'}"
     else:
-        output["state"] = "as at the restore point"
+        output["state"] = f"as {mark or 'at the restore point'}"
     if differences:
         output["differences"] = differences
     status = "success" if not problems and not differences else "failed"
     if status == "failed" and output.get("commands_sent"):
         status = "partial_success"
     return item(current_name, status, output, error="; ".join(problems) or None)
+
+
+async def line_conflicts(
+    lab: LabAccess, snapshot: LabSnapshot, devices: JSON, node_ids: Mapping[str, str]
+) -> list[str]:
+    """What in the devices (their restore point entries; those of ``node_ids``) whose
+    change's lines are kept conflicts with undoing those lines on the configuration as it
+    is now (a line's context gone since), read before anything is touched. ``node_ids``:
+    each device's kept node id -> its node id now."""
+
+    async def one(entry: JSON) -> list[str]:
+        node = snapshot.by_id(node_ids[str(entry.get("node_id"))])
+        keeper = keeper_for(DeviceKind(str(entry.get("kind") or DeviceKind.GENERIC.value)))
+        if node is None or keeper is None or node.get("status") != "started":
+            return []
+        try:
+            current = await read_configuration(lab, snapshot, node, keeper)
+        except RestorePointError:
+            return []  # said by the device's restore
+        return plan_line_undo(
+            keeper, entry["lines_changed"], current, str(node.get("name"))
+        ).conflicts
+
+    wanted = [
+        entry
+        for entry in devices.values()
+        if isinstance(entry, dict)
+        and isinstance(entry.get("lines_changed"), dict)
+        and str(entry.get("node_id")) in node_ids
+    ]
+    found = await asyncio.gather(*(one(entry) for entry in wanted))
+    return [conflict for conflicts in found for conflict in conflicts]
+
+
+async def _send(
+    lab: LabAccess,
+    snapshot: LabSnapshot,
+    node: JSON,
+    keeper: ConfigurationKeeper,
+    commands: list[str],
+    output: JSON,
+    problems: list[str],
+    config_mode: bool = True,
+) -> None:
+    """Send ``commands`` (the forbidden ones are not: said in ``problems``)."""
+    allowed: list[str] = []
+    blocked: list[str] = []
+    for command in commands:
+        reason = lab.skills.forbidden.reason(command)
+        (allowed if reason is None else blocked).append(command)
+    if blocked:
+        problems.append(f"not sent (forbidden commands): {', '.join(blocked)}")
+    if not allowed:
+        return
+    transcript = await lab.runner.run(
+        snapshot.console_target(node, keeper.kind), allowed, config_mode=config_mode
+    )
+    output["commands_sent"] = allowed
+    rejected = [
+        {"command": o.command, "output": o.output, "error": o.error}
+        for o in transcript.outcomes
+        if not o.ok
+    ]
+    if rejected:
+        output["rejected"] = rejected
+    if transcript.error is not None:
+        problems.append(transcript.error)
+
+
+async def _undo_lines(
+    lab: LabAccess,
+    snapshot: LabSnapshot,
+    node: JSON,
+    keeper: ConfigurationKeeper,
+    changes: JSON,
+    output: JSON,
+    problems: list[str],
+    differences: list[str],
+) -> None:
+    """Undo the lines the change added and removed, and only them; read back."""
+    name = str(node.get("name"))
+    try:
+        current = await read_configuration(lab, snapshot, node, keeper)
+    except RestorePointError as exc:
+        problems.append(str(exc))
+        return
+    undo = plan_line_undo(keeper, changes, current, name)
+    differences += [f"not undone: {conflict}" for conflict in undo.conflicts]
+    if undo.notes:
+        output["notes"] = undo.notes
+    await _send(lab, snapshot, node, keeper, undo.commands, output, problems)
+    try:
+        after = await read_configuration(lab, snapshot, node, keeper)
+    except RestorePointError as exc:
+        problems.append(f"read back: {exc}")
+        return
+    differences += lines_left(keeper, changes, after)
 
 
 async def _put_back(
@@ -107,29 +216,7 @@ async def _put_back(
         problems.append(str(exc))
         return
     plan = keeper.restore(saved, current)
-    allowed: list[str] = []
-    blocked: list[str] = []
-    for command in plan.commands:
-        reason = lab.skills.forbidden.reason(command)
-        (allowed if reason is None else blocked).append(command)
-    if blocked:
-        problems.append(f"not sent (forbidden commands): {', '.join(blocked)}")
-    if allowed:
-        transcript = await lab.runner.run(
-            snapshot.console_target(node, keeper.kind),
-            allowed,
-            config_mode=plan.config_mode,
-        )
-        output["commands_sent"] = allowed
-        rejected = [
-            {"command": o.command, "output": o.output, "error": o.error}
-            for o in transcript.outcomes
-            if not o.ok
-        ]
-        if rejected:
-            output["rejected"] = rejected
-        if transcript.error is not None:
-            problems.append(transcript.error)
+    await _send(lab, snapshot, node, keeper, plan.commands, output, problems, plan.config_mode)
     try:
         after = await read_configuration(lab, snapshot, node, keeper)
     except RestorePointError as exc:

@@ -23,7 +23,7 @@ from typing import Any
 
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._tools.registry import CallScope, LabAccess
-from adapters.gns3._tools.restore_devices import restore_device
+from adapters.gns3._tools.restore_devices import line_conflicts, restore_device
 from adapters.gns3._tools.results import batch, item
 from adapters.gns3._undo import Gns3TopologyPort, UndoPlan, carry_out, plan_undo
 from adapters.gns3._undo.record import kept_drawing, kept_link, kept_node, port_names
@@ -112,6 +112,10 @@ async def roll_back_change(
 ) -> ToolResult:
     """Undo ``point``'s change and nothing else (see the module docstring)."""
     plan, known, snapshot = await scoped_plan(lab, scope, point)
+    devices: JSON = point.state.get("devices") or {}
+    # A router's lines the change set whose context is gone since conflict too (read now,
+    # before anything is touched).
+    plan.conflicts += await line_conflicts(lab, snapshot, devices, plan.devices)
     if plan.conflicts and not force:
         return _conflict(plan)
     items: list[JSON] = []
@@ -141,7 +145,6 @@ async def roll_back_change(
             await lab.restore_points.update_restore_point(
                 replace(point, state={**point.state, "id_map": id_map})
             )
-    devices: JSON = point.state.get("devices") or {}
     wanted = {
         name: {**entry, "node_id": mapped.get(str(entry["node_id"]), entry["node_id"])}
         for name, entry in devices.items()

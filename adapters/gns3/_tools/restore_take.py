@@ -24,6 +24,7 @@ from adapters.gns3._platforms import DeviceKind, kind_from_name
 from adapters.gns3._tools.registry import CallScope, LabAccess, RestoreScope
 from adapters.gns3._topology_state import capture_topology
 from adapters.gns3._undo import read_kept, record_change
+from adapters.gns3._undo.lines import line_changes
 from adapters.gns3._undo.record import kept_drawing, kept_link, kept_node, port_names
 from copilot_core.errors import CopilotError, SessionNotFoundError
 from copilot_core.ports import ChangePreview, RestorePoint
@@ -303,6 +304,9 @@ async def record_what_it_did(lab: LabAccess, scope: CallScope, point: RestorePoi
             change["topology_kept"] = False
     except CopilotError:
         return point
+    devices = await _lines_changed(lab, scope, state.get("devices") or {})
+    if devices:
+        state["devices"] = devices
     updated = replace(point, state={**state, "change": change})
     if store is not None:
         try:
@@ -310,3 +314,39 @@ async def record_what_it_did(lab: LabAccess, scope: CallScope, point: RestorePoi
         except CopilotError:
             return point
     return updated
+
+
+async def _lines_changed(lab: LabAccess, scope: CallScope, devices: JSON) -> JSON | None:
+    """The point's devices, each router kept in lines (FRR, IOS-like) read again now that
+    the change ran, with the lines it added and removed (``lines_changed``, see
+    :mod:`adapters.gns3._undo.lines`): its rollback then undoes those alone. A device that
+    cannot be read again keeps no such record (its rollback puts it back whole)."""
+    wanted = {
+        name: entry
+        for name, entry in devices.items()
+        if isinstance(entry, dict)
+        and entry.get("captured")
+        and isinstance(entry.get("config"), dict)
+        and "lines" in entry["config"]
+    }
+    if not wanted:
+        return None
+    try:
+        snapshot = await lab.snapshot(scope)
+    except CopilotError:
+        return None
+
+    async def one(entry: JSON) -> JSON:
+        node = snapshot.by_id(str(entry.get("node_id")))
+        keeper = keeper_for(DeviceKind(str(entry.get("kind"))))
+        if node is None or keeper is None or node.get("status") != "started":
+            return entry
+        try:
+            after = await read_configuration(lab, snapshot, node, keeper)
+        except (RestorePointError, CopilotError):
+            return entry
+        changes = line_changes(keeper, entry["config"], after)
+        return entry if changes is None else {**entry, "lines_changed": changes}
+
+    read = await asyncio.gather(*(one(entry) for entry in wanted.values()))
+    return {**devices, **dict(zip(wanted, read, strict=True))}

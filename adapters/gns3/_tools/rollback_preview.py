@@ -20,6 +20,7 @@ from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._platforms import DeviceKind
 from adapters.gns3._tools.registry import CallScope, LabAccess
 from adapters.gns3._topology_state import _describe_key, _drawing_key, _link_key, read_topology
+from adapters.gns3._undo.lines import plan_line_undo
 from copilot_core.errors import CopilotError
 from copilot_core.ports import ChangePreview, RestorePoint
 
@@ -99,12 +100,20 @@ async def _device_lines(
                     f"when it runs: {exc})"
                 )
             else:
-                plan = keeper.restore(saved, current)
-                for command in plan.commands:
+                changes = entry.get("lines_changed")
+                if isinstance(changes, dict):  # the change's own lines alone
+                    undo = plan_line_undo(keeper, changes, current, name)
+                    lines += [f"{CONFLICT}{conflict}" for conflict in undo.conflicts]
+                    commands = undo.commands
+                    if not commands and not undo.conflicts:
+                        lines.append(f"nothing to send: {name} is as before the change ({when})")
+                else:
+                    commands = keeper.restore(saved, current).commands
+                    if not commands:
+                        lines.append(f"nothing to send: {keeper.kept} is as at {when}")
+                for command in commands:
                     reason = lab.skills.forbidden.reason(command)
                     lines.append(command if reason is None else f"{command}  (not sent: {reason})")
-                if not plan.commands:
-                    lines.append(f"nothing to send: {keeper.kept} is as at {when}")
     lines += [f"write back {path} as it was at {when}" for path in entry.get("files") or {}]
     return lines
 

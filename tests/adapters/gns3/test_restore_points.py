@@ -26,6 +26,7 @@ from copilot_core.testing import InMemoryCheckpointStore, SequentialIds, Steppin
 from tests.fakes.telnet_devices import (
     EmulatedCiscoRouter,
     EmulatedDeviceLab,
+    EmulatedFrr,
     EmulatedGenericDevice,
     EmulatedVpcs,
 )
@@ -50,6 +51,7 @@ class FakeGns3:
                 EmulatedVpcs: "vpcs",
                 EmulatedCiscoRouter: "dynamips",
                 EmulatedGenericDevice: "qemu",
+                EmulatedFrr: "docker",
             }[type(device)]
             node_id = f"node-{index}"
             self.nodes.append(
@@ -63,6 +65,7 @@ class FakeGns3:
                     "console_type": "telnet",
                     "template_id": f"tpl-{node_type}",
                     "ports": [],
+                    **({"tags": ["device_type:frr"]} if node_type == "docker" else {}),
                 }
             )
             if node_type == "vpcs":
@@ -243,7 +246,7 @@ async def test_an_approved_change_is_preceded_by_a_restore_point_that_rolls_it_b
     )
     assert rolled.output["status"] == "success", rolled.output
     r1_item = by_device(rolled)["R1"]
-    assert r1_item["output"]["state"] == "as at the restore point"
+    assert r1_item["output"]["state"] == "as before the change"  # only its lines undone
     assert "no ip route 0.0.0.0 0.0.0.0 10.0.0.1" in r1_item["output"]["commands_sent"]
     assert "ip route 0.0.0.0 0.0.0.0 10.0.0.1" not in r1.config
     assert r1.config[r1.config.index("interface GigabitEthernet0/0") + 1 :][:2] == [
@@ -491,9 +494,8 @@ async def test_a_rollback_is_previewed_for_approval_from_its_restore_point(
         ToolContext(PROJECT, "alice", SESSION, AUTOMATION, AbortToken(), TOKEN),
     )
     assert again.preview is not None
-    assert list(again.preview.devices["R1"]) == [
-        "nothing to send: the running configuration (`show running-config`) is as at "
-        + planned_when(again.preview.summary)
+    assert list(again.preview.devices["R1"]) == [  # the change's own lines are undone
+        f"nothing to send: R1 is as before the change ({planned_when(again.preview.summary)})"
     ]
     listing = await executor.assess(
         ParsedToolCall.parse("c", "restore_point", '{"action": "list"}'),
