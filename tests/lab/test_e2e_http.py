@@ -194,10 +194,13 @@ def chat(
         yield Chat(api, llm, lab_project.project)
 
 
-def read_console(lab: LabProject, name: str, commands: list[str]) -> list[str]:
-    """The test's own console read (between turns: the service holds no console then)."""
+def read_console(
+    lab: LabProject, name: str, commands: list[str], *, config_mode: bool = False
+) -> list[str]:
+    """The test's own console read (between turns: the service holds no console then);
+    ``config_mode``: a colleague configuring the router outside the copilot."""
     runner = ConsoleRunner(command_timeout=20.0)
-    done = asyncio.run(runner.run(lab.target(name), commands))
+    done = asyncio.run(runner.run(lab.target(name), commands, config_mode=config_mode))
     assert done.error is None, done.error
     assert all(o.ok for o in done.outcomes), [o.to_dict() for o in done.outcomes]
     return [o.output for o in done.outcomes]
@@ -270,6 +273,8 @@ def test_a_user_builds_a_routed_lab_pings_across_it_and_rolls_ospf_back(
     r2_ospf_point = routed.result(1)["restore_point_id"]
     (r2_running,) = read_console(lab_project, "R2", ["show running-config"])
     assert "router ospf" in r2_running and "ospf router-id 2.2.2.2" in r2_running
+    # A colleague adds a static route on R2 over its console: R2's undo must keep it.
+    read_console(lab_project, "R2", ["ip route 10.77.0.0/16 Null0"], config_mode=True)
 
     # The model asks R1 (read-only: no approval) until the adjacency is Full and the route
     # to PC2's LAN is in R1's table.
@@ -332,6 +337,8 @@ def test_a_user_builds_a_routed_lab_pings_across_it_and_rolls_ospf_back(
     assert (r2["device_name"], r2["output"]["state"]) == ("R2", "as before the change"), r2
     (r2_running,) = read_console(lab_project, "R2", ["show running-config"])
     assert "router ospf" not in r2_running and "ip ospf network" not in r2_running, r2_running
+    assert "ip route 10.77.0.0/16 Null0" in r2_running, r2_running  # the colleague's stays
+    assert not any("10.77." in c for c in r2["output"]["commands_sent"]), r2
     assert "ip address 10.0.12.2/30" in r2_running and "ip address 10.0.2.1/24" in r2_running
     rolled_at = time.monotonic()
     while True:
