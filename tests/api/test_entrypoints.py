@@ -273,7 +273,16 @@ def test_gns3_copilot_serve_starts_answers_and_stops_on_sigterm(
             process.wait()
     out, err = output.stdout, output.stderr
     assert code == 0, output.describe()
-    lines = [json.loads(line) for line in err.splitlines() if line.strip()]
+    lines = []
+    for line in err.splitlines():
+        if not line.strip():
+            continue
+        try:
+            lines.append(json.loads(line))
+        except ValueError:
+            pytest.fail(
+                f"the service's stderr has a line that is not JSON: {line!r}\n" + output.describe()
+            )
     assert lines, "no log lines"
     events = [line["event"] for line in lines]
     assert "service_started" in events
