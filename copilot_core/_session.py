@@ -34,6 +34,8 @@ class Session(BaseModel):
     copilot_mode: CopilotMode = CopilotMode.TEACHING_ASSISTANT
     pinned: bool = False
     message_count: int = 0
+    #: The questions asked: the user messages of the history (stores count them).
+    question_count: int = 0
     llm_calls_count: int = 0
     input_tokens: int = 0
     output_tokens: int = 0

@@ -412,6 +412,7 @@ class InMemoryCheckpointStore:
         self._sessions[project_id][thread_id] = session.model_copy(
             update={
                 "message_count": session.message_count - len(removed),
+                "question_count": self._questions(project_id, thread_id),
                 "llm_calls_count": max(session.llm_calls_count - usage.llm_calls, 0),
                 "input_tokens": max(session.input_tokens - usage.input_tokens, 0),
                 "output_tokens": max(session.output_tokens - usage.output_tokens, 0),
@@ -419,12 +420,17 @@ class InMemoryCheckpointStore:
             }
         )
 
+    def _questions(self, project_id: str, thread_id: str) -> int:
+        log = self._messages.get((project_id, thread_id), [])
+        return sum(message.role is Role.USER for message in log)
+
     def _count(self, project_id: str, thread_id: str, messages: int, usage: Usage | None) -> None:
         session = self._require(project_id, thread_id)
         usage = usage or Usage()
         self._sessions[project_id][thread_id] = session.model_copy(
             update={
                 "message_count": session.message_count + messages,
+                "question_count": self._questions(project_id, thread_id),
                 "llm_calls_count": session.llm_calls_count + usage.llm_calls,
                 "input_tokens": session.input_tokens + usage.input_tokens,
                 "output_tokens": session.output_tokens + usage.output_tokens,

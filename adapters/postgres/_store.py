@@ -18,7 +18,7 @@ from adapters.postgres._codec import (
 )
 from adapters.postgres._database import Connection, PostgresDatabase
 from adapters.postgres._intent import PostgresIntentRows
-from copilot_core import CopilotMode, Message, Session
+from copilot_core import CopilotMode, Message, Role, Session
 from copilot_core.errors import (
     InvalidRequestError,
     NotFoundError,
@@ -144,7 +144,10 @@ class PostgresCheckpointStore(PostgresIntentRows):
             row = await cursor.fetchone()
         if row is None:
             raise ValueError(f"session {session.thread_id!r} exists already")
-        return session.model_copy(update={"id": row[0], "message_count": count})
+        asked = sum(message.role is Role.USER for message in messages)
+        return session.model_copy(
+            update={"id": row[0], "message_count": count, "question_count": asked}
+        )
 
     async def get_session(self, project_id: str, thread_id: str) -> Session | None:
         return await self._one(

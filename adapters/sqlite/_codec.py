@@ -50,6 +50,8 @@ SESSION_JSON = (
     f"ELSE '{CopilotMode.TEACHING_ASSISTANT.value}' END, "
     "'pinned', json(CASE WHEN pinned THEN 'true' ELSE 'false' END), "
     "'message_count', COALESCE(message_count, 0), "
+    "'question_count', (SELECT COUNT(*) FROM chat_messages q "
+    "WHERE q.session_id = chat_sessions.id AND json_extract(q.message, '$.role') = 'user'), "
     "'llm_calls_count', COALESCE(llm_calls_count, 0), "
     "'input_tokens', COALESCE(input_tokens, 0), "
     "'output_tokens', COALESCE(output_tokens, 0), "

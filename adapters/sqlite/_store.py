@@ -33,7 +33,7 @@ from adapters.sqlite._databases import (
     Synchronous,
 )
 from adapters.sqlite._intent import SqliteIntentRows
-from copilot_core import CopilotMode, Message, Session
+from copilot_core import CopilotMode, Message, Role, Session
 from copilot_core.errors import (
     InvalidRequestError,
     NotFoundError,
@@ -190,7 +190,10 @@ class SqliteCheckpointStore(SqliteIntentRows):
                 raise ValueError(f"session {session.thread_id!r} exists already") from exc
             row_id = cursor.lastrowid
         count = session.message_count + len(messages)
-        return session.model_copy(update={"id": row_id, "message_count": count})
+        asked = sum(message.role is Role.USER for message in messages)
+        return session.model_copy(
+            update={"id": row_id, "message_count": count, "question_count": asked}
+        )
 
     async def get_session(self, project_id: str, thread_id: str) -> Session | None:
         async with self._use(project_id) as conn:

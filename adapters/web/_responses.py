@@ -158,6 +158,8 @@ class SessionBody(msgspec.Struct, kw_only=True):
     copilot_mode: CopilotMode
     pinned: bool
     message_count: int
+    #: The questions asked (user messages); ``message_count`` counts every message.
+    question_count: int
     llm_calls_count: int
     input_tokens: int
     output_tokens: int

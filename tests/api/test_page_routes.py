@@ -80,6 +80,17 @@ async def test_export_is_a_markdown_lab_report_or_the_session_as_json(service: S
     assert bad.status_code == 422
 
 
+async def test_a_listed_session_counts_its_questions_apart_from_its_messages(
+    service: Service,
+) -> None:
+    service.model.add(text_reply("one"), text_reply("two"))
+    asked = await _ask(service, "first question")
+    await _ask(service, "second question", session_id=asked["session_id"])
+    async with service.client() as client:
+        [listed] = (await client.get(service.chat_url() + "/sessions")).json()
+    assert (listed["question_count"], listed["message_count"]) == (2, 4)
+
+
 async def test_export_is_named_after_the_title_and_names_the_project() -> None:
     directory = StaticGns3Directory(
         projects=[{"project_id": OPEN, "name": "ccna-lab", "status": "opened"}]

@@ -222,6 +222,7 @@ async def test_a_session_created_with_its_first_messages_holds_and_counts_them(
     created = await store.create_session(session("s1", title="Ping"), first)
     assert created.id is not None
     assert created.message_count == len(first)
+    assert created.question_count == 1  # the step's assistant and tool messages are not
     assert await store.get_session(PROJECT, "s1") == created
     assert (await store.history(PROJECT, "s1")).messages == first
     # The log goes on after them, numbered as if they had been appended.
@@ -232,6 +233,9 @@ async def test_a_session_created_with_its_first_messages_holds_and_counts_them(
     stored = await store.get_session(PROJECT, "s1")
     assert stored is not None
     assert stored.message_count == len(first) + len(more)
+    assert stored.question_count == 1 + len(more)
+    [listed] = await store.list_sessions(PROJECT, "alice")
+    assert (listed.message_count, listed.question_count) == (len(first) + 2, 3)
 
 
 async def test_a_creation_refused_or_broken_writes_none_of_its_messages(
@@ -645,12 +649,14 @@ async def test_truncate_drops_a_message_and_what_follows_with_their_counts(
     await store.append_messages(PROJECT, "s1", [answer], usage=Usage(1, 100, 10))
     await store.append_messages(PROJECT, "s1", second)
     await store.append_messages(PROJECT, "s1", tools, usage=Usage(2, 300, 20))
+    before = await store.get_session(PROJECT, "s1")
+    assert before is not None and before.question_count == 2
     assert await store.truncate(PROJECT, "s1", "u2") == 1 + len(tools)
     history = (await store.history(PROJECT, "s1")).messages
     assert history == [*first, *stamp_usage([answer], Usage(1, 100, 10))]
     got = await store.get_session(PROJECT, "s1")
     assert got is not None
-    assert got.message_count == 2
+    assert (got.message_count, got.question_count) == (2, 1)
     assert (got.llm_calls_count, got.input_tokens, got.output_tokens) == (1, 100, 10)
     assert got.total_tokens == 110
 

@@ -108,7 +108,7 @@ def test_a_message_streams_text_and_a_tool_card_then_the_stats_show(
 
     current = page.locator(".session.current")
     expect(current.locator(".session-title")).to_have_text("Empty lab")
-    expect(current.locator(".session-count")).to_have_text("4 msg")
+    expect(current.locator(".session-count")).to_have_text("1 question")  # not 4 messages
     expect(page.locator("#stat-messages")).to_have_text("4")
     expect(page.locator("#stat-llm-calls")).to_have_text("2")
     expect(page.locator("#stat-input")).to_have_text("320")

@@ -517,8 +517,8 @@ function renderSessions() {
     title.textContent = `${session.pinned ? "★ " : ""}${session.title || "New chat"}`;
     const count = document.createElement("span");
     count.className = "session-count";
-    count.textContent = `${session.message_count} msg`;
-    count.setAttribute("aria-label", `${session.message_count} messages`);
+    const asked = session.question_count ?? 0;
+    count.textContent = `${asked} ${asked === 1 ? "question" : "questions"}`;
     open.append(title, count);
     open.addEventListener("click", () => openSession(session.thread_id, { reattach: true }));
     const actions = document.createElement("span");
