@@ -42,6 +42,7 @@ from copilot_core._approvals import (
     ApprovalRequest,
     Assessment,
     ChangePreview,
+    ToolEffect,
     call_digest,
 )
 from copilot_core._session import CopilotMode
@@ -288,10 +289,22 @@ class ToolGate:
         )
 
 
+#: What a call of a tool declaring each effect does, in words (a card's title).
+_EFFECT_WORDS: dict[ToolEffect | None, str] = {
+    ToolEffect.READ_ONLY: "read from the lab",
+    ToolEffect.DEVICE_CHANGE: "change a device",
+    ToolEffect.TOPOLOGY_CHANGE: "change the topology",
+    ToolEffect.NODE_STATE: "start or stop nodes",
+    ToolEffect.CAPTURE: "start or stop a packet capture",
+    ToolEffect.EXTERNAL_CHANGE: "change something outside the lab",
+    None: "run a tool that may change anything",
+}
+
+
 def _generic_preview(call: ParsedToolCall, spec: ToolSpec) -> ChangePreview:
-    """What the card says when the executor described nothing: the tool, its effect."""
-    effect = spec.effect.value if spec.effect is not None else "undeclared effect"
-    return ChangePreview(f"{call.name} will run ({effect}).")
+    """What the card says when the executor described nothing: the tool's declared effect
+    in words (the page shows the tool's name apart)."""
+    return ChangePreview(_EFFECT_WORDS[spec.effect])
 
 
 def _unbound(call: ParsedToolCall, decision: ApprovalDecision, digest: str) -> ToolResult:

@@ -91,7 +91,7 @@ def _device(run: DeviceRun) -> Iterator[str]:
     if run.commands:
         lines = []
         for command in run.commands:
-            lines.append(f"{run.name}# {command.command}")
+            lines.append(f"{run.heading} {command.command}")
             if command.output.strip():
                 lines.append(command.output.rstrip())
             if command.error:

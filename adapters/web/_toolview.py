@@ -88,6 +88,18 @@ class DeviceRun:
     blocked: tuple[str, ...] = ()
     commands: list[CommandRun] = field(default_factory=list)
     output: Any = None
+    prompt: str = ""
+
+    @property
+    def heading(self) -> str:
+        """What stands before each command: the device's name and its own prompt mark
+        (``PC1>`` on a VPCS, ``R1#`` on a router); ``#`` when the device gave none."""
+        mark = self.prompt.rstrip()[-1:] if self.prompt.strip() else ""
+        return f"{self.name}{mark if mark in _PROMPT_MARKS else '#'}"
+
+
+#: The last character of the prompts the consoles know (``R1#``, ``PC1>``, ``$``).
+_PROMPT_MARKS = frozenset("#>$%")
 
 
 def _text(value: Any) -> str:
@@ -154,6 +166,7 @@ def device_runs(output: Any) -> list[DeviceRun] | None:
                 _blocked(item),
                 commands or [],
                 None if commands else item.get("output"),
+                str(item.get("prompt") or ""),
             )
         )
     return runs
@@ -288,7 +301,7 @@ def _device_section(run: DeviceRun) -> Iterator[str]:
         yield f'<p class="tv-blocked">Blocked: {escape(blocked)}</p>'
     for command in run.commands:
         yield '<div class="tv-command">'
-        yield f'<h5 class="tv-cmd">{escape(run.name)}# {escape(command.command)}</h5>'
+        yield f'<h5 class="tv-cmd">{escape(run.heading)} {escape(command.command)}</h5>'
         if command.flags:
             yield f'<div class="tv-flags">{escape(", ".join(command.flags))}</div>'
         if command.output.strip() or not command.error:

@@ -134,6 +134,8 @@ async def test_tool_outputs_are_rendered_per_device_with_the_reason_of_a_failure
                  "parsed": [{"intf": "Gi0/0", "status": "up"}]}]},
             {"device_name": "PC1", "status": "failed", "error": "PC1 is not started",
              "output": None},
+            {"device_name": "PC2", "status": "success", "prompt": "PC2>", "output": [
+                {"command": "ping 10.0.0.1", "output": "84 bytes from 10.0.0.1"}]},
         ],
     }  # fmt: skip
     items = [
@@ -149,6 +151,7 @@ async def test_tool_outputs_are_rendered_per_device_with_the_reason_of_a_failure
         too_many = await client.post("/v3/copilot/render/tools", json={"items": items * 9})
     first, second = rendered.json()["items"]
     assert '<h5 class="tv-cmd">R1# show ip int br</h5>' in first["html"]
+    assert '<h5 class="tv-cmd">PC2&gt; ping 10.0.0.1</h5>' in first["html"]  # its own prompt
     assert '<span class="tok-m">10.0.0.1</span>' in first["html"]
     assert "<th>intf</th>" in first["html"] and first["reason"] == "PC1: PC1 is not started"
     assert second["reason"] == "<b>boom</b>" and "<b>" not in second["html"]

@@ -143,7 +143,11 @@ def test_approval_cards_show_the_change_and_the_decision_and_come_back_after_a_r
     page.get_by_label("Message", exact=True).fill("Add a PC named Approved9")
     page.get_by_label("Message", exact=True).press("Enter")
     card = page.get_by_role("region", name="Approval for create_gns3_node")
-    expect(card).to_contain_text("Approve create_gns3_node?")
+    # The title says the change in words (from its preview); the tool's name is small print.
+    expect(card.locator("h3")).to_have_text("Create 1 node?")
+    expect(card.locator(".approval-tool")).to_have_text("create_gns3_node")
+    expect(page.locator(".tool-card .tool-title")).to_have_text("Create 1 node")
+    expect(page.locator(".tool-card .tool-name")).to_have_text("create_gns3_node")
     expect(card.locator(".approval-topology")).to_contain_text("Approved9")
     expect(page.locator(".tool-card .tool-status")).to_have_text("waiting for you")
     screenshot(page, "approval")
@@ -166,8 +170,22 @@ def test_approval_cards_show_the_change_and_the_decision_and_come_back_after_a_r
     expect(card.locator(".approval-outcome")).to_have_text("Rejected by you: “not in this lab”")
     tool = page.locator(".tool-card").last
     expect(tool.locator(".tool-status")).to_have_text("rejected")
-    expect(tool.locator(".tool-reason")).to_contain_text("The user rejected this change")
+    expect(tool).to_have_attribute("data-viewed", "true")
+    # The rejection is said once: by the approval card, not again on the tool's card.
+    expect(tool.locator(".tool-reason")).to_be_hidden()
+    expect(tool.locator(".tv-error")).to_have_count(0)
     expect(page.get_by_role("button", name="Send")).to_be_visible()
+
+    # After a reload (no approval cards), each tool card says who decided, once.
+    page.reload()
+    first, last = page.locator(".tool-card").first, page.locator(".tool-card").last
+    expect(first.locator(".tool-decision")).to_have_text("Approved by you.")
+    expect(last.locator(".tool-decision")).to_have_text("Rejected by you: “not in this lab”")
+    expect(last).to_have_attribute("data-viewed", "true")
+    expect(last.locator(".tool-reason")).to_be_hidden()
+    expect(last.locator(".tv-error")).to_have_count(0)
+    said = page.locator(".message.assistant").last.get_by_text("not in this lab")
+    expect(said.locator("visible=true")).to_have_count(1)  # (the raw JSON is folded away)
 
 
 def test_a_decision_already_taken_elsewhere_is_said_on_the_card(
@@ -284,8 +302,12 @@ class _ScriptedTurn(BaseHTTPRequestHandler):
 @pytest.fixture
 def scripted_turn(configured: Lab) -> Iterator[str]:
     session = "00000000-0000-4000-8000-00000000abcd"
-    output = {"status": "success", "results": [{"device_name": "R1", "status": "success",
-              "output": [{"command": "ping 10.0.0.2", "output": "!!!!!"}]}]}  # fmt: skip
+    output = {"status": "success", "results": [
+        {"device_name": "R1", "status": "success", "prompt": "R1#",
+         "output": [{"command": "ping 10.0.0.2", "output": "!!!!!"}]},
+        {"device_name": "PC1", "status": "success", "prompt": "PC1>",
+         "output": [{"command": "ping 10.0.0.1", "output": "84 bytes from 10.0.0.1"}]},
+    ]}  # fmt: skip
 
     def wire(seq: int, event: Any) -> dict[str, Any]:
         return copilot_event(TurnEvent(seq, session, event))
@@ -339,9 +361,11 @@ def test_a_running_tool_shows_its_elapsed_time_and_the_console_output_as_it_arri
     expect(card.locator(".tool-elapsed")).to_have_text(re.compile(r"^[1-9] s$"), timeout=5_000)
     expect(live.locator("pre")).to_contain_text("reply 3")
     expect(card.locator(".tool-status")).to_have_text("done")
-    card.locator("summary").first.click()
-    expect(card.locator(".tv-cmd")).to_have_text("R1# ping 10.0.0.2")
-    expect(card.locator(".tv-output")).to_have_text("!!!!!")
+    # A success with device output stays open; each heading has the device's own prompt.
+    expect(card).to_have_attribute("open", "")
+    expect(card.locator(".tv-cmd")).to_have_text(["R1# ping 10.0.0.2", "PC1> ping 10.0.0.1"])
+    expect(card.locator(".tv-output")).to_have_text(["!!!!!", "84 bytes from 10.0.0.1"])
+    expect(card.locator(".tv-output").last).to_be_visible()
 
 
 def test_the_last_question_is_edited_or_asked_again_and_the_counters_follow(

@@ -320,9 +320,15 @@ async def _parse(lab: LabAccess, transcript: ConsoleTranscript, *, config: bool)
 def _device_result(transcript: ConsoleTranscript, blocked: list[JSON]) -> JSON:
     name = transcript.target.name
     output = [outcome.to_dict() for outcome in transcript.outcomes]
+    prompt = transcript.prompt or None  # the device's own prompt style (PC1>, R1#)
     if transcript.error is not None:
         return item(
-            name, "failed", output, blocked_commands=blocked or None, error=transcript.error
+            name,
+            "failed",
+            output,
+            blocked_commands=blocked or None,
+            error=transcript.error,
+            prompt=prompt,
         )
     ok = sum(1 for outcome in transcript.outcomes if outcome.ok)
     if ok == len(transcript.outcomes) and not blocked:
@@ -340,6 +346,7 @@ def _device_result(transcript: ConsoleTranscript, blocked: list[JSON]) -> JSON:
         output,
         blocked_commands=blocked or None,
         error="; ".join(problems) if problems else None,
+        prompt=prompt,
     )
 
 
@@ -398,7 +405,7 @@ def _maybe_configured(args: ShowCommands, mode: CopilotMode) -> ChangePreview | 
     if mode is CopilotMode.TEACHING_ASSISTANT:
         return None
     entries = _entries(args)
-    return _preview(entries, _static_kinds(entries), config=False, verb="change")
+    return _preview(entries, _static_kinds(entries), config=False, verb="run commands on")
 
 
 def _describer(*, config: bool) -> Describer[Any]:
@@ -415,7 +422,9 @@ def _describer(*, config: bool) -> Describer[Any]:
             node = snapshot.by_name(name)
             if node is not None:
                 kinds[name] = _platform(snapshot, node, device_type).rules
-        return _preview(entries, kinds, config=config, verb="configure" if config else "change")
+        return _preview(
+            entries, kinds, config=config, verb="configure" if config else "run commands on"
+        )
 
     return describe
 

@@ -370,9 +370,13 @@ async def suspend_nodes(lab: LabAccess, args: NodeNames, scope: CallScope) -> To
 
 
 # ------------------------------------------------------------------ changes
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _created(args: CreateNodes, mode: CopilotMode) -> ChangePreview:
     return ChangePreview(
-        f"create {len(args.nodes)} node(s)",
+        f"create {_count(len(args.nodes), 'node')}",
         topology=[
             f"create {n.name or 'a node named by GNS3'} from template "
             f"{n.template_name or n.template_id}"
@@ -383,7 +387,7 @@ def _created(args: CreateNodes, mode: CopilotMode) -> ChangePreview:
 
 def _renamed(args: RenameNodes, mode: CopilotMode) -> ChangePreview:
     return ChangePreview(
-        f"rename {len(args.nodes)} node(s)",
+        f"rename {_count(len(args.nodes), 'node')}",
         topology=[f"rename {n.node_name} to {n.new_name}" for n in args.nodes],
     )
 

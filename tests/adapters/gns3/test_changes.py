@@ -203,3 +203,10 @@ def test_a_topology_rollback_is_previewed_one_action_per_item() -> None:
         "draw 1 drawing(s) again",
     ]
     assert topology_actions(saved, saved) == []
+
+
+async def test_a_creation_preview_counts_its_nodes_in_words() -> None:
+    one = {"nodes": [{"template_name": "VPCS", "name": "PC3"}]}
+    two = {"nodes": [{"template_name": "VPCS", "name": "PC3"}, {"template_name": "VPCS"}]}
+    created = [(await assess("create_gns3_node", args)).preview for args in (one, two)]
+    assert [p.summary if p else None for p in created] == ["create 1 node", "create 2 nodes"]

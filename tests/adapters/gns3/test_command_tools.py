@@ -147,7 +147,9 @@ async def test_show_commands_on_three_devices(lab: EmulatedDeviceLab):
         "show version",
     ]
     assert "GigabitEthernet0/0" in devices["R1"]["output"][0]["output"]
-    assert set(devices["R1"]) == {"device_name", "status", "output"}
+    assert set(devices["R1"]) == {"device_name", "status", "output", "prompt"}
+    # Each device's own prompt, as its console printed it (the page heads its output so).
+    assert (devices["PC1"]["prompt"], devices["R1"]["prompt"]) == ("PC1>", "R1>")  # user EXEC
 
 
 async def test_forbidden_commands_are_blocked_and_the_rest_runs(lab: EmulatedDeviceLab):

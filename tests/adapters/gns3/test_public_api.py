@@ -203,7 +203,10 @@ def test_each_tool_says_what_a_call_would_change_in_the_lab():
     }
     preview = change("execute_vpcs_commands", setting)
     assert preview is not None
-    assert (preview.summary, preview.devices) == ("change PC1", {"PC1": ["ip 10.0.0.2/24"]})
+    assert (preview.summary, preview.devices) == (
+        "run commands on PC1",
+        {"PC1": ["ip 10.0.0.2/24"]},
+    )
     assert [(c.command, c.changes) for c in preview.commands["PC1"]] == [
         ("show ip", False),
         ("ip 10.0.0.2/24", True),

@@ -443,7 +443,7 @@ async def test_restore_points_are_listed_and_an_unknown_one_is_refused(
     assert point["restore_point_id"] == changed.output["restore_point_id"]
     assert point["devices"] == ["PC1", "PC2"]
     assert point["topology"] is False and point["gns3_snapshot"] is None
-    assert point["before"].startswith("execute_vpcs_commands: change PC1, PC2")
+    assert point["before"].startswith("execute_vpcs_commands: run commands on PC1, PC2")
     unknown = await run(
         executor, "restore_point", {"action": "rollback", "restore_point_id": "nope"}
     )

@@ -105,17 +105,39 @@ async function flushViews() {
   flushing = null;
 }
 
+// A change preview's summary ("create 2 nodes", "start PC1") as a sentence's start.
+export function plainTitle(summary) {
+  const text = String(summary || "").trim().replace(/[.?]+$/, "");
+  return text ? text[0].toUpperCase() + text.slice(1) : "";
+}
+
+// Who decided a call, and how ("Approved by you", "Rejected by ann: “why”").
+export function decisionText(decision, userId) {
+  if (!decision) return "";
+  if (decision.reason === "timeout") return "Not approved in time: the change was not made.";
+  if (decision.reason === "aborted") return "The answer was stopped before a decision.";
+  const who = decision.by && decision.by === userId ? "you" : decision.by || "someone";
+  if (decision.decision === "approve") return `Approved by ${who}.`;
+  return `Rejected by ${who}${decision.comment ? `: “${decision.comment}”` : "."}`;
+}
+
 class ToolCard {
   constructor(parent, id, name) {
     this.element = el("details", "tool-card");
     this.element.dataset.toolCallId = id;
     this.element.open = true;
     const summary = el("summary");
+    // The plain title (the change's summary, when it asked) and the tool's name in small print.
+    this.title = el("span", "tool-title");
+    this.title.hidden = true;
     this.name = el("span", "tool-name", name || "tool");
     this.elapsed = el("span", "tool-elapsed");
     this.status = el("span", "tool-status", "writing…");
     this.status.dataset.status = "writing";
-    summary.append(el("span", "tool-icon", "⚙"), this.name, this.elapsed, this.status);
+    summary.append(el("span", "tool-icon", "⚙"), this.title, this.name, this.elapsed, this.status);
+    this.decision = el("p", "tool-decision");
+    this.decision.hidden = true;
+    this.decided = false; // a decision line is shown (here or on the approval card)
     this.reason = el("p", "tool-reason");
     this.reason.hidden = true;
     this.argsBox = el("details", "tool-args-box");
@@ -135,7 +157,7 @@ class ToolCard {
     this.raw.append(el("summary", null, "Raw output (JSON)"));
     this.outputBody = el("pre", "tool-output-json");
     this.raw.append(this.outputBody);
-    this.element.append(summary, this.reason, this.argsBox, this.live, this.view, this.raw);
+    this.element.append(summary, this.decision, this.reason, this.argsBox, this.live, this.view, this.raw);
     parent.append(this.element);
     this.started = null;
     this.ticker = null;
@@ -143,6 +165,22 @@ class ToolCard {
 
   setName(name) {
     if (name) this.name.textContent = name;
+  }
+
+  setTitle(text) {
+    if (!text) return;
+    this.title.textContent = text;
+    this.title.hidden = false;
+    this.name.classList.add("small-print");
+  }
+
+  // The decision on this call, said on the card itself (a saved history has no approval card).
+  setDecision(text, state) {
+    this.decided = true;
+    if (!text) return;
+    this.decision.textContent = text;
+    this.decision.dataset.state = state;
+    this.decision.hidden = false;
   }
 
   setArguments(text, complete) {
@@ -201,16 +239,26 @@ class ToolCard {
     this.live.hidden = true;
     this.element.dataset.status = state;
     requestView(this, name || this.name.textContent, String(text ?? ""), state);
-    if (state === "success") this.element.open = false; // the summary keeps name + status
+    // A success folds to its summary line, unless a device printed something: that stays.
+    if (state === "success" && !this.devices.size) this.element.open = false;
   }
 
   showView(html, reason, note) {
-    if (reason) {
+    // A rejection is said once: by the decision line (or the approval card above).
+    const said = this.decided && this.element.dataset.status === "rejected";
+    if (reason && !said) {
       this.reason.textContent = reason;
       this.reason.hidden = false;
     }
     if (html) {
       this.view.innerHTML = html; // sanitised on the server (nh3 allow-list)
+      // The failure's sentence is on the card already: not again at the view's top.
+      for (const line of this.view.querySelectorAll(".tv > .tv-error")) {
+        if (reason && (said || line.textContent.trim() === reason.trim())) line.remove();
+      }
+      if (this.element.dataset.status === "success" && this.view.querySelector(".tv-output")) {
+        this.element.open = true; // device output is what the user asked to see
+      }
       addCopyButtons(this.view);
     } else if (note) {
       this.view.replaceChildren(el("p", "tv-note", note));
@@ -511,8 +559,9 @@ class ApprovalCard {
     this.element.dataset.state = "pending";
     this.element.setAttribute("aria-label", `Approval for ${event.tool_name}`);
     const preview = event.preview || {};
-    this.element.append(el("h3", null, `Approve ${event.tool_name}?`));
-    if (preview.summary) this.element.append(el("p", "approval-summary", preview.summary));
+    // The change in words, from its preview; the tool's name in small print.
+    const title = el("h3", null, `${plainTitle(preview.summary) || `Run ${event.tool_name}`}?`);
+    this.element.append(title, el("small", "approval-tool", event.tool_name));
     // A console call lists every command it sends, in order and as sent, the ones that
     // change the device marked; other previews list the changing commands per device.
     const listed = preview.commands || {};
@@ -582,21 +631,9 @@ class ApprovalCard {
   }
 
   resolve(event) {
-    let text;
-    const who = event.by && event.by === this.userId ? "you" : event.by || "someone";
-    if (event.reason === "timeout") {
-      text = "Not approved in time: the change was not made.";
-      this.element.dataset.state = "lapsed";
-    } else if (event.reason === "aborted") {
-      text = "The answer was stopped before a decision.";
-      this.element.dataset.state = "lapsed";
-    } else if (event.decision === "approve") {
-      text = `Approved by ${who}.`;
-      this.element.dataset.state = "approve";
-    } else {
-      text = `Rejected by ${who}${event.comment ? `: “${event.comment}”` : "."}`;
-      this.element.dataset.state = "reject";
-    }
+    const text = decisionText(event, this.userId);
+    if (event.reason === "timeout" || event.reason === "aborted") this.element.dataset.state = "lapsed";
+    else this.element.dataset.state = event.decision === "approve" ? "approve" : "reject";
     this.comment.remove();
     this.buttons.remove();
     this.note.textContent = "";
@@ -687,7 +724,9 @@ export class TurnView {
       // The user must decide: bring the card's buttons into view (below the fold on a phone).
       card.element.scrollIntoView({ block: "nearest" });
     }
-    this.card(event.tool_call_id, event.tool_name).setStatus("waiting");
+    const tool = this.card(event.tool_call_id, event.tool_name);
+    tool.setStatus("waiting");
+    tool.setTitle(plainTitle(event.preview?.summary));
     return card;
   }
 
@@ -743,6 +782,7 @@ export class TurnView {
       case "approval_resolved": {
         const card = this.approvals.get(event.approval_id);
         if (card) card.resolve(event);
+        if (event.tool_call_id) this.card(event.tool_call_id).decided = Boolean(card);
         if (event.decision === "approve") this.card(event.tool_call_id).setStatus("running");
         break;
       }
@@ -897,9 +937,12 @@ export function renderHistory(container, messages, options = {}) {
     } else if (message.role === "tool") {
       const card = cards.get(message.tool_call_id);
       if (card) {
-        card.setOutput(message.content, toolStatus(message.content, message.metadata?.status), message.name);
         const approval = message.metadata?.approval;
-        if (approval) card.element.dataset.approval = approval.decision;
+        if (approval) {
+          card.element.dataset.approval = approval.decision;
+          card.setDecision(decisionText(approval, options.userId), approval.decision);
+        }
+        card.setOutput(message.content, toolStatus(message.content, message.metadata?.status), message.name);
         turn.offerUndo(card, restorePointOf(message.content, message.metadata));
       }
     }
