@@ -468,6 +468,12 @@ def test_long_titles_ellipsize_and_the_session_buttons_stay_in_the_sidebar(
         )
         title = row.locator(".session-title")
         assert title.evaluate("t => t.scrollWidth > t.clientWidth")
+        # The title keeps most of the row, not about 12 characters beside the count.
+        shown = title.evaluate(
+            "t => Math.floor(t.clientWidth / t.scrollWidth * t.textContent.length)"
+        )
+        print(f"width {width}: about {shown} characters of the title shown")
+        assert shown >= 20, shown
         assert title.evaluate("t => getComputedStyle(t).textOverflow") == "ellipsis"
         opacity = row.get_by_role("button", name=re.compile("^Delete")).evaluate(
             "b => getComputedStyle(b.parentElement).opacity"
