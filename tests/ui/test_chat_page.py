@@ -82,7 +82,7 @@ def test_a_message_streams_text_and_a_tool_card_then_the_stats_show(
     answer_text = page.locator(".message.assistant .text-block").first
     # Token by token: part of the answer is on screen while the turn still runs.
     expect(answer_text).to_contain_text("Your lab is")
-    expect(page.get_by_role("button", name="Stop")).to_be_visible()
+    expect(page.get_by_role("button", name="Stop", exact=True)).to_be_visible()
     partial = answer_text.inner_text()
     assert len(partial) < len(answer), "the answer arrived at once, not streamed"
 

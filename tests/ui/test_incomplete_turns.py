@@ -95,7 +95,7 @@ def test_a_stopped_turn_says_so_after_a_reload_and_only_the_last_turn_offers_ret
     page.get_by_label("Message", exact=True).fill("Tell me everything")
     page.get_by_label("Message", exact=True).press("Enter")
     expect(page.locator(".message.assistant").last).to_contain_text("slow")
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     expect(page.get_by_role("button", name="Send")).to_be_visible(timeout=15_000)
     expect(page.locator("#messages[data-state='saved']")).to_have_count(1)
     stopped = page.locator(".message.assistant.incomplete .stopped-box")
