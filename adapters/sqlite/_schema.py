@@ -26,7 +26,8 @@ statement: an ``INSERT`` into ``chat_sessions`` that sets ``opening_messages`` (
 array of message texts) fires a trigger that appends them to the log, as sequence
 numbers 1, 2, ..., and clears the column (the counting trigger counts them); 6 adds
 ``standing_intent`` (each user's checks that should always hold in the project's lab: one
-row per user, the checks as a JSON list).
+row per user, the checks as a JSON list); 7 adds ``question_count`` (the session's user
+messages), kept by triggers like the other counters and counted once from the log.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import aiosqlite
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,7 @@ _ADDED_COLUMNS = (
     ("pinned", "BOOLEAN DEFAULT FALSE"),
     ("copilot_mode", "TEXT NOT NULL DEFAULT 'teaching_assistant'"),
     ("opening_messages", "TEXT"),
+    ("question_count", "INTEGER NOT NULL DEFAULT 0"),
 )
 
 
@@ -155,6 +157,18 @@ _COUNTING_TRIGGERS = (
     f"total_tokens = MAX(total_tokens - {_usage('OLD', 'input_tokens')} "
     f"- {_usage('OLD', 'output_tokens')}, 0) "
     "WHERE id = OLD.session_id; END",
+)
+
+
+# A question is a user message: its counter follows the log too (version 7).
+_IS_QUESTION = "json_valid({row}.message) AND json_extract({row}.message, '$.role') = 'user'"
+_QUESTION_TRIGGERS = (
+    "CREATE TRIGGER IF NOT EXISTS count_inserted_question AFTER INSERT ON chat_messages "
+    f"WHEN {_IS_QUESTION.format(row='NEW')} BEGIN UPDATE chat_sessions "
+    "SET question_count = question_count + 1 WHERE id = NEW.session_id; END",
+    "CREATE TRIGGER IF NOT EXISTS count_deleted_question AFTER DELETE ON chat_messages "
+    f"WHEN {_IS_QUESTION.format(row='OLD')} BEGIN UPDATE chat_sessions "
+    "SET question_count = MAX(question_count - 1, 0) WHERE id = OLD.session_id; END",
 )
 
 
@@ -222,6 +236,14 @@ async def migrate(conn: aiosqlite.Connection) -> None:
         if 6 not in applied:
             await conn.execute(_STANDING_INTENT)
             await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (6)")
+        for statement in _QUESTION_TRIGGERS:
+            await conn.execute(statement)
+        if 7 not in applied:
+            await conn.execute(
+                "UPDATE chat_sessions SET question_count = (SELECT COUNT(*) FROM chat_messages m "
+                f"WHERE m.session_id = chat_sessions.id AND {_IS_QUESTION.format(row='m')})"
+            )
+            await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (7)")
     except BaseException:
         await conn.rollback()
         raise

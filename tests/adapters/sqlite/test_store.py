@@ -152,6 +152,7 @@ async def test_schema_is_spec_000s_with_a_message_log_and_a_version(
         "pinned": ("BOOLEAN", "FALSE"),
         "copilot_mode": ("TEXT", "'teaching_assistant'"),
         "opening_messages": ("TEXT", None),  # a new session's first messages, in transit
+        "question_count": ("INTEGER", "0"),  # its user messages (version 7)
     }
     indexes = {
         name: [row[2] for row in query(path, f"PRAGMA index_info({name})")]
@@ -276,6 +277,11 @@ _UNDO = {
     ),
     4: ("DROP TABLE restore_points",),
     6: ("DROP TABLE standing_intent",),
+    7: (
+        "DROP TRIGGER count_inserted_question",
+        "DROP TRIGGER count_deleted_question",
+        "ALTER TABLE chat_sessions DROP COLUMN question_count",
+    ),
 }
 
 
@@ -615,3 +621,21 @@ async def test_message_rows_of_other_shapes_are_read_and_garbage_is_reported(
     with pytest.raises(StoreCorruptedError, match="message #3"):
         await store.history(P1, "s1", limit=1)
     assert len((await store.history(P1, "s1", limit=2, before=3)).messages) == 2
+
+
+async def test_a_version_6_database_counts_its_questions_once_and_then_keeps_counting(
+    data_dir: Path,
+) -> None:
+    await older_database(data_dir, 6)
+    async with SqliteCheckpointStore(data_dir) as store:
+        found = await store.get_session(P1, "s1")
+        assert found is not None and (found.message_count, found.question_count) == (1, 1)
+        await store.append_messages(
+            P1, "s1", [Message.assistant("m2", "hi", T0), Message.user("m3", "and?", T0)]
+        )
+        found = await store.get_session(P1, "s1")
+        assert found is not None and (found.message_count, found.question_count) == (3, 2)
+        await store.truncate(P1, "s1", "m3")
+        found = await store.get_session(P1, "s1")
+        assert found is not None and (found.message_count, found.question_count) == (2, 1)
+
