@@ -638,4 +638,3 @@ async def test_a_version_6_database_counts_its_questions_once_and_then_keeps_cou
         await store.truncate(P1, "s1", "m3")
         found = await store.get_session(P1, "s1")
         assert found is not None and (found.message_count, found.question_count) == (2, 1)
-
