@@ -15,6 +15,7 @@ from litestar.params import JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK
 from pydantic import BaseModel, ConfigDict, Field
 
+from adapters.web._body import json_body
 from adapters.web._openapi import errors
 from adapters.web._scopes import ProjectScope, ids_in_path, scopes
 from adapters.web._state import Injected
@@ -84,6 +85,7 @@ class IntentController(Controller):
         "/",
         operation_id="putStandingIntent",
         status_code=HTTP_200_OK,
+        guards=[json_body],
         responses=errors(404, 422, 501),
     )
     async def replace(

@@ -23,6 +23,7 @@ BODY_ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("PUT", "/v3/copilot/llm-config", {"provider": "openai", "model": "m"}),
     ("POST", "/v3/copilot/auth/login", {"username": "admin", "password": "pw"}),
     ("POST", "/v3/copilot/projects", {"name": "lab"}),
+    ("PUT", "/v3/copilot/projects/{project}/intent", {"checks": []}),
     ("POST", "/v3/copilot/render", {"markdown": "**hi**"}),
     (
         "POST",
