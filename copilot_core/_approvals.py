@@ -103,12 +103,15 @@ class ChangePreview:
     """What a call would change: per device, the exact commands that change it
     (``devices``) and, for a console call, every command it sends, in order, each marked
     (``commands``); for the topology, one line per change (``create node PC3 (VPCS)``,
-    ``link PC1 e0 - SW1 e1``)."""
+    ``link PC1 e0 - SW1 e1``); for a verified change, the checks that decide it."""
 
     summary: str
     devices: Mapping[str, Sequence[str]] = field(default_factory=dict)
     topology: Sequence[str] = ()
     commands: Mapping[str, Sequence[PreviewCommand]] = field(default_factory=dict)
+    #: For a verified change: the checks that will decide it and what happens when one
+    #: fails (``checks``, ``standing``, ``on_fail``, ``wait_s``).
+    verification: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -120,6 +123,8 @@ class ChangePreview:
             data["commands"] = {
                 name: [line.to_dict() for line in lines] for name, lines in self.commands.items()
             }
+        if self.verification is not None:
+            data["verification"] = dict(self.verification)
         return data
 
 

@@ -8,8 +8,9 @@ token, and the tool schemas are most of the prompt. :func:`compact_tools` offers
   points…), so an everyday turn reads a handful of tools;
 * each with its ``brief`` (or its description's first sentence) and a lean schema:
   property descriptions cut to their first clause, no ``additionalProperties``,
-  ``title``, ``default`` or ``examples`` (the tool still validates what it gets, and
-  names the right form when a call is wrong).
+  ``title``, ``default`` or ``examples``, and none of the optional properties the
+  tool lists in ``compact_omits`` (the tool still validates what it gets, and names the
+  right form when a call is wrong).
 
 The choice depends only on the user's message, so it is the same for every model
 call of a turn: a provider's prompt cache keeps it within the turn.
@@ -39,7 +40,7 @@ def compact_tools(specs: Sequence[ToolSpec], query: str) -> list[ToolSpec]:
 
 
 def _compact(spec: ToolSpec) -> ToolSpec:
-    lean = _lean(spec.parameters)
+    lean = _lean(_without(spec.parameters, spec.compact_omits))
     return ToolSpec(
         spec.name,
         spec.brief or _first_sentence(spec.description),
@@ -50,6 +51,15 @@ def _compact(spec: ToolSpec) -> ToolSpec:
         everyday=spec.everyday,
         cues=spec.cues,
     )
+
+
+def _without(schema: dict[str, Any], omitted: Sequence[str]) -> dict[str, Any]:
+    """The object schema without the ``omitted`` (optional) properties."""
+    properties = schema.get("properties")
+    if not omitted or not isinstance(properties, dict):
+        return schema
+    kept = {name: prop for name, prop in properties.items() if name not in omitted}
+    return {**schema, "properties": kept}
 
 
 def _first_sentence(text: str) -> str:

@@ -18,7 +18,10 @@ guides for the platforms of its nodes); act on the lab only through your tools.
 Name nodes exactly as the topology names them. Before you run commands on a
 device, make sure it is started.
 Keep answers short and concrete; show the commands you ran and what their output
-means. When a tool returns an error, read it: it says what exists instead."""
+means. When a tool returns an error, read it: it says what exists instead.
+To answer "does it work?" or "did it work?", call verify_intent with checks
+(reachability, ospf_neighbor, bgp_session, route, interface, config_line) rather
+than judging raw output yourself."""
 
 _TEACHING = """\
 Mode: teaching assistant. You diagnose; you never change a device's configuration.
@@ -30,7 +33,10 @@ do it."""
 _AUTOMATION = """\
 Mode: lab automation assistant. You may diagnose and also configure: run
 configuration commands, VPCS commands, and stop or suspend nodes. Say what you are
-about to change before you change it, and verify the result afterwards."""
+about to change before you change it, and state what it must achieve as checks:
+pass them as verify on the changing call (e.g. verify [{kind: reachability, from:
+PC1, to: PC2}]); the service runs them after the change and rolls the change back
+when one fails, so report the verification, not your own reading."""
 
 TITLE_INSTRUCTION = (
     "Write a title of at most six words for the conversation below. "

@@ -37,7 +37,7 @@ class ToolSpec:
     For the compact tool set (small models): ``brief`` is the tool's description in a
     sentence (empty: the description's first sentence); an ``everyday`` tool is always
     offered, another one only when the user's message contains one of its ``cues``
-    (lower-case words or word starts).
+    (lower-case words or word starts), and its schema without ``compact_omits``.
     """
 
     name: str
@@ -48,6 +48,8 @@ class ToolSpec:
     brief: str = ""
     everyday: bool = True
     cues: tuple[str, ...] = ()
+    #: Optional properties the compact set leaves out (options a small model does without).
+    compact_omits: tuple[str, ...] = ()
 
     def to_openai(self) -> dict[str, Any]:
         return {

@@ -3,7 +3,8 @@
 A service that imports the core uses this module to validate checks
 (:data:`checks_adapter`), to run them through a :class:`CheckProbe` (the GNS3 adapter's
 compiles them per platform) with :func:`verify_checks`, and to read the results
-(:class:`IntentResult`). See ``docs/intent.md``.
+(:class:`IntentResult`), and to run a change as a transaction decided by checks
+(:func:`verify_change`). See ``docs/intent.md``.
 """
 
 from copilot_core._checks import (
@@ -26,10 +27,18 @@ from copilot_core._checks import (
 )
 from copilot_core._standing import MAX_STANDING_CHECKS, StandingIntent
 from copilot_core._verification import CheckProbe, MonotonicClock, WaitClock, verify_checks
+from copilot_core._verified_change import (
+    ChangeSteps,
+    OnFail,
+    VerificationPlan,
+    VerifiedChange,
+    verify_change,
+)
 
 __all__ = [
     "MAX_STANDING_CHECKS",
     "BgpSessionCheck",
+    "ChangeSteps",
     "Check",
     "CheckProbe",
     "CheckResult",
@@ -40,14 +49,18 @@ __all__ = [
     "InterfaceCheck",
     "MonotonicClock",
     "Observation",
+    "OnFail",
     "OspfNeighborCheck",
     "ReachabilityCheck",
     "RouteCheck",
     "StandingIntent",
+    "VerificationPlan",
+    "VerifiedChange",
     "WaitClock",
     "check_label",
     "check_node",
     "checks_adapter",
     "dump_check",
+    "verify_change",
     "verify_checks",
 ]

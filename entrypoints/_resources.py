@@ -25,7 +25,7 @@ from adapters.mcp import McpServerConfig, McpToolSource
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
 from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from copilot_core import InMemoryTurnLog
-from copilot_core.ports import Clock, IdFactory, RestorePointStore
+from copilot_core.ports import Clock, IdFactory, IntentStore, RestorePointStore
 from entrypoints.settings import StoreSection
 
 if TYPE_CHECKING:  # imported when Redis is used (the client library costs start-up time)
@@ -112,10 +112,12 @@ async def open_tools(
     restore_points: RestorePointStore | None = None,
     clock: Clock | None = None,
     ids: IdFactory | None = None,
+    intent: IntentStore | None = None,
 ) -> AsyncIterator[Gns3ToolExecutor]:
     """The lab tools, warmed before the service takes requests (the first turn then
     costs what later ones do); approved changes keep their restore points with the
-    sessions, in the checkpoint store."""
+    sessions, in the checkpoint store; a verified change also runs the user's standing
+    intent, kept there too."""
     tools = Gns3ToolExecutor(
         client,
         runner=console,
@@ -124,6 +126,7 @@ async def open_tools(
         restore_points=restore_points,
         clock=clock,
         ids=ids,
+        intent=intent,
     )
     await tools.warm()
     yield tools

@@ -141,6 +141,12 @@ class Gns3Section(_Section):
         gt=0,
         description="Seconds between two rounds of checks that do not hold yet.",
     )
+    max_change_verify_wait: float = Field(
+        default=_TOOLS.max_change_verify_wait,
+        ge=0,
+        description="The longest verify_wait_s a changing call may ask for (seconds; a "
+        "verified change may wait twice, after the change and after a rollback).",
+    )
 
 
 class ConsoleSection(_Section):

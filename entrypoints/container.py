@@ -323,6 +323,7 @@ class Gateways(containers.DeclarativeContainer):
         max_commands=config.gns3.max_commands,
         max_verify_wait=config.gns3.max_verify_wait,
         verify_interval=config.gns3.verify_interval,
+        max_change_verify_wait=config.gns3.max_change_verify_wait,
     )
     #: What restore points are stamped and named with (the tools take them first).
     clock = providers.Singleton(SystemClock)
@@ -336,6 +337,7 @@ class Gateways(containers.DeclarativeContainer):
         restore_points=store,
         clock=clock,
         ids=ids,
+        intent=store,
     )
     topology = providers.Singleton(Gns3TopologySource, gns3)
     mcp_sources = providers.Resource(open_mcp_sources, configs=config.mcp_servers)

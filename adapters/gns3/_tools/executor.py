@@ -18,6 +18,7 @@ client's), makes approved changes without one, and says so in each result.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from adapters.gns3._client import Gns3Client
@@ -30,6 +31,7 @@ from adapters.gns3._tools.compact import with_compact_profile
 from adapters.gns3._tools.consoles import console_tools
 from adapters.gns3._tools.filters import filter_tools
 from adapters.gns3._tools.intent import intent_tools
+from adapters.gns3._tools.intent_probe import Gns3CheckProbe
 from adapters.gns3._tools.links import link_tools
 from adapters.gns3._tools.nodes import node_tools
 from adapters.gns3._tools.project import project_tools
@@ -40,7 +42,7 @@ from adapters.gns3._tools.registry import (
     LabAccess,
     ToolRegistry,
 )
-from adapters.gns3._tools.restore import restore_tools
+from adapters.gns3._tools.restore import restore_tools, roll_back
 from adapters.gns3._tools.restore_take import (
     NoConversationError,
     RestorePointError,
@@ -50,6 +52,15 @@ from adapters.gns3._tools.restore_take import (
 )
 from adapters.gns3._tools.skills import skill_tools
 from adapters.gns3._tools.topology import topology_tools
+from adapters.gns3._tools.verified import (
+    VerifyArguments,
+    offered_spec,
+    plan_of,
+    split_verification,
+    standing_checks,
+    with_plan,
+    with_verification,
+)
 from copilot_core import (
     CopilotMode,
     ParsedToolCall,
@@ -60,6 +71,7 @@ from copilot_core import (
     UuidIdFactory,
 )
 from copilot_core.errors import AuthenticationError, CopilotError
+from copilot_core.intent import MonotonicClock, VerificationPlan, WaitClock, verify_change
 from copilot_core.ports import (
     NOT_CLEARED,
     Assessment,
@@ -67,6 +79,7 @@ from copilot_core.ports import (
     Clearance,
     Clock,
     IdFactory,
+    IntentStore,
     RestorePoint,
     RestorePointStore,
     ToolEffect,
@@ -138,6 +151,8 @@ class Gns3ToolExecutor:
         restore_points: RestorePointStore | None = None,
         clock: Clock | None = None,
         ids: IdFactory | None = None,
+        intent: IntentStore | None = None,
+        wait_clock: WaitClock | None = None,
     ) -> None:
         self.client = client
         self.runner = runner or ConsoleRunner()
@@ -150,11 +165,14 @@ class Gns3ToolExecutor:
             self.skills,
             self.settings,
             restore_points=restore_points,
+            intent=intent,
             clock=clock or SystemClock(),
             ids=ids or UuidIdFactory(),
         )
+        #: What verified changes wait on (the event loop's clock; a fake one in tests).
+        self.wait_clock = wait_clock or MonotonicClock()
         self._specs = {
-            tool.name: with_compact_profile(tool.spec(self.lab)) for tool in self.registry
+            tool.name: with_compact_profile(offered_spec(tool, self.lab)) for tool in self.registry
         }
 
     async def warm(self) -> None:
@@ -172,19 +190,36 @@ class Gns3ToolExecutor:
         preview (the tool judged this call) none; a tool that is not read-only and cannot
         judge the call (no preview function, or one that could not read what it needs)
         leaves it to its declared effect. A call that cannot run (unknown tool, bad
-        arguments) changes nothing (``execute`` says why)."""
+        arguments) changes nothing (``execute`` says why). A verified change's preview
+        carries the checks that will decide it."""
         tool = self.registry.get(call.name)
         if tool is None or call.arguments is None:
             return Assessment.read_only()
-        args = tool.parse(call.arguments, self.settings)
-        if isinstance(args, ToolResult):
+        parsed = self._parse(tool, call.arguments)
+        if isinstance(parsed, ToolResult):
             return Assessment.read_only()
+        args, verification = parsed
         judged, preview = await self._preview(tool, args, context)
         if preview is not None:
+            if verification is not None:
+                preview = with_plan(preview, await self._plan(verification, context))
             return Assessment(True, preview)
         if judged or tool.effect is ToolEffect.READ_ONLY:
             return Assessment.read_only()
         return Assessment()
+
+    def _parse(self, tool: Gns3Tool[Any], arguments: dict[str, Any]) -> Any:
+        """The tool's validated arguments and the call's verification, or an error."""
+        split = split_verification(tool, arguments, self.settings)
+        if isinstance(split, ToolResult):
+            return split
+        own, verification = split
+        args = tool.parse(own, self.settings)
+        return args if isinstance(args, ToolResult) else (args, verification)
+
+    async def _plan(self, verification: VerifyArguments, context: ToolContext) -> VerificationPlan:
+        standing = await standing_checks(self.lab.intent, context.project_id, context.user_id)
+        return plan_of(verification, standing)
 
     async def _preview(
         self, tool: Gns3Tool[Any], args: Any, context: ToolContext
@@ -205,33 +240,64 @@ class Gns3ToolExecutor:
         self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED
     ) -> ToolResult:
         """Run the call; an approved change (``clearance.approved``) after a restore point
-        of what its preview, assessed once before the approval, says it changes."""
+        of what its preview, assessed once before the approval, says it changes; a call
+        with checks (``verify``) as a verified change, decided by the checks its approved
+        preview lists."""
         tool = self.registry.get(call.name)
         if tool is None:
             known = ", ".join(t.name for t in self.registry)
             return ToolResult.error(f"There is no GNS3 tool {call.name!r}; tools: {known}.")
         if not call.is_valid or call.arguments is None:
             return ToolResult.error(f"The arguments of {call.name} are invalid: {call.error}")
-        args = tool.parse(call.arguments, self.settings)
-        if isinstance(args, ToolResult):
-            return args
+        parsed = self._parse(tool, call.arguments)
+        if isinstance(parsed, ToolResult):
+            return parsed
+        args, verification = parsed
         if tool.needs_gns3 and not context.credentials:
             return ToolResult.error(
                 "No GNS3 credentials came with this request; the tool cannot act on GNS3."
             )
         scope = CallScope(context, context.credentials or "")
         try:
-            if clearance.approved is not None:
-                assessed = clearance.assessment
-                if assessed is not None:
-                    preview = assessed.preview
-                else:  # not assessed by a gate: preview it now
-                    _, preview = await self._preview(tool, args, context)
-                if preview is not None:
-                    return await self._change(tool, args, scope, call, preview)
+            preview: ChangePreview | None = None
+            assessed = clearance.assessment
+            if assessed is not None and assessed.preview is not None:
+                preview = assessed.preview
+            elif clearance.approved is not None or verification is not None:
+                _, preview = await self._preview(tool, args, context)  # not assessed by a gate
+            if verification is not None:
+                plan = (
+                    VerificationPlan.from_dict(preview.verification)
+                    if (preview is not None and preview.verification is not None)
+                    else await self._plan(verification, context)
+                )
+                return await self._verified(tool, args, scope, call, preview, plan)
+            if clearance.approved is not None and preview is not None:
+                return await self._change(tool, args, scope, call, preview)
             return await tool.run(self.lab, args, scope)
         except CopilotError as exc:
             return ToolResult.error(exc.message)
+
+    async def _verified(
+        self,
+        tool: Gns3Tool[Any],
+        args: Any,
+        scope: CallScope,
+        call: ParsedToolCall,
+        preview: ChangePreview | None,
+        plan: VerificationPlan,
+    ) -> ToolResult:
+        """The change as a transaction decided by ``plan``'s checks (:mod:`.verified`)."""
+        steps = _ChangeSteps(self, tool, args, scope, call, preview)
+        outcome = await verify_change(
+            plan,
+            steps,
+            Gns3CheckProbe(self.lab, scope),
+            self.wait_clock,
+            interval=self.settings.verify_interval,
+            progress=scope.context.report_progress,
+        )
+        return with_verification(outcome)
 
     async def _change(
         self,
@@ -242,14 +308,25 @@ class Gns3ToolExecutor:
         preview: ChangePreview,
     ) -> ToolResult:
         """An approved change: a restore point first, then the change, named in its result."""
+        result, _ = await self._change_kept(tool, args, scope, call, preview)
+        return result
+
+    async def _change_kept(
+        self,
+        tool: Gns3Tool[Any],
+        args: Any,
+        scope: CallScope,
+        call: ParsedToolCall,
+        preview: ChangePreview,
+    ) -> tuple[ToolResult, RestorePoint | None]:
+        """The change after its restore point, and the point (``None``: none was taken)."""
         kept = tool.restores(args, preview)
         if kept is None:  # nothing a rollback could put back
-            return await tool.run(self.lab, args, scope)
+            return await tool.run(self.lab, args, scope), None
         if self.lab.restore_points is None:
             result = await tool.run(self.lab, args, scope)
-            return _with_restore_point(
-                result, None, ["no restore point was taken: this service keeps none"]
-            )
+            notes = ["no restore point was taken: this service keeps none"]
+            return _with_restore_point(result, None, notes), None
         try:
             point = await take_restore_point(
                 self.lab,
@@ -261,18 +338,79 @@ class Gns3ToolExecutor:
             )
         except NoConversationError as exc:
             result = await tool.run(self.lab, args, scope)
-            return _with_restore_point(result, None, [f"no restore point was taken: {exc}"])
+            return _with_restore_point(result, None, [f"no restore point was taken: {exc}"]), None
         except RestorePointError as exc:
-            return ToolResult.error(
+            refused = ToolResult.error(
                 f"{call.name} was not run: no restore point could be taken first ({exc}), "
                 "and a change is not made without a way back.",
                 restore_point_error=str(exc),
             )
+            return refused, None
         try:
             result = await tool.run(self.lab, args, scope)
         finally:  # what it did, for an undo of it alone (even when it failed half-way)
             point = await record_what_it_did(self.lab, scope, point)
-        return _with_restore_point(result, point, restore_point_notes(point))
+        return _with_restore_point(result, point, restore_point_notes(point)), point
+
+    async def _roll_back(
+        self, scope: CallScope, call: ParsedToolCall, point: RestorePoint
+    ) -> ToolResult:
+        """Undo exactly the change ``point`` was taken for, and mark the point rolled back
+        (by the verification, not by a user)."""
+        result = await roll_back(self.lab, scope, point, use_snapshot=False)
+        store = self.lab.restore_points
+        if store is not None:
+            output = result.output if isinstance(result.output, dict) else {}
+            current = await store.restore_point(point.project_id, point.session_id, point.id)
+            marked = replace(
+                current or point,
+                state={
+                    **(current or point).state,
+                    "rolled_back": {
+                        "at": self.lab.clock.now().isoformat(),
+                        "by": "verification",
+                        "status": str(output.get("status", result.status.value)),
+                        "tool_call_id": call.id,
+                        "restore_point_id": None,
+                    },
+                },
+            )
+            await store.update_restore_point(marked)
+        return result
+
+
+class _ChangeSteps:
+    """The executor's two moves for :func:`~copilot_core.intent.verify_change`."""
+
+    def __init__(
+        self,
+        executor: Gns3ToolExecutor,
+        tool: Gns3Tool[Any],
+        args: Any,
+        scope: CallScope,
+        call: ParsedToolCall,
+        preview: ChangePreview | None,
+    ) -> None:
+        self._executor = executor
+        self._tool = tool
+        self._args = args
+        self._scope = scope
+        self._call = call
+        self._preview = preview
+        self._point: RestorePoint | None = None
+
+    async def change(self) -> ToolResult:
+        if self._preview is None:  # the tool judged that this call changes nothing
+            return await self._tool.run(self._executor.lab, self._args, self._scope)
+        result, self._point = await self._executor._change_kept(
+            self._tool, self._args, self._scope, self._call, self._preview
+        )
+        return result
+
+    async def roll_back(self) -> ToolResult | None:
+        if self._point is None:
+            return None
+        return await self._executor._roll_back(self._scope, self._call, self._point)
 
 
 def _with_restore_point(

@@ -43,7 +43,14 @@ from copilot_core import (
     ToolSpec,
     UuidIdFactory,
 )
-from copilot_core.ports import ChangePreview, Clock, IdFactory, RestorePointStore, ToolEffect
+from copilot_core.ports import (
+    ChangePreview,
+    Clock,
+    IdFactory,
+    IntentStore,
+    RestorePointStore,
+    ToolEffect,
+)
 
 __all__ = [
     "AUTOMATION_ONLY",
@@ -57,6 +64,7 @@ __all__ = [
     "ToolArguments",
     "ToolRegistry",
     "openai_schema",
+    "parse_arguments",
 ]
 
 JSON = dict[str, Any]
@@ -75,7 +83,9 @@ class Gns3ToolSettings:
     how long a started node may still read "stopped" before the start counts as failed;
     ``max_console_wait`` bounds ``wait_for_console`` (a router may take minutes to boot);
     ``max_verify_wait`` bounds ``verify_intent``'s ``wait_s``, and ``verify_interval`` is
-    the pause between two rounds of checks that do not hold yet.
+    the pause between two rounds of checks that do not hold yet; ``max_change_verify_wait``
+    bounds a changing call's ``verify_wait_s`` (a verified change may wait twice, after the
+    change and after a rollback: keep twice this under the agent's tool time limit).
     """
 
     start_timeout: float = 90.0
@@ -92,6 +102,7 @@ class Gns3ToolSettings:
     max_commands: int = 50
     max_verify_wait: float = 300.0
     verify_interval: float = 2.0
+    max_change_verify_wait: float = 120.0
 
 
 # ------------------------------------------------------------------ arguments
@@ -199,8 +210,8 @@ def openai_schema(model: type[BaseModel], settings: Gns3ToolSettings) -> JSON:
 @dataclass(frozen=True, slots=True)
 class LabAccess:
     """What every handler works with: GNS3's API, the consoles, skills, settings, the
-    show-output parser, where restore points are kept (``None``: nowhere) and the clock
-    and ids they are made with."""
+    show-output parser, where restore points and standing intent are kept (``None``:
+    nowhere) and the clock and ids restore points are made with."""
 
     client: Gns3Client
     runner: ConsoleRunner
@@ -208,6 +219,8 @@ class LabAccess:
     settings: Gns3ToolSettings
     parser: ShowParser = field(default_factory=ShowParser)
     restore_points: RestorePointStore | None = None
+    #: Where each user's standing intent is kept (a verified change runs it too).
+    intent: IntentStore | None = None
     #: What restore points are stamped and named with.
     clock: Clock = field(default_factory=SystemClock)
     ids: IdFactory = field(default_factory=UuidIdFactory)
@@ -258,6 +271,11 @@ Handler = Callable[[LabAccess, ArgsT, CallScope], Awaitable[ToolResult]]
 Describer = Callable[[LabAccess, ArgsT, CallScope], Awaitable[ChangePreview | None]]
 
 
+_VERIFIABLE = frozenset(
+    {ToolEffect.DEVICE_CHANGE, ToolEffect.TOPOLOGY_CHANGE, ToolEffect.NODE_STATE}
+)
+
+
 def _scope_of_preview(args: Any, preview: ChangePreview) -> RestoreScope:
     return RestoreScope.of(preview)
 
@@ -292,6 +310,14 @@ class Gns3Tool(Generic[ArgsT]):
     change: Callable[[ArgsT, CopilotMode], ChangePreview | None] | None = None
     describe: Describer[ArgsT] | None = None
     restores: Callable[[ArgsT, ChangePreview], RestoreScope | None] = _scope_of_preview
+    #: Whether a call may carry checks that decide it (``verify``; see
+    #: :mod:`adapters.gns3._tools.verified`): every tool that changes a device, a node's
+    #: state or the topology, unless it says otherwise (a rollback is not itself verified).
+    checks_allowed: bool = True
+
+    @property
+    def verifiable(self) -> bool:
+        return self.checks_allowed and self.effect in _VERIFIABLE
 
     def spec(self, lab: LabAccess) -> ToolSpec:
         """The tool as offered to a model; its description may quote ``{settings.x}`` and
@@ -306,25 +332,33 @@ class Gns3Tool(Generic[ArgsT]):
 
     def parse(self, arguments: JSON, settings: Gns3ToolSettings) -> ArgsT | ToolResult:
         """The validated arguments, or an error result naming every bad field."""
-        try:
-            return self.arguments.model_validate(arguments, context=settings)
-        except ValidationError as exc:
-            problems = [
-                {
-                    "field": ".".join(str(part) for part in error["loc"]) or "(arguments)",
-                    "problem": error["msg"],
-                }
-                for error in exc.errors(include_url=False, include_input=False)
-            ]
-            listed = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
-            return ToolResult.error(
-                f"The arguments of {self.name} are invalid: {listed}. Nothing was done.",
-                fields=problems,
-                expected=self.example,
-            )
+        return parse_arguments(self.arguments, arguments, settings, self.name, self.example)
 
     async def run(self, lab: LabAccess, args: ArgsT, scope: CallScope) -> ToolResult:
         return await self.handler(lab, args, scope)
+
+
+def parse_arguments(
+    model: type[ArgsT], arguments: JSON, settings: Gns3ToolSettings, tool: str, example: JSON
+) -> ArgsT | ToolResult:
+    """``arguments`` validated by ``model``, or an error result naming every bad field and
+    showing ``example`` (a valid call of ``tool``)."""
+    try:
+        return model.model_validate(arguments, context=settings)
+    except ValidationError as exc:
+        problems = [
+            {
+                "field": ".".join(str(part) for part in error["loc"]) or "(arguments)",
+                "problem": error["msg"],
+            }
+            for error in exc.errors(include_url=False, include_input=False)
+        ]
+        listed = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
+        return ToolResult.error(
+            f"The arguments of {tool} are invalid: {listed}. Nothing was done.",
+            fields=problems,
+            expected=example,
+        )
 
 
 class ToolRegistry:

@@ -342,5 +342,6 @@ def restore_tools() -> list[Gns3Tool[Any]]:
             mutates_topology=True,
             describe=_rollback_preview,
             restores=_rollback_scope,
+            checks_allowed=False,  # a rollback undoes a change; it is not itself verified
         )
     ]
