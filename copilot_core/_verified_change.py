@@ -76,6 +76,8 @@ class VerificationPlan:
         return {
             "checks": [dump_check(check) for check in self.checks],
             "standing": [dump_check(check) for check in self.standing],
+            "labels": [check_label(check) for check in self.checks],
+            "standing_labels": [check_label(check) for check in self.standing],
             "on_fail": self.on_fail,
             "wait_s": self.wait_s,
         }

@@ -10,6 +10,9 @@ The output is read by its shape, so any tool source gets the same view:
 * **a capture summary** (``packets``, ``protocols``, ``top_talkers``…): small tables;
 * **the topology** (``nodes`` and ``links``) and **templates**: tables;
 * **a failure** (``{"status": "error" | "rejected" | "aborted", "error"}``): its reason;
+* **checks** (``verify_intent``'s ``{status, summary, checks}``) and a verified change's
+  ``verification``: one row per check with its verdict in each phase (before, after,
+  after a rollback) and what was observed;
 * anything else: its fields as a table, nested values as JSON.
 
 :func:`failure_reason` is what a card shows when the tool failed. The HTML goes through
@@ -45,12 +48,12 @@ _VIEW_TAGS: Final = frozenset(
 )  # fmt: skip
 _VIEW_CLASSES: Final = {
     "div": {"tv", "tv-command", "tv-flags", "tv-table-wrap"},
-    "section": {"tv-item"},
+    "section": {"tv-item", "tv-verification"},
     "h4": {"tv-device"},
     "h5": {"tv-cmd"},
     "p": {"tv-error", "tv-note", "tv-blocked"},
     "pre": {"tv-output"},
-    "table": {"tv-table", "tv-parsed", "tv-kv"},
+    "table": {"tv-table", "tv-parsed", "tv-kv", "tv-checks"},
     "small": {"tv-status", "tv-status-success", "tv-status-failed", "tv-status-partial"},
 }
 _VIEW_ATTRIBUTES: Final = {"section": {"data-status"}, "pre": {"data-device"}}
@@ -321,7 +324,76 @@ def _device_section(run: DeviceRun) -> Iterator[str]:
     yield "</section>"
 
 
+def _is_intent(value: Any) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("checks"), list)
+        and isinstance(value.get("summary"), Mapping)
+    )
+
+
+def _verdict(result: Mapping[str, Any] | None) -> str:
+    if not isinstance(result, Mapping):
+        return ""
+    status = str(result.get("status") or "")
+    badge = {"pass": "success", "fail": "failed"}.get(status, "partial")
+    why = result.get("reason") or ""
+    return (
+        f'<small class="tv-status tv-status-{badge}">{escape(status)}</small>'
+        + (f" {escape(str(why))}" if why and status != "pass" else "")
+    )
+
+
+def _checks_table(phases: Sequence[tuple[str, Any]]) -> str:
+    """One row per check (by name), one column per phase that ran."""
+    ran = [(title, result) for title, result in phases if _is_intent(result)]
+    names: list[str] = []
+    verdicts: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for title, result in ran:
+        for check in result["checks"]:
+            if isinstance(check, Mapping):
+                name = str(check.get("name") or check.get("kind") or "?")
+                names.extend([name] if name not in names else [])
+                verdicts[(title, name)] = check
+    head = "".join(f"<th>{escape(title)}</th>" for title, _ in ran)
+    rows = "".join(
+        f"<tr><th>{escape(name)}</th>"
+        + "".join(f"<td>{_verdict(verdicts.get((title, name)))}</td>" for title, _ in ran)
+        + "</tr>"
+        for name in names
+    )
+    return (
+        f'<div class="tv-table-wrap"><table class="tv-checks"><thead><tr><th>check</th>{head}'
+        f"</tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _verification(verification: Mapping[str, Any]) -> Iterator[str]:
+    status = str(verification.get("status") or "")
+    rolled = verification.get("rolled_back") is True
+    outcome = {
+        "pass": "every check held",
+        "not_run": "not checked: the change did not run",
+    }.get(status, "rolled back: a check failed" if rolled else "a check failed")
+    yield f'<section class="tv-verification" data-status="{escape(status)}">'
+    yield f'<h5 class="tv-cmd">Verification: {escape(outcome)}</h5>'
+    yield _checks_table(
+        [
+            ("before", verification.get("before")),
+            ("after", verification.get("after")),
+            ("after rollback", verification.get("after_rollback")),
+        ]
+    )
+    if verification.get("reason"):
+        yield f'<p class="tv-note">{escape(str(verification["reason"]))}</p>'
+    yield "</section>"
+
+
 def _body(output: Any, status: str | None) -> Iterator[str]:
+    verification = output.get("verification") if isinstance(output, Mapping) else None
+    if isinstance(verification, Mapping):
+        yield from _verification(verification)
+        output = {k: v for k, v in output.items() if k != "verification"}
     reason = failure_reason(output, status)
     runs = device_runs(output)
     if runs is not None:
@@ -344,6 +416,9 @@ def _body(output: Any, status: str | None) -> Iterator[str]:
         return
     if _is_capture(output):
         yield _capture(output)
+        return
+    if _is_intent(output):
+        yield _checks_table([(str(output.get("status") or "result"), output)])
         return
     rest = {
         key: value

@@ -550,6 +550,20 @@ class UndoBox {
   }
 }
 
+// The checks that decide a verified change, as its approval card lists them.
+function checksPlan(plan) {
+  const then = plan.on_fail === "keep" ? "kept even if one fails" : "rolled back if one fails";
+  const heading = el("strong", "approval-checks-title", `Checked after the change (${then}, up to ${plan.wait_s} s):`);
+  const list = el("ul", "approval-checks");
+  for (const label of plan.labels || []) list.append(el("li", null, label));
+  for (const label of plan.standing_labels || []) {
+    const row = el("li", null, label);
+    row.append(el("span", "approval-standing", "standing intent, if it holds before"));
+    list.append(row);
+  }
+  return [heading, list];
+}
+
 // The user's decision on a call that changes the lab (approval_required).
 class ApprovalCard {
   constructor(parent, event, { decide, userId }) {
@@ -597,6 +611,9 @@ class ApprovalCard {
       for (const line of preview.topology) list.append(el("li", null, line));
       this.element.append(list);
     }
+    // A verified change: the checks that will decide it, and what happens when one fails.
+    const plan = preview.verification;
+    if (plan) this.element.append(...checksPlan(plan));
     // Exactly what will run: the tool's full arguments (the decision is bound to them).
     const details = el("details", "approval-arguments");
     details.append(el("summary", null, "Arguments"));
