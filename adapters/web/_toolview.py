@@ -338,9 +338,8 @@ def _verdict(result: Mapping[str, Any] | None) -> str:
     status = str(result.get("status") or "")
     badge = {"pass": "success", "fail": "failed"}.get(status, "partial")
     why = result.get("reason") or ""
-    return (
-        f'<small class="tv-status tv-status-{badge}">{escape(status)}</small>'
-        + (f" {escape(str(why))}" if why and status != "pass" else "")
+    return f'<small class="tv-status tv-status-{badge}">{escape(status)}</small>' + (
+        f" {escape(str(why))}" if why and status != "pass" else ""
     )
 
 

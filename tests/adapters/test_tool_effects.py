@@ -52,6 +52,7 @@ GNS3_EFFECTS = {
     "packet_capture": ToolEffect.CAPTURE,
     "device_skills": ToolEffect.READ_ONLY,
     "verify_intent": ToolEffect.READ_ONLY,
+    "standing_intent": ToolEffect.EXTERNAL_CHANGE,
     "gns3_snapshots": ToolEffect.TOPOLOGY_CHANGE,
     "gns3_link_filters": ToolEffect.TOPOLOGY_CHANGE,
     "stop_gns3_node": ToolEffect.NODE_STATE,

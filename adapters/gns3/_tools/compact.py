@@ -49,6 +49,11 @@ COMPACT_PROFILES: dict[str, tuple[str, bool, tuple[str, ...]]] = {
         False,
         ("verify", "check", "did it work", "intent", "adjacen", "neighbo", "reachab"),
     ),
+    "standing_intent": (
+        "List, add or remove the user's standing checks (always-true facts of the lab).",
+        False,
+        ("always", "standing", "intent"),
+    ),
     "packet_capture": (
         "Capture packets on a link: start, stop, analyze.",
         False,

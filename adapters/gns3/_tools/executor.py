@@ -99,6 +99,7 @@ CATALOGUE = (
     "packet_capture",
     "device_skills",
     "verify_intent",
+    "standing_intent",
     "gns3_snapshots",
     "gns3_link_filters",
     "stop_gns3_node",

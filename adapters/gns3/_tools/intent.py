@@ -10,9 +10,9 @@ checks are still open as progress (``tool_progress`` events).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from adapters.gns3._tools.intent_probe import Gns3CheckProbe
 from adapters.gns3._tools.registry import (
@@ -23,11 +23,21 @@ from adapters.gns3._tools.registry import (
     LabAccess,
     ToolArguments,
 )
-from copilot_core import ToolResult
-from copilot_core.intent import Check, IntentResult, MonotonicClock, WaitClock, verify_checks
-from copilot_core.ports import ToolEffect
+from copilot_core import CopilotMode, ToolResult
+from copilot_core.intent import (
+    MAX_STANDING_CHECKS,
+    Check,
+    IntentResult,
+    MonotonicClock,
+    WaitClock,
+    check_label,
+    checks_adapter,
+    dump_check,
+    verify_checks,
+)
+from copilot_core.ports import ChangePreview, StandingIntentRecord, ToolEffect
 
-__all__ = ["VerifyIntent", "intent_tools", "run_checks"]
+__all__ = ["StandingIntentAction", "VerifyIntent", "intent_tools", "run_checks"]
 
 
 class VerifyIntent(ToolArguments):
@@ -67,6 +77,79 @@ async def verify_intent(lab: LabAccess, args: VerifyIntent, scope: CallScope) ->
     return ToolResult(result.to_dict())
 
 
+class StandingIntentAction(ToolArguments):
+    action: Literal["list", "add", "remove"] = Field(
+        description="list the user's standing checks in this project, add checks, or remove "
+        "checks by name"
+    )
+    checks: Annotated[list[Check], AtMost("max_batch")] = Field(
+        default_factory=list, description="for add: the checks, each with a name"
+    )
+    names: list[str] = Field(default_factory=list, description="for remove: the checks' names")
+
+    @model_validator(mode="after")
+    def _what_to_change(self) -> StandingIntentAction:
+        if self.action == "add" and not self.checks:
+            raise ValueError("add needs checks")
+        if self.action == "add" and any(not (c.name or "").strip() for c in self.checks):
+            raise ValueError("each standing check needs a name (the user sees it by its name)")
+        if self.action == "remove" and not self.names:
+            raise ValueError("remove needs names (list shows them)")
+        return self
+
+
+def _standing_change(args: StandingIntentAction, mode: CopilotMode) -> ChangePreview | None:
+    """Adding or removing standing checks is the user's to approve (list changes nothing)."""
+    if args.action == "add":
+        lines = [f"always: {check_label(check)}" for check in args.checks]
+        return ChangePreview(f"add {len(lines)} standing check(s)", topology=lines)
+    if args.action == "remove":
+        lines = [f"no longer: {name}" for name in args.names]
+        return ChangePreview(f"remove {len(lines)} standing check(s)", topology=lines)
+    return None
+
+
+async def standing_intent(
+    lab: LabAccess, args: StandingIntentAction, scope: CallScope
+) -> ToolResult:
+    store = lab.intent
+    context = scope.context
+    if store is None or not context.user_id:
+        return ToolResult.error("This service keeps no standing intent.")
+    record = await store.standing_intent(scope.project_id, context.user_id)
+    kept = list(record.checks) if record is not None else []
+    if args.action == "list":
+        return ToolResult({"status": "success", "checks": kept})
+    if args.action == "add":
+        taken = {str(c.get("name")) for c in kept}
+        clashes = sorted(str(c.name) for c in args.checks if c.name in taken)
+        if clashes:
+            return ToolResult.error(
+                f"Standing checks named {', '.join(clashes)} exist already; remove them first "
+                "or choose other names. Nothing was changed."
+            )
+        kept += [dump_check(check) for check in args.checks]
+        if len(kept) > MAX_STANDING_CHECKS:
+            return ToolResult.error(
+                f"At most {MAX_STANDING_CHECKS} standing checks per project. Nothing was changed."
+            )
+    else:
+        unknown = sorted(set(args.names) - {str(c.get("name")) for c in kept})
+        if unknown:
+            return ToolResult.error(
+                f"No standing check is named {', '.join(unknown)}; list shows them. Nothing was "
+                "changed."
+            )
+        kept = [c for c in kept if str(c.get("name")) not in set(args.names)]
+    checks_adapter.validate_python(kept)  # what is stored is what a check is
+    await store.save_standing_intent(
+        scope.project_id,
+        context.user_id,
+        StandingIntentRecord(checks=kept, updated_at=lab.clock.now()),
+    )
+    return ToolResult({"status": "success", "checks": kept})
+
+
 def intent_tools() -> list[Gns3Tool[Any]]:
     return [
         Gns3Tool(
@@ -92,5 +175,24 @@ def intent_tools() -> list[Gns3Tool[Any]]:
                 ],
                 "wait_s": 60,
             },
-        )
+        ),
+        Gns3Tool(
+            "standing_intent",
+            "The user's standing intent in this project: checks that should always hold (PC1 "
+            "reaches PC2, R1-R2 OSPF full), run with every verified change and from the "
+            "page's Intent panel. action list shows them; add proposes checks (each with a "
+            "name; the user approves the addition); remove drops checks by name.",
+            StandingIntentAction,
+            standing_intent,
+            BOTH_MODES,
+            effect=ToolEffect.EXTERNAL_CHANGE,
+            needs_gns3=False,
+            change=_standing_change,
+            restores=lambda args, preview: None,  # nothing in the lab to put back
+            checks_allowed=False,
+            example={
+                "action": "add",
+                "checks": [{"kind": "reachability", "from": "PC1", "to": "PC2", "name": "PC1-PC2"}],
+            },
+        ),
     ]

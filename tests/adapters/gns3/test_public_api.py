@@ -20,6 +20,7 @@ TEACHING_TOOLS = [
     "packet_capture",
     "device_skills",
     "verify_intent",
+    "standing_intent",
     "gns3_snapshots",
     "gns3_link_filters",
 ]
@@ -153,7 +154,7 @@ def test_the_registry_describes_every_tool_for_other_consumers():
         assert tool.modes
         assert tool.arguments.model_validate(tool.example) is not None, tool.name
     assert {tool.name for tool in registry if tool.mutates_topology} == MUTATING
-    assert [t.name for t in registry if not t.needs_gns3] == ["device_skills"]
+    assert [t.name for t in registry if not t.needs_gns3] == ["device_skills", "standing_intent"]
 
 
 def test_each_tool_says_what_a_call_would_change_in_the_lab():

@@ -274,3 +274,45 @@ def _approved(call: ParsedToolCall) -> Any:
     return ApprovalDecision(True, user_id="alice").bound(
         call_digest(call.name, call.arguments or {})
     )
+
+
+# ------------------------------------------------------------------ standing_intent
+async def test_the_agent_proposes_standing_checks_the_user_approves_them_like_a_change(
+    lab: EmulatedDeviceLab, store: InMemoryCheckpointStore
+) -> None:
+    executor, _ = make(lab, store, settings=FAST, intent=store)
+    context = ToolContext(PROJECT, "alice", SESSION, CopilotMode.TEACHING_ASSISTANT, AbortToken())
+    add = ParsedToolCall.parse(
+        "call-1",
+        "standing_intent",
+        json.dumps({"action": "add", "checks": [line("hostname R1", name="R1 is named")]}),
+    )
+    assessed = await executor.assess(add, context)  # a change: the user approves it
+    assert assessed.changes is True and assessed.preview is not None
+    assert assessed.preview.topology == ["always: R1 is named"]
+    assert "standing_intent" in {spec.name for spec in executor.specs(context.mode)}
+    added = await executor.execute(add, context, Clearance(assessed, _approved(add)))
+    assert added.status is ToolStatus.SUCCESS, added.output
+    record = await store.standing_intent(PROJECT, "alice")
+    assert record is not None and [c["name"] for c in record.checks] == ["R1 is named"]
+    assert await store.restore_points(PROJECT, SESSION) == []  # nothing of the lab to keep
+
+    listed = ParsedToolCall.parse("call-2", "standing_intent", json.dumps({"action": "list"}))
+    assert (await executor.assess(listed, context)).changes is False
+    assert (await executor.execute(listed, context)).output["checks"] == record.checks
+    again = await executor.execute(add, context, Clearance(assessed, _approved(add)))
+    assert again.status is ToolStatus.ERROR and "exist already" in again.output["error"]
+    unnamed = ParsedToolCall.parse(
+        "call-3", "standing_intent", json.dumps({"action": "add", "checks": [line("x")]})
+    )
+    refused = await executor.execute(unnamed, context)
+    assert refused.status is ToolStatus.ERROR and "needs a name" in refused.output["error"]
+    drop = ParsedToolCall.parse(
+        "call-4", "standing_intent", json.dumps({"action": "remove", "names": ["R1 is named"]})
+    )
+    dropped = await executor.execute(drop, context, Clearance(decision=_approved(drop)))
+    assert dropped.output["checks"] == []
+    assert (await store.standing_intent(PROJECT, "alice")).checks == []  # type: ignore[union-attr]
+    # another user of the project has their own (none)
+    bob = ToolContext(PROJECT, "bob", SESSION, CopilotMode.TEACHING_ASSISTANT, AbortToken())
+    assert (await executor.execute(listed, bob)).output["checks"] == []
