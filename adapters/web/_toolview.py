@@ -58,7 +58,9 @@ _VIEW_CLASSES: Final = {
 }
 _VIEW_ATTRIBUTES: Final = {"section": {"data-status"}, "pre": {"data-device"}}
 
-_FAILED: Final = frozenset({"error", "failed", "rejected", "aborted"})
+#: Output statuses of a call that did not do what it was asked (``rolled_back``: a verified
+#: change undone because a check failed).
+_FAILED: Final = frozenset({"error", "failed", "rejected", "aborted", "rolled_back"})
 _MAX_ROWS: Final = 200
 
 

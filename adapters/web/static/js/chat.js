@@ -896,8 +896,9 @@ export function toolStatus(content, saved) {
   let status = saved || "success";
   try {
     const parsed = JSON.parse(content);
-    if (parsed && ["aborted", "rejected", "error", "failed", "partial_success"].includes(parsed.status)) {
-      status = parsed.status === "failed" ? "error" : parsed.status;
+    if (parsed && ["aborted", "rejected", "error", "failed", "partial_success", "rolled_back"].includes(parsed.status)) {
+      // a verified change undone because a check failed did not do what it was asked
+      status = ["failed", "rolled_back"].includes(parsed.status) ? "error" : parsed.status;
     } else if (parsed && parsed.error && !parsed.results) status = "error";
   } catch {
     /* plain text output */
