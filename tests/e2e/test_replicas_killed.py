@@ -189,7 +189,10 @@ def test_a_replica_killed_mid_turn_is_ended_on_the_other_and_the_session_goes_on
                 json={"message": "What first?", "session_id": session_id, "stream": False},
             )
             assert again.status_code == 200, again.text
-            assert again.json()["content"] == "Check the MTU on both ends."
+            assert again.json()["content"] == "Check the MTU on both ends.", (
+                again.json(),
+                log_tail(b),
+            )
             after = on_b.get(f"{chat}/sessions/{session_id}/history").json()
             roles = [m["role"] for m in after["messages"]]
             assert roles == ["user", "assistant", "user", "assistant"], roles

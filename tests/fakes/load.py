@@ -61,6 +61,7 @@ class StreamWatcher(threading.Thread):
         self.types: list[str] = []
         self.session_id: str | None = None
         self.first = threading.Event()
+        #: Why the stream failed or never started (an HTTP error, another status than 200).
         self.error: BaseException | None = None
         self.seconds: float | None = None
 
@@ -77,6 +78,10 @@ class StreamWatcher(threading.Thread):
                 ) as response,
             ):
                 self.session_id = response.headers.get("x-session-id")
+                if response.status_code != 200:  # no stream: say what was answered instead
+                    body = response.read().decode(errors="replace")[:1000]
+                    self.error = RuntimeError(f"HTTP {response.status_code}: {body}")
+                    return
                 for line in response.iter_lines():
                     if line.startswith("data: "):
                         self.types.append(json.loads(line[6:])["type"])
