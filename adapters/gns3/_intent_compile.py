@@ -41,7 +41,7 @@ from copilot_core.intent import (
     RouteCheck,
 )
 
-__all__ = ["Plan", "compile_check", "names_to_resolve"]
+__all__ = ["Plan", "compile_check", "interface_row_state", "names_to_resolve"]
 
 
 def names_to_resolve(check: Check) -> list[tuple[str, bool]]:
@@ -140,6 +140,21 @@ def _reachability(
 
 
 # ------------------------------------------------------------------ interfaces
+def interface_row_state(kind: DeviceKind, row: Mapping[str, Any]) -> tuple[str, str]:
+    """(administrative, link) state, in lower case, of a row of the platform's interface
+    command (FRR's brief shows one state: it stands for both)."""
+    if kind is DeviceKind.FRR:
+        admin = link = str(row.get("status", "")).lower()
+    elif kind is DeviceKind.CISCO_IOS:
+        admin, link = str(row.get("status", "")).lower(), str(row.get("proto", "")).lower()
+    elif kind is DeviceKind.ARISTA_EOS:
+        admin, link = str(row.get("status", "")).lower(), str(row.get("protocol", "")).lower()
+    else:
+        admin = "up" if str(row.get("admin_state", "")).lower() == "enabled" else "down"
+        link = str(row.get("link_status", "")).lower()
+    return admin, link
+
+
 def _interface(check: InterfaceCheck, node: str, kind: DeviceKind) -> Plan | Observation:
     if kind is DeviceKind.FRR:
         command = "show interface brief"
@@ -160,15 +175,7 @@ def _interface(check: InterfaceCheck, node: str, kind: DeviceKind) -> Plan | Obs
                 Evidence(node, command, head(output, 10)),
             )
         row = rows[0]
-        if kind is DeviceKind.FRR:
-            admin = link = str(row.get("status", "")).lower()
-        elif kind is DeviceKind.CISCO_IOS:
-            admin, link = str(row.get("status", "")).lower(), str(row.get("proto", "")).lower()
-        elif kind is DeviceKind.ARISTA_EOS:
-            admin, link = str(row.get("status", "")).lower(), str(row.get("protocol", "")).lower()
-        else:
-            admin = "up" if str(row.get("admin_state", "")).lower() == "enabled" else "down"
-            link = str(row.get("link_status", "")).lower()
+        admin, link = interface_row_state(kind, row)
         state = "up" if admin == "up" and link == "up" else "down"
         observed: dict[str, Any] = {
             "interface": row.get("interface"),

@@ -17,7 +17,15 @@ from copilot_core.intent import (
     RouteCheck,
 )
 
-__all__ = ["bgp_plan", "ospf_plan", "route_plan"]
+__all__ = [
+    "ROUTE_CODES",
+    "bgp_peer_state",
+    "bgp_plan",
+    "installed_routes",
+    "ospf_plan",
+    "ospf_state",
+    "route_plan",
+]
 
 
 # ------------------------------------------------------------------ OSPF
@@ -29,7 +37,8 @@ _OSPF_COMMAND = {
 }
 
 
-def _ospf_state(text: str) -> str:
+def ospf_state(text: str) -> str:
+    """An OSPF neighbour's state in lower case without its role: ``FULL/DR`` is ``full``."""
     return text.split("/", 1)[0].strip().lower().replace("-", "")
 
 
@@ -63,7 +72,7 @@ def ospf_plan(
                 observed, f"{node} has no OSPF neighbour {check.neighbor}", evidence
             )
         row = rows[0]
-        state = _ospf_state(str(row.get("state", "")))
+        state = ospf_state(str(row.get("state", "")))
         address = row.get("address") or row.get("ip_address")
         observed = {
             "neighbor": check.neighbor,
@@ -93,7 +102,7 @@ _BGP_COMMAND = {
 }
 
 
-def _bgp_row(kind: DeviceKind, row: dict[str, object]) -> tuple[str, str]:
+def bgp_peer_state(kind: DeviceKind, row: dict[str, object]) -> tuple[str, str]:
     """(peer address, state in lower case) of a summary row, per platform's template."""
     if kind is DeviceKind.FRR:
         state = str(row.get("state", ""))
@@ -127,7 +136,7 @@ def bgp_plan(
     def decide(output: Output) -> Observation:
         if output.rows is None:
             return unparsed(node, output)
-        found = [(_bgp_row(kind, row), row) for row in output.rows]
+        found = [(bgp_peer_state(kind, row), row) for row in output.rows]
         matched = [(peer, state) for (peer, state), _ in found if peer in peers]
         if not matched:
             observed: dict[str, Any] = {"peer": check.peer, "state": "absent"}
@@ -148,7 +157,7 @@ def bgp_plan(
 
 
 # ------------------------------------------------------------------ routes
-_ROUTE_CODES = {
+ROUTE_CODES = {
     "connected": "C",
     "static": "S",
     "ospf": "O",
@@ -161,7 +170,7 @@ _ROUTE_CODES = {
 }
 
 
-def _route_rows(kind: DeviceKind, rows: list[dict[str, object]]) -> list[dict[str, object]]:
+def installed_routes(kind: DeviceKind, rows: list[dict[str, object]]) -> list[dict[str, object]]:
     """Installed routes as ``{prefix, code, nexthops, interfaces}``, one per prefix."""
     merged: dict[str, dict[str, object]] = {}
     for row in rows:
@@ -198,8 +207,8 @@ def route_plan(
     def decide(output: Output) -> Observation:
         if output.rows is None:
             return unparsed(node, output)
-        routes = [r for r in _route_rows(kind, output.rows) if r["prefix"] == check.prefix]
-        code = _ROUTE_CODES.get(check.protocol or "")
+        routes = [r for r in installed_routes(kind, output.rows) if r["prefix"] == check.prefix]
+        code = ROUTE_CODES.get(check.protocol or "")
         network = check.prefix.split("/", 1)[0]
         deciding = lines_with(output, [check.prefix, network])
         if not routes:
