@@ -53,6 +53,8 @@ GNS3_EFFECTS = {
     "device_skills": ToolEffect.READ_ONLY,
     "verify_intent": ToolEffect.READ_ONLY,
     "standing_intent": ToolEffect.EXTERNAL_CHANGE,
+    "capture_lab_state": ToolEffect.READ_ONLY,
+    "diff_lab_state": ToolEffect.READ_ONLY,
     "gns3_snapshots": ToolEffect.TOPOLOGY_CHANGE,
     "gns3_link_filters": ToolEffect.TOPOLOGY_CHANGE,
     "stop_gns3_node": ToolEffect.NODE_STATE,

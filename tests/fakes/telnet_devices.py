@@ -977,15 +977,31 @@ class EmulatedLinux(EmulatedDevice):
         self.ping_delay = ping_delay
         self.addresses: list[tuple[str, str]] = [("lo", "127.0.0.1/8"), ("eth0", "10.0.0.5/24")]
         self.routes: list[str] = ["default via 10.0.0.1 dev eth0"]
+        self.down: set[str] = set()  # devices ``ip -o link show`` shows administratively down
 
     def prompt(self) -> str:
         return f"\r\nroot@{self.name}:~# "
 
     def _ip(self, words: list[str]) -> None:
-        """``ip -4 -o addr show``, ``ip addr add|del CIDR dev DEV``, ``ip -4 route show``,
-        ``ip route add|del ROUTE``, as iproute2 answers them."""
+        """``ip -4 -o addr show``, ``ip -o link show``, ``ip addr add|del CIDR dev DEV``,
+        ``ip -4 route show``, ``ip route add|del ROUTE``, as iproute2 answers them."""
         words = [w for w in words if w not in ("-4",)]
-        if words[:1] == ["-o"] and words[1:2] in (["addr"], ["a"], ["address"]):
+        if words[:1] == ["-o"] and words[1:2] == ["link"]:
+            devices = dict.fromkeys(dev for dev, _ in self.addresses)
+            for index, dev in enumerate(devices, start=1):
+                if dev == "lo":
+                    flags, state = "LOOPBACK,UP,LOWER_UP", "UNKNOWN"
+                elif dev in self.down:
+                    flags, state = "BROADCAST,MULTICAST", "DOWN"
+                else:
+                    flags, state = "BROADCAST,MULTICAST,UP,LOWER_UP", "UP"
+                name = dev if dev == "lo" else f"{dev}@if{40 + index}"
+                self.write(
+                    f"{index}: {name}: <{flags}> mtu 1500 qdisc noqueue state {state} "
+                    "mode DEFAULT group default qlen 1000\\    link/ether "
+                    f"02:42:ac:11:00:0{index} brd ff:ff:ff:ff:ff:ff\r\n"
+                )
+        elif words[:1] == ["-o"] and words[1:2] in (["addr"], ["a"], ["address"]):
             for index, (dev, cidr) in enumerate(self.addresses, start=1):
                 scope = "host" if dev == "lo" else "global"
                 self.write(

@@ -54,6 +54,18 @@ COMPACT_PROFILES: dict[str, tuple[str, bool, tuple[str, ...]]] = {
         False,
         ("always", "standing", "intent"),
     ),
+    "capture_lab_state": (
+        "Record the network's state (interfaces, neighbours, routes, config, PC "
+        "reachability); answers a state_id for diff_lab_state.",
+        False,
+        ("what changed", "baseline", "before and after", "lab state", "network state", "diff"),
+    ),
+    "diff_lab_state": (
+        "What changed between two states (from, to: state_id or now): adjacencies, routes, "
+        "interfaces, reachability, config lines.",
+        False,
+        ("what changed", "differen", "diff", "compare", "broke", "lab state", "network state"),
+    ),
     "packet_capture": (
         "Capture packets on a link: start, stop, analyze.",
         False,

@@ -32,6 +32,7 @@ from adapters.gns3._tools.consoles import console_tools
 from adapters.gns3._tools.filters import filter_tools
 from adapters.gns3._tools.intent import intent_tools
 from adapters.gns3._tools.intent_probe import Gns3CheckProbe
+from adapters.gns3._tools.lab_state import lab_state_tools
 from adapters.gns3._tools.links import link_tools
 from adapters.gns3._tools.nodes import node_tools
 from adapters.gns3._tools.project import project_tools
@@ -100,6 +101,8 @@ CATALOGUE = (
     "device_skills",
     "verify_intent",
     "standing_intent",
+    "capture_lab_state",
+    "diff_lab_state",
     "gns3_snapshots",
     "gns3_link_filters",
     "stop_gns3_node",
@@ -132,6 +135,7 @@ def gns3_tools() -> ToolRegistry:
             project_tools(),
             restore_tools(),
             intent_tools(),
+            lab_state_tools(),
         )
         for tool in family
     }

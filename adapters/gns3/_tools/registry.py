@@ -33,6 +33,7 @@ from pydantic_core import CoreSchema, core_schema
 from adapters.gns3._client import Gns3Client
 from adapters.gns3._console import ConsoleRunner
 from adapters.gns3._lab import LabSnapshot
+from adapters.gns3._lab_state import LabStateStore
 from adapters.gns3._parsing import ShowParser
 from adapters.gns3._skills import SkillLibrary
 from copilot_core import (
@@ -211,7 +212,8 @@ def openai_schema(model: type[BaseModel], settings: Gns3ToolSettings) -> JSON:
 class LabAccess:
     """What every handler works with: GNS3's API, the consoles, skills, settings, the
     show-output parser, where restore points and standing intent are kept (``None``:
-    nowhere) and the clock and ids restore points are made with."""
+    nowhere), the clock and ids restore points are made with, and the lab states each
+    conversation captured (in this process: see docs/decisions.md)."""
 
     client: Gns3Client
     runner: ConsoleRunner
@@ -224,6 +226,7 @@ class LabAccess:
     #: What restore points are stamped and named with.
     clock: Clock = field(default_factory=SystemClock)
     ids: IdFactory = field(default_factory=UuidIdFactory)
+    lab_states: LabStateStore = field(default_factory=LabStateStore)
 
     async def snapshot(self, scope: CallScope) -> LabSnapshot:
         """The project (it must be opened), its nodes, links and template names."""

@@ -78,6 +78,8 @@ async def test_reading_skills_and_bad_calls_change_nothing() -> None:
         ("gns3_topology_reader", {}),
         ("get_gns3_templates", {}),
         ("device_skills", {}),
+        ("capture_lab_state", {}),
+        ("diff_lab_state", {"from": "s1", "to": "now"}),
         ("create_gns3_node", {"nodes": "not a list"}),  # execute reports the bad argument
         ("no_such_tool", {}),
     ]

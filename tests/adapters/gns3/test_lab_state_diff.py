@@ -25,6 +25,7 @@ from adapters.gns3._lab_state import (
 from adapters.gns3._lab_state_diff import config_paths, diff_lab_state
 from adapters.gns3._lab_state_reading import node_state, reads_for
 from adapters.gns3._platforms import DeviceKind
+from adapters.gns3._tools.lab_state import bounded
 
 DATA = Path(__file__).parent / "data" / "frr"
 T0 = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
@@ -334,6 +335,16 @@ def test_configuration_lines_by_block_and_repeated_lines_counted() -> None:
     assert diff["config"] == [
         {"node": "R1", "added": ["interface eth1 / shutdown", "interface eth2 / shutdown"]}
     ]
+
+
+def test_the_diff_given_to_the_model_is_bounded_per_category() -> None:
+    many = tuple(Route(f"10.1.{n}.0/24", "static", ("10.0.0.1",)) for n in range(100))
+    diff = diff_lab_state(state("a", router(routes=())), state("b", router(routes=many)))
+    cut = bounded(diff, limit=40)
+    assert len(cut["routes"]) == 40
+    assert cut["routes_more"] == 60
+    assert cut["summary"] == "100 routes added"
+    assert bounded(diff, limit=100) == diff
 
 
 # ------------------------------------------------------------------ where states are kept

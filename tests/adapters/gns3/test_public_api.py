@@ -21,6 +21,8 @@ TEACHING_TOOLS = [
     "device_skills",
     "verify_intent",
     "standing_intent",
+    "capture_lab_state",
+    "diff_lab_state",
     "gns3_snapshots",
     "gns3_link_filters",
 ]

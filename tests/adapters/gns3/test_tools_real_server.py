@@ -387,3 +387,22 @@ async def test_a_rejected_token_never_appears_in_the_result(
     assert "Could not validate credentials" in result.output["error"]
     assert token not in json.dumps(result.output)
     assert "forged-token-value" not in repr(make_context(project_id, token))
+
+
+async def test_a_capture_of_a_lab_whose_nodes_are_stopped_records_them_so(
+    executor: Gns3ToolExecutor, admin_token: str, project_id: str
+):
+    await build_lab(executor, project_id, admin_token)
+    captured = await run(executor, project_id, admin_token, "capture_lab_state", {})
+    assert captured.status is ToolStatus.SUCCESS, captured.output
+    nodes = {row["node"]: row for row in captured.output["nodes"]}
+    assert set(nodes) == {"Alice", "Bob"}
+    assert all(row["status"] == "stopped" for row in nodes.values())
+    assert "must be started" in nodes["Alice"]["reason"]
+    assert captured.output["reachability"]["pairs"] == 0
+    state_id = captured.output["state_id"]
+    same = await run(executor, project_id, admin_token, "diff_lab_state", {"from": state_id})
+    assert same.output["no_difference"] is True, same.output
+    await run(executor, project_id, admin_token, "delete_gns3_node", {"node_names": ["Bob"]})
+    gone = await run(executor, project_id, admin_token, "diff_lab_state", {"from": state_id})
+    assert gone.output["nodes"] == [{"node": "Bob", "before": "stopped", "after": "absent"}]
