@@ -5,7 +5,8 @@ An adapter imports what it implements from here, and the vocabulary the ports sp
 approvals and restore points) is re-exported here too, with the few helpers adapters
 share (:func:`render_tool_output`: a tool's output as the text a tool message holds;
 :func:`stamp_usage`: a step's usage kept in its first message; :func:`excerpt`: a
-search hit's excerpt), so that this module is all an adapter author needs besides
+search hit's excerpt; :func:`redact_secrets`: passwords and keys masked in a message
+for people, by one rule), so that this module is all an adapter author needs besides
 :mod:`copilot_core.events`, :mod:`copilot_core.errors` and :mod:`copilot_core.rules`.
 
 Every port is a :class:`typing.Protocol`. Streaming members are plain ``def``
@@ -37,6 +38,7 @@ from copilot_core._approvals import (
 from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core._leases import SessionClaim
 from copilot_core._messages import FunctionCall, Message, Role, ToolCall
+from copilot_core._redaction import redact_secrets
 from copilot_core._search import excerpt
 from copilot_core._session import CopilotMode, Session
 from copilot_core._stats import Usage, stamp_usage
@@ -127,6 +129,7 @@ __all__ = [
     "UsageDelta",
     "call_digest",
     "excerpt",
+    "redact_secrets",
     "render_tool_output",
     "stamp_usage",
 ]

@@ -30,6 +30,7 @@ from copilot_core.errors import (
     LLMStreamInterruptedError,
     LLMUnavailableError,
 )
+from copilot_core.ports import redact_secrets
 
 __all__ = ["ProviderInfo", "redact", "translate_error"]
 
@@ -86,10 +87,9 @@ class ProviderInfo:
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with the given secrets and anything shaped like an API key masked."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
+    """``text`` with the given secrets (by :func:`~copilot_core.ports.redact_secrets`'s
+    rule) and anything shaped like an API key masked."""
+    text = redact_secrets(text, secrets)
     return _KEY_LIKE.sub(lambda m: f"{m.group(1)}-***", text)
 
 

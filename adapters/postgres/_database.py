@@ -24,6 +24,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from adapters.postgres._schema import migrate
 from copilot_core.errors import StoreError
+from copilot_core.ports import redact_secrets
 
 __all__ = ["DEFAULT_SCHEMA", "Connection", "PostgresDatabase", "describe_url"]
 
@@ -57,8 +58,7 @@ def _secrets_of(url: str) -> list[str]:
 
 
 def _scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "***")
+    text = redact_secrets(text, secrets)
     # libpq's messages span lines (a hint on a tab-indented second line): one line.
     lines = [" ".join(line.split()) for line in text.splitlines()]
     return "; ".join(line for line in lines if line)

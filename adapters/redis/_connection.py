@@ -12,6 +12,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from copilot_core.errors import ServiceUnavailableError
+from copilot_core.ports import redact_secrets
 
 __all__ = ["connect_redis", "describe_redis_url"]
 
@@ -36,9 +37,7 @@ def _scrub(text: str, url: str) -> str:
     except ValueError:
         password = None
     match = re.match(r"^[a-z]+://[^:/@]*:([^@]*)@", url)
-    for secret in {password, match.group(1) if match else None}:
-        if secret:
-            text = text.replace(secret, "***")
+    text = redact_secrets(text, (password, match.group(1) if match else None))
     return " ".join(text.split())
 
 

@@ -121,6 +121,15 @@ def test_redact_masks_given_secrets_and_key_shapes() -> None:
     assert redact("nothing here") == "nothing here"
 
 
+def test_a_short_api_key_is_masked_where_it_stands_and_the_servers_words_are_left_whole() -> None:
+    # A four-character key: masked where it stands, not inside "monkey1".
+    local = ProviderInfo("http://127.0.0.1:11434/v1", "qwen2.5", ("key1",))
+    error = translate_error(
+        StatusFailure(500, "invalid api key key1 for monkey1 on port 9"), local, streaming=False
+    )
+    assert "the server said: invalid api key *** for monkey1 on port 9" in error.message
+
+
 def test_a_rate_limit_that_speaks_of_tokens_stays_a_rate_limit() -> None:
     error = translate_error(
         StatusFailure(429, "Too many tokens per minute: context length of requests too high"),

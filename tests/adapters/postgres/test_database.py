@@ -380,3 +380,17 @@ async def test_the_documented_backup_and_restore_bring_back_every_session(
         assert created.id is not None
         assert got.id is not None
         assert created.id > got.id
+
+
+async def test_a_short_password_is_masked_where_it_stands_not_inside_the_words_of_the_message() -> (
+    None
+):
+    # The password "p": libpq's 'port 5 failed' once read '***ort 5 failed'.
+    port = _port_nobody_listens_on()
+    url = f"postgresql://postgres:p@127.0.0.1:{port}/x"
+    with pytest.raises(StoreError) as caught:
+        await PostgresDatabase(url, connect_timeout=3).open()
+    message = caught.value.message
+    assert f"port {port} failed" in message, message
+    assert "***ort" not in message
+    assert ":p@" not in message
