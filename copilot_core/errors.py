@@ -10,7 +10,8 @@ vocabulary (the web adapter onto HTTP statuses) in one place::
     ├── PermissionDeniedError          authenticated, but not allowed
     ├── NotFoundError
     │   ├── SessionNotFoundError       missing, or another user's (indistinguishable)
-    │   ├── ProjectNotFoundError
+    │   ├── ProjectNotFoundError       missing, or not the caller's to see (indistinguishable)
+    │   │   └── ProjectGoneError       GNS3 itself says it has no such project
     │   ├── ApprovalNotFoundError      no such approval pending in the session's turn
     │   └── AgentNotFoundError         an agent id that is not configured
     ├── ConflictError
@@ -62,6 +63,7 @@ __all__ = [
     "LLMUnavailableError",
     "NotFoundError",
     "PermissionDeniedError",
+    "ProjectGoneError",
     "ProjectNotFoundError",
     "ProjectNotOpenedError",
     "RollbackConflictError",
@@ -107,11 +109,22 @@ class SessionNotFoundError(NotFoundError):
 
 
 class ProjectNotFoundError(NotFoundError):
-    """GNS3 has no project with this id."""
+    """No GNS3 project with this id that the caller may see (one they may not see is
+    reported alike, so that ids of other users' projects cannot be probed)."""
 
     def __init__(self, project_id: str) -> None:
         super().__init__(f"GNS3 project {project_id!r} was not found.")
         self.project_id = project_id
+
+
+class ProjectGoneError(ProjectNotFoundError):
+    """GNS3 itself answered that it has no project with this id (deleted, or never was).
+
+    GNS3 (3.0.6) says so only to a caller with rights on the project's path; anyone else
+    gets "permission denied" whether the project exists or not. So this, unlike a plain
+    :class:`ProjectNotFoundError`, means the project is gone, and what the copilot keeps
+    of it may go too. A client sees the two alike (404, the same message).
+    """
 
 
 class ApprovalNotFoundError(NotFoundError):

@@ -16,7 +16,7 @@ from adapters.gns3 import Gns3ProjectWatcher
 from adapters.llm import warm_up
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.web import API_PREFIX, WebDependencies, create_web_app, install_dependencies
-from copilot_core import ChatService, CopilotError
+from copilot_core import CopilotError
 from entrypoints.container import Container, build_container, mcp_dependencies, resolve
 from entrypoints.lifecycle import ProjectLifecycle
 from entrypoints.observability import configure_logging
@@ -54,11 +54,11 @@ def _quiet_generator_closing(loop: asyncio.AbstractEventLoop, context: dict[str,
 
 
 def _watch_gns3_projects(
-    container: Container, settings: Settings, chat: ChatService, store: object
+    container: Container, settings: Settings, lifecycle: ProjectLifecycle | None, store: object
 ) -> asyncio.Future[None] | None:
     """Follow projects being closed or deleted in GNS3 (needs ``gns3.username``; the
     per-project SQLite store only: with PostgreSQL, sessions of deleted projects stay)."""
-    if not isinstance(store, SqliteCheckpointStore):
+    if lifecycle is None or not isinstance(store, SqliteCheckpointStore):
         log.info("gns3_project_watch_off", reason="only the SQLite store follows GNS3 projects")
         return None
     gns3 = settings.gns3
@@ -66,16 +66,16 @@ def _watch_gns3_projects(
         log.info(
             "gns3_project_watch_off",
             hint="set COPILOT_GNS3__USERNAME and COPILOT_GNS3__PASSWORD (a GNS3 superadmin) "
-            "to clean up the conversations of deleted projects",
+            "to clean up the conversations of deleted projects at once (without them, a "
+            "project GNS3 says is gone is cleaned up on its next request)",
         )
         return None
-    archive = settings.data_dir / "archive" if gns3.deleted_projects == "archive" else None
     username, password = gns3.username, gns3.password.get_secret_value()
 
     async def watch() -> None:
         watcher = Gns3ProjectWatcher(
             await resolve(container.gateways.gns3()),
-            ProjectLifecycle(chat, store, archive),
+            lifecycle,
             store.stored_projects,
             username=username,
             password=password,
@@ -118,7 +118,8 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             # Say at once when GNS3 does not answer (the service starts all the same).
             probe = asyncio.ensure_future(_warn_if_gns3_unreachable(container, gns3_url))
             store = await resolve(container.gateways.store())
-            watching = _watch_gns3_projects(container, settings, deps.chat, store)
+            lifecycle = await resolve(container.web.lifecycle())
+            watching = _watch_gns3_projects(container, settings, lifecycle, store)
             mcp = container.mcp_endpoint()
             mcp.install(await mcp_dependencies(container))
             try:

@@ -98,6 +98,7 @@ from entrypoints._resources import (
     open_tools,
     readiness_checks,
 )
+from entrypoints.lifecycle import project_lifecycle, reconciling_gate
 from entrypoints.settings import PolicySection, Settings
 from entrypoints.skills import SkillsReloader
 from entrypoints.turn_ports import (
@@ -491,12 +492,18 @@ class Web(containers.DeclarativeContainer):
         llm_test_timeout=config.web.llm_test_timeout,
         cors_origins=config.web.cors_origins,
     )
+    #: What follows GNS3 closing or deleting a project (``None`` unless the SQLite store).
+    lifecycle = providers.Singleton(
+        project_lifecycle, core.chat, gateways.store, config.data_dir, config.gns3.deleted_projects
+    )
+    #: GNS3's gate; a project GNS3 says is gone is handled as deleted on that request.
+    projects = providers.Singleton(reconciling_gate, gateways.projects, lifecycle)
     #: The one thing the web app is handed once the resources are open.
     collaborators = providers.Singleton(
         WebDependencies,
         chat=core.chat,
         authenticator=gateways.authenticator,
-        projects=gateways.projects,
+        projects=projects,
         llm_config=gateways.llm_config,
         reload_skills=core.reload_skills,
         readiness=gateways.readiness,
@@ -579,7 +586,7 @@ async def mcp_dependencies(container: Container) -> McpServerDependencies:
             ttl=web_settings.auth_cache_ttl,
             size=web_settings.auth_cache_size,
         ),
-        projects=await resolve(gateways.projects()),
+        projects=await resolve(container.web.projects()),
         directory=await resolve(gateways.directory()),
         topology=await resolve(gateways.topology()),
         approval=approval,

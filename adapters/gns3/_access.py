@@ -52,7 +52,10 @@ class Gns3ProjectGate:
     """A project is usable when the caller can read it in GNS3 and it is opened.
 
     A project the caller may not see is reported exactly like one that does not
-    exist, so that ids of other users' projects cannot be probed.
+    exist, so that ids of other users' projects cannot be probed: GNS3's 403 becomes a
+    plain ``ProjectNotFoundError``. GNS3's own 404 stays a
+    :class:`~copilot_core.errors.ProjectGoneError` (a subclass, answered alike), which
+    GNS3 sends only to a caller with rights on the project: the project is gone.
     """
 
     def __init__(self, client: Gns3Client) -> None:

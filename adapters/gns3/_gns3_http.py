@@ -5,7 +5,8 @@ core errors carrying GNS3's own message:
 
 * 401 → :class:`~copilot_core.errors.AuthenticationError`
 * 403 → :class:`~copilot_core.errors.PermissionDeniedError`
-* 404 on a project → :class:`~copilot_core.errors.ProjectNotFoundError`
+* 404 on a project → :class:`~copilot_core.errors.ProjectGoneError` (GNS3 says it has
+  no such project, which it tells only a caller with rights on it)
 * anything else ≥ 400 → :class:`~copilot_core.errors.Gns3Error` with the status code
 * an unreachable server (no answer at all) →
   :class:`~copilot_core.errors.Gns3UnavailableError` with ``retry_after`` (the web
@@ -40,7 +41,7 @@ from copilot_core.errors import (
     Gns3Error,
     Gns3UnavailableError,
     PermissionDeniedError,
-    ProjectNotFoundError,
+    ProjectGoneError,
 )
 
 __all__ = ["JSON", "RETRY_AFTER", "Gns3Http"]
@@ -235,7 +236,7 @@ class Gns3Http:
         if status == 403:
             raise PermissionDeniedError(f"GNS3 refused to {what}: {message}")
         if status == 404 and project_id is not None and "Project ID" in message:
-            raise ProjectNotFoundError(project_id)
+            raise ProjectGoneError(project_id)
         raise Gns3Error(f"GNS3 could not {what}: {message}", status)
 
     # ---------------------------------------------------------------------- auth

@@ -1,7 +1,10 @@
-"""The service follows GNS3's project lifecycle (``COPILOT_GNS3_USERNAME``/``PASSWORD``):
-at start, conversations of projects GNS3 no longer has are deleted, or archived with
-``COPILOT_DELETED_PROJECTS=archive``; while it runs, a deletion in GNS3 is followed.
-Against the real ``gns3-copilot serve`` and a real gns3-server."""
+"""The service follows GNS3's project lifecycle. With a service account
+(``COPILOT_GNS3_USERNAME``/``PASSWORD``): at start, conversations of projects GNS3 no
+longer has are deleted, or archived with ``COPILOT_DELETED_PROJECTS=archive``; while it
+runs, a deletion in GNS3 is followed. Without one: a project GNS3 says is gone (its 404,
+given only to a caller with rights on it) is cleaned up on that request; a caller without
+rights (GNS3's 403) changes nothing. Against the real ``gns3-copilot serve`` and a real
+gns3-server."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from adapters.sqlite import SqliteCheckpointStore
 from copilot_core import Session
 from tests.fakes.copilot_service import serve_copilot
 from tests.fakes.gns3_server import RealGns3Server
+from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.gns3]
 
@@ -80,3 +84,47 @@ def test_deleted_projects_are_cleaned_up_at_start_and_while_running(
             assert (archive / name / "gns3-copilot" / "copilot_checkpoints.db").is_file()
     else:
         assert archived == []
+
+
+def test_without_a_service_account_a_project_gns3_says_is_gone_goes_on_its_next_request(
+    gns3_server: RealGns3Server, tmp_path: Path
+) -> None:
+    admin = gns3_server.token()
+    project = gns3_server.new_project("lc-gone", admin)
+    name = f"lc-{time.time_ns()}"
+    outsider = gns3_server.create_user(name, "Secret-password-1")  # no rights on it
+    projects = tmp_path / "data" / "projects"
+    with (
+        ScriptedOpenAIServer([Reply(text="Your lab is empty."), Reply(text="Lab")]) as llm,
+        serve_copilot(gns3_server.url, tmp_path) as copilot,
+        copilot.api(admin) as api,
+        copilot.api(outsider) as other,
+    ):
+        stored = api.put(
+            "/llm-config", json={"provider": "openai", "model": "m", "base_url": llm.base_url}
+        )
+        assert stored.status_code == 200, stored.text
+        turn = api.post(f"/projects/{project}/chat/stream", json={"message": "hi", "stream": False})
+        assert turn.status_code == 200, turn.text
+        assert (projects / project).is_dir()
+
+        # Someone without rights on the project: GNS3 says 403, the copilot 404; nothing goes.
+        assert other.get(f"/projects/{project}/chat/sessions").status_code == 404
+        assert (projects / project).is_dir()
+        assert len(api.get(f"/projects/{project}/chat/sessions").json()) == 1
+
+        deleted = httpx.delete(
+            f"{gns3_server.url}/v3/projects/{project}",
+            headers={"Authorization": f"Bearer {admin}"},
+            timeout=30,
+        )
+        assert deleted.status_code == 204
+        assert (projects / project).is_dir()  # nothing follows GNS3 without an account
+        gone = api.get(f"/projects/{project}/chat/sessions")
+        assert gone.status_code == 404, gone.text
+        assert not (projects / project).exists()  # reconciled before the answer
+        again = api.get(f"/projects/{project}/chat/sessions")
+        assert again.status_code == 404
+        log = copilot.log.read_text()
+    assert "gns3_project_watch_off" in log
+    assert log.count("gns3_project_deleted") == 1
