@@ -387,6 +387,11 @@ def _verification(verification: Mapping[str, Any]) -> Iterator[str]:
     )
     if verification.get("reason"):
         yield f'<p class="tv-note">{escape(str(verification["reason"]))}</p>'
+    for key, said in (("diff", "What changed"), ("diff_after_rollback", "After the rollback")):
+        diff = verification.get(key)
+        if isinstance(diff, Mapping):
+            text = diff.get("summary") or diff.get("unavailable") or ""
+            yield f'<p class="tv-note">{escape(said)}: {escape(str(text))}</p>'
     yield "</section>"
 
 

@@ -64,7 +64,11 @@ def test_a_rolled_back_change_shows_each_check_before_after_and_after_the_rollba
         "status": "rolled_back",
         "error": "The change was rolled back.",
         "results": [],
-        "verification": outcome.to_dict(),
+        "verification": {
+            **outcome.to_dict(),
+            "diff": {"summary": "1 adjacency lost, 1 interface down"},
+            "diff_after_rollback": {"no_difference": True, "summary": "no difference"},
+        },
     }
     html = render_tool_html(json.dumps(output), "error")
     assert "Verification: rolled back: a check failed" in html
@@ -74,6 +78,8 @@ def test_a_rolled_back_change_shows_each_check_before_after_and_after_the_rollba
         ["R1 OSPF neighbour R2 full", "pass", "fail R1 has no OSPF neighbour R2", "pass"],
     ]
     assert "the checks hold again" in html
+    assert "What changed: 1 adjacency lost, 1 interface down" in html
+    assert "After the rollback: no difference" in html
     assert "tv-checks" in html and "tv-verification" in html  # kept by the sanitiser
 
 

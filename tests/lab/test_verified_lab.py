@@ -117,6 +117,24 @@ def test_a_change_that_breaks_reachability_is_rolled_back_and_one_that_works_sta
     assert verification["rolled_back"] is True
     assert verification["rollback"]["status"] == "success", verification["rollback"]
     assert verification["after_rollback"]["status"] == "pass", verification["after_rollback"]
+    # What changed, in the network's terms: the adjacency and PC2's LAN lost while the
+    # change stood; after the rollback no configuration line differs from before.
+    diff = verification["diff"]
+    assert any(
+        a["node"] == "R1"
+        and a["protocol"] == "ospf"
+        and a["change"] == "lost"
+        and a.get("peer_node") == "R2"
+        for a in diff["adjacencies"]
+    ), diff
+    assert any(
+        r["node"] == "R1" and r["prefix"] == "10.0.2.0/24" and r["change"] == "removed"
+        for r in diff["routes"]
+    ), diff
+    assert {"node": "R2", "added": ["interface eth1 / shutdown"]} in diff["config"], diff
+    undone = verification["diff_after_rollback"]
+    assert "config" not in undone, undone
+    print("\nafter the rollback:", undone["summary"], flush=True)
     # R2's own console: eth1 is not shut; PC1's own console: PC2 answers again.
     (r2_running,) = read_console(topology, "R2", ["show running-config"])
     block = r2_running.split("interface eth1", 1)[1].split("exit", 1)[0]

@@ -32,6 +32,7 @@ from adapters.gns3._tools.consoles import console_tools
 from adapters.gns3._tools.filters import filter_tools
 from adapters.gns3._tools.intent import intent_tools
 from adapters.gns3._tools.intent_probe import Gns3CheckProbe
+from adapters.gns3._tools.lab_capture import LabState, capture_lab_state, diff_lab_state
 from adapters.gns3._tools.lab_state import lab_state_tools
 from adapters.gns3._tools.links import link_tools
 from adapters.gns3._tools.nodes import node_tools
@@ -292,8 +293,11 @@ class Gns3ToolExecutor:
         preview: ChangePreview | None,
         plan: VerificationPlan,
     ) -> ToolResult:
-        """The change as a transaction decided by ``plan``'s checks (:mod:`.verified`)."""
+        """The change as a transaction decided by ``plan``'s checks (:mod:`.verified`),
+        with what changed in the network: the lab captured before the change, after it
+        (once its checks ran) and, when it was rolled back, after the rollback."""
         steps = _ChangeSteps(self, tool, args, scope, call, preview)
+        steps.before = await self._capture(scope)
         outcome = await verify_change(
             plan,
             steps,
@@ -302,7 +306,26 @@ class Gns3ToolExecutor:
             interval=self.settings.verify_interval,
             progress=scope.context.report_progress,
         )
-        return with_verification(outcome)
+        result = with_verification(outcome)
+        if outcome.after is None:  # the change did not run
+            return result
+        final = await self._capture(scope)
+        after = steps.after if outcome.rollback is not None else final
+        diffs = {"diff": _diff(steps.before, after)}
+        if outcome.rollback is not None:
+            diffs["diff_after_rollback"] = _diff(steps.before, final)
+        output = result.output
+        if isinstance(output, dict):
+            output = {**output, "verification": {**output["verification"], **diffs}}
+        return ToolResult(output, result.status, result.metadata)
+
+    async def _capture(self, scope: CallScope) -> LabState | str:
+        """The lab's state now, or why it could not be read (the change goes on)."""
+        scope.context.report_progress("reading the lab's state\n")
+        try:
+            return await capture_lab_state(self.lab, scope)
+        except CopilotError as exc:
+            return exc.message
 
     async def _change(
         self,
@@ -403,6 +426,10 @@ class _ChangeSteps:
         self._call = call
         self._preview = preview
         self._point: RestorePoint | None = None
+        #: The lab's state before the change, and as the change left it (read before a
+        #: rollback); a string says why it could not be read.
+        self.before: LabState | str = "not read"
+        self.after: LabState | str = "not read"
 
     async def change(self) -> ToolResult:
         if self._preview is None:  # the tool judged that this call changes nothing
@@ -415,7 +442,16 @@ class _ChangeSteps:
     async def roll_back(self) -> ToolResult | None:
         if self._point is None:
             return None
+        self.after = await self._executor._capture(self._scope)  # the lab as the change left it
         return await self._executor._roll_back(self._scope, self._call, self._point)
+
+
+def _diff(before: LabState | str, after: LabState | str) -> dict[str, Any]:
+    """What changed in the network between two captures, or why it cannot be said."""
+    if isinstance(before, LabState) and isinstance(after, LabState):
+        return diff_lab_state(before, after)
+    why = before if isinstance(before, str) else after
+    return {"unavailable": f"the lab's state could not be read: {why}"}
 
 
 def _with_restore_point(

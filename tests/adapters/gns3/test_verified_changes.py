@@ -78,6 +78,8 @@ async def test_a_change_whose_check_holds_is_verified_and_stays(
     assert verification["after_rollback"] is None
     assert ROUTE in router(lab).config
     assert result.output["restore_point_id"]  # the change kept its way back
+    assert verification["diff"]["config"] == [{"node": "R1", "added": [ROUTE]}]
+    assert "diff_after_rollback" not in verification
     assert result.metadata is not None and result.metadata["verification"] == "pass"
 
 
@@ -117,6 +119,10 @@ async def test_a_change_whose_check_fails_is_rolled_back_exactly(
     said = "".join(p.text for p in progress)
     assert "before the change" in said and "rolling it back" in said
     assert "after the rollback" in said
+    # what changed in the network: the route came and went; after the rollback, nothing
+    changed = verification["diff"]["config"]
+    assert changed == [{"node": "R1", "added": [ROUTE]}], changed
+    assert verification["diff_after_rollback"]["no_difference"] is True
 
 
 async def test_on_fail_keep_leaves_the_change_and_says_so(
