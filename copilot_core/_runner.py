@@ -50,6 +50,7 @@ from copilot_core._leases import SessionClaim
 from copilot_core._live import LiveTurn, TurnHandle
 from copilot_core._messages import Message, Role
 from copilot_core._prompts import fallback_title
+from copilot_core._question import question_in_session
 from copilot_core._session import CopilotMode, Session
 from copilot_core._stats import Usage, stamp_usage
 from copilot_core._tools import ToolContext
@@ -60,7 +61,6 @@ from copilot_core.errors import (
     LLMNotConfiguredError,
     ServiceUnavailableError,
     SessionBusyError,
-    SessionNotFoundError,
     error_code,
 )
 from copilot_core.events import (
@@ -215,28 +215,9 @@ class TurnRunner:
                     [user_message],
                 )
             else:
-                carried: object = None  # the mode change of a question asked again
-                if request.replace_from is not None:
-                    carried = await self._mode_change_of(
-                        request.project_id, session_id, request.replace_from
-                    )
-                    await self._store.truncate(request.project_id, session_id, request.replace_from)
-                    self.windows.forget(request.project_id, session_id)
-                    session = await self._store.get_session(request.project_id, session_id)
-                    if session is None:
-                        raise SessionNotFoundError(session_id)
-                if request.copilot_mode is not None and mode is not session.copilot_mode:
-                    # The user switched the chat's mode: this turn and the next run in it,
-                    # and the question says where it changed.
-                    changed = await self._store.set_mode(request.project_id, session_id, mode)
-                    if changed is None:
-                        raise SessionNotFoundError(session_id)
-                    user_message = _mode_changed(user_message, session.copilot_mode, mode)
-                    session = changed
-                elif isinstance(carried, dict) and carried.get("to") == mode.value:
-                    # Asked again (Retry, edit) in the mode it switched to: still where it did.
-                    change = {"metadata": {**user_message.metadata, "mode_change": carried}}
-                    user_message = user_message.model_copy(update=change)
+                session, user_message = await question_in_session(
+                    self._store, self.windows, request, session, mode, user_message
+                )
                 turn.history = await self.windows.load(
                     session, selection.context_limit if selection else None
                 )
@@ -513,13 +494,6 @@ class TurnRunner:
                 if not turn.result.done():
                     turn.result.set_result(result)
 
-    async def _mode_change_of(self, project_id: str, session_id: str, message_id: str) -> object:
-        """The ``mode_change`` of the question ``message_id`` (the session's last: the
-        one a turn asks again), if it is among the newest messages."""
-        page = await self._store.history(project_id, session_id, limit=200)
-        found = next((m for m in page.messages if m.id == message_id), None)
-        return found.metadata.get("mode_change") if found is not None else None
-
     async def _let_go(self, turn: LiveTurn) -> None:
         """Detach the turn from the relay and release its session; never raises."""
         claim, turn.claim = turn.claim, None
@@ -596,11 +570,6 @@ class TurnRunner:
             temperature=request.temperature, max_tokens=request.max_tokens, limits=request.limits
         )
         return await self._models.for_user(request.user_id, overrides)
-
-
-def _mode_changed(message: Message, before: CopilotMode, after: CopilotMode) -> Message:
-    change = {"from": before.value, "to": after.value}
-    return message.model_copy(update={"metadata": {**message.metadata, "mode_change": change}})
 
 
 def _lost(turn: LiveTurn, claim: SessionClaim) -> None:
