@@ -12,11 +12,13 @@ session now. Releasing deletes the key only while it still holds the claim's hol
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 
 import redis.asyncio as aioredis
 
+from adapters.redis._commands import Commands
 from adapters.redis._keys import Keys, RenewalLoop, call, ms, text
 from copilot_core.errors import SessionBusyError
 from copilot_core.ports import SessionClaim
@@ -67,8 +69,9 @@ class RedisSessionLeases:
         self.replica = replica or uuid.uuid4().hex
         self._keys = Keys(prefix)
         self._held: dict[str, SessionClaim] = {}  # lease key -> claim
-        self._renew_script = client.register_script(_RENEW)
-        self._release_script = client.register_script(_RELEASE)
+        self._commands = commands = Commands.of(client)
+        self._renew_script = commands.script(_RENEW)
+        self._release_script = commands.script(_RELEASE)
         self._renewals = RenewalLoop("redis-session-leases", lease / 3, self._renew)
 
     async def start(self) -> None:
@@ -80,7 +83,7 @@ class RedisSessionLeases:
 
     async def claim(self, project_id: str, session_id: str, holder: str) -> SessionClaim:
         key = self._keys.lease(project_id, session_id)
-        claimed = await call(self.client.set(key, holder, nx=True, px=ms(self.lease)))
+        claimed = await call(self._commands.command("SET", key, holder, "NX", "PX", ms(self.lease)))
         if not claimed:
             raise SessionBusyError(session_id)
         claim = SessionClaim(project_id, session_id, holder)
@@ -94,17 +97,19 @@ class RedisSessionLeases:
         await call(self._release_script(keys=[key], args=[claim.holder]))
 
     async def holder(self, project_id: str, session_id: str) -> str | None:
-        held = await call(self.client.get(self._keys.lease(project_id, session_id)))
+        held = await call(self._commands.command("GET", self._keys.lease(project_id, session_id)))
         return text(held) or None
 
     async def _renew(self) -> None:
         held = list(self._held.items())
         if not held:
             return
-        pipe = self.client.pipeline(transaction=False)
-        for key, claim in held:
-            await self._renew_script(keys=[key], args=[claim.holder, ms(self.lease)], client=pipe)
-        renewed = await pipe.execute()
+        renewed = await asyncio.gather(
+            *(
+                self._renew_script(keys=[key], args=[claim.holder, ms(self.lease)])
+                for key, claim in held
+            )
+        )
         for (key, claim), kept in zip(held, renewed, strict=True):
             if not kept and self._held.get(key) is claim:
                 del self._held[key]

@@ -51,6 +51,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
+from adapters.redis._commands import Commands
 from adapters.redis._keys import Keys, RenewalLoop, call, ms, text
 from adapters.redis._scripts import (
     CONTROL_ABORT,
@@ -111,12 +112,13 @@ class RedisTurnControlRelay:
         self._listener: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
         self._renewals = RenewalLoop("redis-turn-controls", lease / 3, self._renew)
-        self._attach_script = client.register_script(CONTROL_ATTACH)
-        self._detach_script = client.register_script(CONTROL_DETACH)
-        self._mark_script = client.register_script(CONTROL_MARK)
-        self._renew_script = client.register_script(CONTROL_RENEW)
-        self._abort_script = client.register_script(CONTROL_ABORT)
-        self._decide_script = client.register_script(CONTROL_DECIDE)
+        self._commands = commands = Commands.of(client)
+        self._attach_script = commands.script(CONTROL_ATTACH)
+        self._detach_script = commands.script(CONTROL_DETACH)
+        self._mark_script = commands.script(CONTROL_MARK)
+        self._renew_script = commands.script(CONTROL_RENEW)
+        self._abort_script = commands.script(CONTROL_ABORT)
+        self._decide_script = commands.script(CONTROL_DECIDE)
 
     # ================================================================= lifecycle
     async def start(self) -> None:
@@ -246,15 +248,14 @@ class RedisTurnControlRelay:
         turns = list(self._turns.values())
         if not turns:
             return
-        pipe = self.client.pipeline(transaction=False)
-        for turn in turns:
-            info = turn.info
-            await self._renew_script(
-                keys=[self._keys.control(info.project_id, info.session_id)],
-                args=[info.turn_id, ms(self.lease)],
-                client=pipe,
+        renewals = [
+            self._renew_script(
+                keys=[self._keys.control(turn.info.project_id, turn.info.session_id)],
+                args=[turn.info.turn_id, ms(self.lease)],
             )
-        for turn, fields in zip(turns, await pipe.execute(), strict=True):
+            for turn in turns
+        ]
+        for turn, fields in zip(turns, await asyncio.gather(*renewals), strict=True):
             if fields is None:
                 if turn.info.turn_id in self._turns:
                     log.warning(
@@ -269,10 +270,13 @@ class RedisTurnControlRelay:
         turns = list(self._turns.values())
         if not turns:
             return
-        pipe = self.client.pipeline(transaction=False)
-        for turn in turns:
-            pipe.hgetall(self._keys.control(turn.info.project_id, turn.info.session_id))
-        for turn, raw in zip(turns, await pipe.execute(), strict=True):
+        reads = [
+            self._commands.command(
+                "HGETALL", self._keys.control(turn.info.project_id, turn.info.session_id)
+            )
+            for turn in turns
+        ]
+        for turn, raw in zip(turns, await asyncio.gather(*reads), strict=True):
             fields = _pairs(raw)
             if fields.get("turn") == turn.info.turn_id:
                 self._deliver_missed(turn, fields)

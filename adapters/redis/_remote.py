@@ -11,6 +11,7 @@ from typing import cast
 
 import redis.asyncio as aioredis
 
+from adapters.redis._commands import Commands
 from adapters.redis._encoding import (
     REPLICA_LOST,
     REPLICA_LOST_MESSAGE,
@@ -39,7 +40,7 @@ class RemoteTurns:
         self.client = client
         self.retention = retention
         self._keys = keys
-        self._reap_script = client.register_script(LOG_REAP)
+        self._reap_script = Commands.of(client).script(LOG_REAP)
 
     async def find(self, turn_id: str, project_id: str, session_id: str) -> TurnState | None:
         """Where the turn stands, in one snapshot (the approvals still waiting are those

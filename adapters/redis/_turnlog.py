@@ -44,6 +44,7 @@ from collections.abc import AsyncIterator
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
+from adapters.redis._commands import Commands
 from adapters.redis._encoding import (
     REPLICA_LOST,
     Pending,
@@ -150,11 +151,12 @@ class RedisTurnLog:
         self._keys = Keys(prefix)
         self._local: dict[str, _Local] = {}
         self._forget: dict[str, asyncio.TimerHandle] = {}
-        self._open_script = client.register_script(LOG_OPEN)
-        self._close_script = client.register_script(LOG_CLOSE)
-        self._discard_script = client.register_script(LOG_DISCARD)
-        self._renew_script = client.register_script(LOG_RENEW)
-        self._append_script = client.register_script(LOG_APPEND)
+        self._commands = commands = Commands.of(client)
+        self._open_script = commands.script(LOG_OPEN)
+        self._close_script = commands.script(LOG_CLOSE)
+        self._discard_script = commands.script(LOG_DISCARD)
+        self._renew_script = commands.script(LOG_RENEW)
+        self._append_script = commands.script(LOG_APPEND)
         self._remote = RemoteTurns(client, self._keys, retention)
         self._renewals = RenewalLoop("redis-turn-log-writers", lease / 3, self._renew)
 
@@ -285,7 +287,8 @@ class RedisTurnLog:
         )
 
     async def find(self, project_id: str, session_id: str) -> TurnState | None:
-        turn_id = text(await call(self.client.get(self._keys.pointer(project_id, session_id))))
+        pointer = self._keys.pointer(project_id, session_id)
+        turn_id = text(await call(self._commands.command("GET", pointer)))
         if not turn_id:
             return None
         local = self._local.get(turn_id)
@@ -375,15 +378,17 @@ class RedisTurnLog:
         turns = [turn for turn in self._local.values() if not turn.closed]
         if not turns:
             return
-        pipe = self.client.pipeline(transaction=False)
-        for turn in turns:
-            turn_id = turn.info.turn_id
-            await self._renew_script(
-                keys=[self._keys.turn(turn_id), self._keys.turn(turn_id, "writer")],
+        renewals = [
+            self._renew_script(
+                keys=[
+                    self._keys.turn(turn.info.turn_id),
+                    self._keys.turn(turn.info.turn_id, "writer"),
+                ],
                 args=[self.replica, ms(self.lease)],
-                client=pipe,
             )
-        for turn, renewed in zip(turns, await pipe.execute(), strict=True):
+            for turn in turns
+        ]
+        for turn, renewed in zip(turns, await asyncio.gather(*renewals), strict=True):
             if not renewed and not turn.closed:
                 self._ended_elsewhere(turn)
 
