@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, WithJsonSchema, model_validator
 
 from adapters.gns3._tools.intent_probe import Gns3CheckProbe
 from adapters.gns3._tools.registry import (
@@ -82,8 +82,14 @@ class StandingIntentAction(ToolArguments):
         description="list the user's standing checks in this project, add checks, or remove "
         "checks by name"
     )
-    checks: Annotated[list[Check], AtMost("max_batch")] = Field(
-        default_factory=list, description="for add: the checks, each with a name"
+    # The check objects are verify_intent's (described there): not repeated in this schema.
+    checks: Annotated[
+        list[Check],
+        AtMost("max_batch"),
+        WithJsonSchema({"type": "array", "items": {"type": "object"}, "x-limit": "max_batch"}),
+    ] = Field(
+        default_factory=list,
+        description="for add: verify_intent's check objects, each with a name",
     )
     names: list[str] = Field(default_factory=list, description="for remove: the checks' names")
 
