@@ -26,16 +26,10 @@ __all__ = [
     "utc",
 ]
 
-# The questions are the user messages. Their role is read from the text, not through a
-# jsonb cast, which refuses the \u0000 a stored message may hold: ``encode_message``
-# writes ``{"id":…,"role":…`` compactly, and the first ``","role":"`` is that key (a
-# quote inside the id is escaped, so the id cannot contain the sequence).
 SESSION_COLUMNS = (
     "id, thread_id, user_id, project_id, title, copilot_mode, pinned, message_count, "
     "llm_calls_count, input_tokens, output_tokens, total_tokens, last_message_at, "
-    "created_at, updated_at, metadata, stats, (SELECT count(*) FROM chat_messages q "
-    "WHERE q.session_id = chat_sessions.id "
-    'AND substr(q.message, strpos(q.message, \'","role":"\') + 10, 5) = \'user"\')'
+    "created_at, updated_at, metadata, stats, question_count"
 )
 """The ``chat_sessions`` columns :func:`decode_session` reads, in its order."""
 

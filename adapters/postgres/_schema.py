@@ -18,6 +18,9 @@ missing. Tables:
   state as JSON text); deleting a session cascades to them.
 * ``standing_intent`` (version 3): each user's checks that should always hold in a
   project's lab, one row per project and user, the checks as JSON text.
+* ``chat_sessions.question_count`` (version 4): the session's user messages, kept by
+  triggers on ``chat_messages`` (:data:`QUESTION_TRIGGERS`) and counted once from the
+  log when the column is added, so reading a session no longer counts its messages.
 
 :func:`migrate` applies the missing migrations in one transaction under a
 transaction-scoped advisory lock, so that replicas starting together apply each
@@ -36,7 +39,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import TupleRow
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "lock_key", "migrate"]
+__all__ = ["MIGRATIONS", "QUESTION_TRIGGERS", "SCHEMA_VERSION", "Migration", "lock_key", "migrate"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,15 @@ class Migration:
     description: str
     statements: tuple[str, ...]
 
+
+# A question is a user message. Its role is read from the text, not through a jsonb cast,
+# which refuses the \u0000 a stored message may hold: the store writes ``{"id":…,"role":…``
+# compactly, and the first ``","role":"`` is that key (a quote inside the id is escaped, so
+# the id cannot contain the sequence).
+_IS_QUESTION = 'substr({row}.message, strpos({row}.message, \'","role":"\') + 10, 5) = \'user"\''
+
+QUESTION_TRIGGERS = ("count_inserted_question", "count_deleted_question")
+"""The triggers on ``chat_messages`` that keep ``chat_sessions.question_count`` (version 4)."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -131,6 +143,40 @@ MIGRATIONS: tuple[Migration, ...] = (
                 PRIMARY KEY (project_id, user_id)
             )
             """,
+        ),
+    ),
+    Migration(
+        4,
+        "each session's question count, kept by triggers",
+        (
+            "ALTER TABLE chat_sessions ADD COLUMN question_count bigint NOT NULL DEFAULT 0",
+            # The function is bound to the schema it is created in (the migration's search
+            # path), whatever the search path of the session that writes a message.
+            """
+            CREATE FUNCTION count_questions() RETURNS trigger
+            LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    UPDATE chat_sessions SET question_count = question_count + 1
+                    WHERE id = NEW.session_id;
+                ELSE
+                    UPDATE chat_sessions SET question_count = GREATEST(question_count - 1, 0)
+                    WHERE id = OLD.session_id;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            f"CREATE TRIGGER {QUESTION_TRIGGERS[0]} AFTER INSERT ON chat_messages FOR EACH ROW "
+            f"WHEN ({_IS_QUESTION.format(row='NEW')}) EXECUTE FUNCTION count_questions()",
+            f"CREATE TRIGGER {QUESTION_TRIGGERS[1]} AFTER DELETE ON chat_messages FOR EACH ROW "
+            f"WHEN ({_IS_QUESTION.format(row='OLD')}) EXECUTE FUNCTION count_questions()",
+            # Counted once from the log. Nothing is written meanwhile: adding the column
+            # holds chat_sessions and creating the triggers holds chat_messages against
+            # writes until the migration commits.
+            "UPDATE chat_sessions s SET question_count = q.n FROM (SELECT session_id, "
+            f"count(*) AS n FROM chat_messages m WHERE {_IS_QUESTION.format(row='m')} "
+            "GROUP BY session_id) q WHERE s.id = q.session_id",
         ),
     ),
 )

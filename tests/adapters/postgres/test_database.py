@@ -20,7 +20,7 @@ from adapters.postgres import (
     PostgresDatabase,
     describe_url,
 )
-from adapters.postgres._schema import lock_key
+from adapters.postgres._schema import QUESTION_TRIGGERS, lock_key
 from copilot_core import Message, Session
 from copilot_core.errors import StoreError
 from copilot_core.ports import RestorePoint, Usage
@@ -109,6 +109,84 @@ async def test_a_version_1_schema_gains_restore_points_that_survive_a_restart(
     with psycopg.connect(postgres.conninfo, autocommit=True) as conn:
         rows = conn.execute(f"SELECT count(*) FROM {postgres_schema}.restore_points").fetchall()
     assert rows == [(0,)]
+    assert versions(postgres, postgres_schema) == list(range(1, SCHEMA_VERSION + 1))
+
+
+# The count PostgreSQL made on every read of a session before version 4.
+_SUBQUERY_COUNT = (
+    "SELECT thread_id, question_count, (SELECT count(*) FROM chat_messages q "
+    "WHERE q.session_id = chat_sessions.id "
+    'AND substr(q.message, strpos(q.message, \'","role":"\') + 10, 5) = \'user"\') '
+    "FROM chat_sessions ORDER BY thread_id"
+)
+
+
+async def test_a_version_3_schema_gains_question_counts_that_match_its_messages(
+    postgres: PostgresForTests, postgres_schema: str
+) -> None:
+    def user(n: int, text: str = "why is R1 down?") -> Message:
+        return Message.user(f"q{n}", text, T0)
+
+    def answer(n: int, text: str = "Its eth0 is shut.") -> Message:
+        return Message.assistant(f"a{n}", text, T0)
+
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        store = PostgresCheckpointStore(database)
+        await store.create_session(session("empty"))
+        await store.create_session(session("one"), [user(1)])
+        await store.create_session(session("turns"), [user(1)])
+        for n in range(1, 4):
+            await store.append_messages(PROJECT, "turns", [answer(n)])
+            await store.append_messages(PROJECT, "turns", [user(n + 1)])
+        await store.truncate(PROJECT, "turns", "q3")  # cut back before its third question
+        await store.create_session(session("tricky"), [user(1, "NUL \x00, lone \ud83d")])
+        await store.append_messages(
+            PROJECT, "tricky", [answer(1, 'says "role":"user" and ","role":"user"')]
+        )
+        await store.append_messages(
+            PROJECT, "tricky", [Message.user('q"2', "an id with a quote", T0)]
+        )
+        await store.append_messages(PROJECT, "tricky", [user(3)])
+        marked = user(3).model_copy(update={"metadata": {"incomplete": {}}})
+        await store.append_messages(PROJECT, "tricky", [marked], replaces="q3")
+        expected = {}
+        for thread in ("empty", "one", "turns", "tricky"):
+            history = (await store.history(PROJECT, thread)).messages
+            expected[thread] = sum(message.role.value == "user" for message in history)
+    assert expected == {"empty": 0, "one": 1, "turns": 2, "tricky": 3}
+    with psycopg.connect(postgres.conninfo, autocommit=True) as conn:  # back to version 3
+        conn.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(postgres_schema)))
+        for trigger in QUESTION_TRIGGERS:
+            conn.execute(
+                sql.SQL("DROP TRIGGER {} ON chat_messages").format(sql.Identifier(trigger))
+            )
+        conn.execute("DROP FUNCTION count_questions()")
+        conn.execute("ALTER TABLE chat_sessions DROP COLUMN question_count")
+        conn.execute("DELETE FROM copilot_schema_version WHERE version = 4")
+    assert versions(postgres, postgres_schema) == [1, 2, 3]
+
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        assert database.schema_version == SCHEMA_VERSION
+        store = PostgresCheckpointStore(database)
+        got = {s.thread_id: s.question_count for s in await store.list_sessions(PROJECT, "alice")}
+        with psycopg.connect(postgres.conninfo, autocommit=True) as conn:
+            conn.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(postgres_schema)))
+            rows = conn.execute(_SUBQUERY_COUNT).fetchall()
+            assert [(thread, column) for thread, column, _ in rows] == sorted(got.items())
+            assert all(column == counted for _, column, counted in rows)
+            # A question an older replica inserts (its own statement, not the store's) and
+            # one cut off later are counted too: by the triggers, whoever writes.
+            conn.execute(
+                "INSERT INTO chat_messages (session_id, seq, message) SELECT id, last_seq + 1, "
+                "%s FROM chat_sessions WHERE thread_id = 'one'",
+                ('{"id":"q9","role":"user","content":"and R2?","metadata":{}}',),
+            )
+        assert got == expected
+        found = await store.get_session(PROJECT, "one")
+        assert found is not None and found.question_count == 2
+        await store.truncate(PROJECT, "turns", "q2")
+        found = await store.get_session(PROJECT, "turns")
+        assert found is not None and found.question_count == 1
     assert versions(postgres, postgres_schema) == list(range(1, SCHEMA_VERSION + 1))
 
 
