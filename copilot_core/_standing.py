@@ -4,7 +4,10 @@ and run on demand through the tool source's ``verify_intent``.
 :class:`StandingIntent` reads and replaces a user's checks (validated as
 :data:`~copilot_core.intent.checks_adapter` validates them: a bad check is an
 :class:`~copilot_core.errors.InvalidRequestError` naming it, and nothing is stored) and
-runs them with the caller's credentials, answering what ``verify_intent`` answers.
+runs them with the caller's credentials, answering what ``verify_intent`` answers. The
+result of the last run is kept with the checks, with when it ended: replacing the checks
+by others forgets it (it describes the checks it ran), and a run whose checks were
+replaced while it ran is answered but not kept.
 """
 
 from __future__ import annotations
@@ -20,7 +23,13 @@ from copilot_core._checks import Check, checks_adapter, dump_check
 from copilot_core._session import CopilotMode
 from copilot_core._tools import ParsedToolCall, ToolContext, ToolStatus
 from copilot_core.errors import CopilotError, InvalidRequestError
-from copilot_core.ports import Clock, IntentStore, StandingIntentRecord, ToolExecutor
+from copilot_core.ports import (
+    Clock,
+    IntentRun,
+    IntentStore,
+    StandingIntentRecord,
+    ToolExecutor,
+)
 
 __all__ = ["MAX_STANDING_CHECKS", "StandingIntent"]
 
@@ -56,9 +65,11 @@ class StandingIntent:
     async def put(
         self, project_id: str, user_id: str, checks: Sequence[Any]
     ) -> StandingIntentRecord:
-        record = StandingIntentRecord(
-            [dump_check(check) for check in _validated(checks)], self.clock.now()
-        )
+        """Replace the user's checks; their last run stays only when they are the same."""
+        stored = [dump_check(check) for check in _validated(checks)]
+        before = await self.store.standing_intent(project_id, user_id)
+        kept = before.last_run if before is not None and before.checks == stored else None
+        record = StandingIntentRecord(stored, self.clock.now(), kept)
         await self.store.save_standing_intent(project_id, user_id, record)
         return record
 
@@ -66,7 +77,8 @@ class StandingIntent:
         self, project_id: str, user_id: str, credentials: str, *, wait_s: float = 0.0
     ) -> dict[str, Any]:
         """The user's checks verified now (``wait_s``: how long checks that do not hold
-        yet are retried), as ``verify_intent`` answers; no checks: a pass of none."""
+        yet are retried), as ``verify_intent`` answers, kept as their last run; no
+        checks: a pass of none (nothing kept)."""
         record = await self.store.standing_intent(project_id, user_id)
         if record is None or not record.checks:
             return {"status": "pass", "summary": {"pass": 0, "fail": 0, "error": 0},
@@ -87,4 +99,7 @@ class StandingIntent:
         if result.status is not ToolStatus.SUCCESS or not isinstance(output, dict):
             message = output.get("error") if isinstance(output, dict) else str(output)
             raise CopilotError(f"The standing intent could not be run: {message}")
+        await self.store.save_intent_run(
+            project_id, user_id, record.checks, IntentRun(self.clock.now(), output)
+        )
         return output

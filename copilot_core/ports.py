@@ -85,6 +85,7 @@ __all__ = [
     "FunctionCall",
     "HistoryPage",
     "IdFactory",
+    "IntentRun",
     "IntentStore",
     "LLMSettingsRecord",
     "LLMSettingsStore",
@@ -397,12 +398,23 @@ class CheckpointStore(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class IntentRun:
+    """The last run of a user's standing intent: when it ended and its result, as
+    ``verify_intent`` answers it (``status``, ``summary``, ``waited_s``, ``checks``)."""
+
+    at: datetime
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class StandingIntentRecord:
     """A user's standing intent in a project: the checks (as JSON objects, already
-    validated) and when they were last set."""
+    validated), when they were last set, and their last run (``None``: not run since
+    they were set)."""
 
     checks: list[dict[str, Any]]
     updated_at: datetime
+    last_run: IntentRun | None = None
 
 
 class IntentStore(Protocol):
@@ -416,7 +428,15 @@ class IntentStore(Protocol):
     async def save_standing_intent(
         self, project_id: str, user_id: str, record: StandingIntentRecord
     ) -> None:
-        """Replace the user's checks in the project."""
+        """Replace the user's checks in the project, and their last run with the record's."""
+        ...
+
+    async def save_intent_run(
+        self, project_id: str, user_id: str, checks: list[dict[str, Any]], run: IntentRun
+    ) -> bool:
+        """Keep ``run`` as the last run of the user's checks when they are still
+        ``checks`` (the checks it ran); ``False``, and nothing kept, when they were set
+        to others meanwhile or never set."""
         ...
 
 

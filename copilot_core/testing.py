@@ -55,6 +55,7 @@ from copilot_core.events import (
 from copilot_core.ports import (
     CallOptions,
     HistoryPage,
+    IntentRun,
     ModelOverrides,
     ModelSelection,
     SessionMatch,
@@ -321,13 +322,21 @@ class InMemoryCheckpointStore:
         self._row_ids = itertools.count(1)
 
     async def standing_intent(self, project_id: str, user_id: str) -> StandingIntentRecord | None:
-        record = self._intents.get((project_id, user_id))
-        return None if record is None else replace(record, checks=copy.deepcopy(record.checks))
+        return copy.deepcopy(self._intents.get((project_id, user_id)))
 
     async def save_standing_intent(
         self, project_id: str, user_id: str, record: StandingIntentRecord
     ) -> None:
-        self._intents[(project_id, user_id)] = replace(record, checks=copy.deepcopy(record.checks))
+        self._intents[(project_id, user_id)] = copy.deepcopy(record)
+
+    async def save_intent_run(
+        self, project_id: str, user_id: str, checks: list[dict[str, Any]], run: IntentRun
+    ) -> bool:
+        record = self._intents.get((project_id, user_id))
+        if record is None or record.checks != checks:
+            return False
+        self._intents[(project_id, user_id)] = replace(record, last_run=copy.deepcopy(run))
+        return True
 
     async def create_session(self, session: Session, messages: Sequence[Message] = ()) -> Session:
         project = self._sessions.setdefault(session.project_id, {})

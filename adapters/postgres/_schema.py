@@ -21,6 +21,8 @@ missing. Tables:
 * ``chat_sessions.question_count`` (version 4): the session's user messages, kept by
   triggers on ``chat_messages`` (:data:`QUESTION_TRIGGERS`) and counted once from the
   log when the column is added, so reading a session no longer counts its messages.
+* ``standing_intent``'s last run (version 5): ``last_run_at``, and ``last_run`` (the
+  result as JSON text); NULL until the checks run.
 
 :func:`migrate` applies the missing migrations in one transaction under a
 transaction-scoped advisory lock, so that replicas starting together apply each
@@ -177,6 +179,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             "UPDATE chat_sessions s SET question_count = q.n FROM (SELECT session_id, "
             f"count(*) AS n FROM chat_messages m WHERE {_IS_QUESTION.format(row='m')} "
             "GROUP BY session_id) q WHERE s.id = q.session_id",
+        ),
+    ),
+    Migration(
+        5,
+        "the last run of each standing intent",
+        (
+            "ALTER TABLE standing_intent ADD COLUMN last_run_at timestamptz",
+            "ALTER TABLE standing_intent ADD COLUMN last_run text",
         ),
     ),
 )

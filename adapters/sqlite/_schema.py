@@ -27,7 +27,9 @@ array of message texts) fires a trigger that appends them to the log, as sequenc
 numbers 1, 2, ..., and clears the column (the counting trigger counts them); 6 adds
 ``standing_intent`` (each user's checks that should always hold in the project's lab: one
 row per user, the checks as a JSON list); 7 adds ``question_count`` (the session's user
-messages), kept by triggers like the other counters and counted once from the log.
+messages), kept by triggers like the other counters and counted once from the log; 8
+adds ``last_run_at`` and ``last_run`` to ``standing_intent`` (when the user's checks last
+ran and the result, as JSON; NULL until they run).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import aiosqlite
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +122,9 @@ _COUNTERS = (
     "output_tokens",
     "total_tokens",
 )
+
+# Columns version 8 adds to ``standing_intent``: (name, declaration).
+_INTENT_RUN_COLUMNS = (("last_run_at", "TIMESTAMP"), ("last_run", "TEXT"))
 
 # Columns added to tables made by older versions: (name, declaration).
 _ADDED_COLUMNS = (
@@ -244,6 +249,16 @@ async def migrate(conn: aiosqlite.Connection) -> None:
                 f"WHERE m.session_id = chat_sessions.id AND {_IS_QUESTION.format(row='m')})"
             )
             await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (7)")
+        if 8 not in applied:
+            present = {
+                row[1] for row in await conn.execute_fetchall("PRAGMA table_info(standing_intent)")
+            }
+            for name, declaration in _INTENT_RUN_COLUMNS:
+                if name not in present:
+                    await conn.execute(
+                        f"ALTER TABLE standing_intent ADD COLUMN {name} {declaration}"
+                    )
+            await conn.execute("INSERT INTO copilot_schema_version(version) VALUES (8)")
     except BaseException:
         await conn.rollback()
         raise

@@ -1,5 +1,6 @@
 """A user's standing intent in a project: the checks that should always hold in that lab
-(``GET``/``PUT …/intent``), and running them now (``POST …/intent/run``).
+(``GET``/``PUT …/intent``, with their last run), and running them now (``POST
+…/intent/run``, kept as their last run).
 
 Two-line handlers over the core's :class:`~copilot_core.intent.StandingIntent`; another
 user of the same project has their own checks. 501 when the deployment keeps none.
@@ -22,7 +23,7 @@ from adapters.web._state import Injected
 from copilot_core.intent import MAX_STANDING_CHECKS, Check, StandingIntent, dump_check
 from copilot_core.ports import StandingIntentRecord
 
-__all__ = ["IntentBody", "IntentController", "IntentReply", "IntentRunReply"]
+__all__ = ["IntentBody", "IntentController", "IntentLastRun", "IntentReply", "IntentRunReply"]
 
 WaitS = Annotated[
     float,
@@ -42,18 +43,34 @@ class IntentBody(BaseModel):
     checks: list[Check] = Field(max_length=MAX_STANDING_CHECKS)
 
 
+class IntentLastRun(msgspec.Struct, kw_only=True):
+    """The checks' last run: when it ended and its result, as ``verify_intent`` gave it."""
+
+    at: str
+    result: dict[str, Any]
+
+
 class IntentReply(msgspec.Struct, kw_only=True):
-    """The caller's checks in the project (as stored: defaults filled in), and when they
-    were last set (``null``: never)."""
+    """The caller's checks in the project (as stored: defaults filled in), when they
+    were last set (``null``: never), and their last run (``null``: not run since they
+    were set to these checks)."""
 
     checks: list[dict[str, Any]]
     updated_at: str | None = None
+    last_run: IntentLastRun | None = None
 
     @classmethod
     def of(cls, record: StandingIntentRecord | None) -> IntentReply:
         if record is None:
             return cls(checks=[])
-        return cls(checks=record.checks, updated_at=record.updated_at.isoformat())
+        run = record.last_run
+        return cls(
+            checks=record.checks,
+            updated_at=record.updated_at.isoformat(),
+            last_run=None
+            if run is None
+            else IntentLastRun(at=run.at.isoformat(), result=run.result),
+        )
 
 
 class IntentRunReply(msgspec.Struct, kw_only=True):
@@ -77,7 +94,8 @@ class IntentController(Controller):
     async def read(
         self, visible_project: Injected[ProjectScope], intent: Injected[StandingIntent]
     ) -> IntentReply:
-        """The caller's standing intent in the project (also of a closed project)."""
+        """The caller's standing intent in the project (also of a closed project), with
+        its last run."""
         project = visible_project
         return IntentReply.of(await intent.get(project.project_id, project.user_id))
 
@@ -95,7 +113,8 @@ class IntentController(Controller):
         data: JSONBody[IntentBody],
     ) -> IntentReply:
         """Replace the caller's standing intent; a check that is not valid is refused
-        (422, naming it) and nothing is stored."""
+        (422, naming it) and nothing is stored. Other checks than before forget the
+        last run."""
         project = visible_project
         return IntentReply.of(
             await intent.put(
@@ -116,7 +135,8 @@ class IntentController(Controller):
         wait_s: WaitS = 0.0,
     ) -> IntentRunReply:
         """Verify the caller's standing intent now, on the open project's lab, with the
-        caller's GNS3 token: the results as ``verify_intent`` gives them."""
+        caller's GNS3 token: the results as ``verify_intent`` gives them (kept as the
+        checks' last run)."""
         output = await intent.run(
             project.project_id, project.user_id, project.caller.token, wait_s=wait_s
         )

@@ -1,10 +1,12 @@
 """Standing intent over HTTP: each user keeps their own checks per project (GET/PUT
 ``…/intent``, in the real SQLite store and the in-memory one), a bad check is refused
 naming it and nothing is stored, and ``POST …/intent/run`` answers what the tool source's
-``verify_intent`` answers for the stored checks, with the caller's token."""
+``verify_intent`` answers for the stored checks, with the caller's token, kept as the
+checks' last run (with when it ended) until they are replaced by others."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,8 @@ def url(project: str = OPEN) -> str:
 
 async def exchange(service: Service) -> None:
     async with service.client() as alice, service.client(BOB) as bob:
-        assert (await alice.get(url())).json() == {"checks": [], "updated_at": None}
+        empty = {"checks": [], "updated_at": None, "last_run": None}
+        assert (await alice.get(url())).json() == empty
         put = await alice.put(url(), json={"checks": CHECKS})
         assert put.status_code == 200, put.text
         stored = put.json()
@@ -120,3 +123,55 @@ async def test_run_answers_what_verify_intent_answers_for_the_stored_checks(
         "u-alice",
         "token-alice",
     )
+
+
+def verdict(args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "status": "error",
+        "summary": {"pass": 0, "fail": 0, "error": len(args["checks"])},
+        "waited_s": 0.0,
+        "checks": [
+            {"name": c.get("name", c["kind"]), "status": "error", "reason": "no such node"}
+            for c in args["checks"]
+        ],
+    }
+
+
+async def test_the_last_run_is_kept_with_when_it_ended_until_other_checks_are_set(
+    service: Service,
+) -> None:
+    async with service.client() as alice, service.client(BOB) as bob:
+        replace_meanwhile: list[dict[str, Any]] = []
+
+        async def verify(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+            if replace_meanwhile:  # the user sets other checks while this run waits
+                assert (await alice.put(url(), json={"checks": replace_meanwhile})).is_success
+            return verdict(args)
+
+        service.tools.add("verify_intent", verify)
+        await alice.put(url(), json={"checks": CHECKS})
+        await bob.put(url(), json={"checks": CHECKS})
+        ran = (await alice.post(url() + "/run")).json()
+        body = (await alice.get(url())).json()
+        assert body["last_run"]["result"] == ran == verdict({"checks": CHECKS})
+        at = datetime.fromisoformat(body["last_run"]["at"])
+        assert at > datetime.fromisoformat(body["updated_at"])  # when the run ended
+        assert (await bob.get(url())).json()["last_run"] is None  # Bob's did not run
+        # the same checks again (defaults filled in or not): the run still describes them
+        same = await alice.put(url(), json={"checks": body["checks"]})
+        assert same.json()["last_run"] == body["last_run"]
+        assert (await alice.put(url(), json={"checks": CHECKS})).json()["last_run"] == (
+            body["last_run"]
+        )
+        # other checks: the run no longer describes them
+        other = await alice.put(url(), json={"checks": CHECKS[1:]})
+        assert other.json()["last_run"] is None
+        assert (await alice.get(url())).json()["last_run"] is None
+        # a run whose checks are replaced while it runs is answered but not kept
+        replace_meanwhile.extend(CHECKS[:1])
+        answered = await alice.post(url() + "/run")
+        assert answered.status_code == 200
+        assert [c["name"] for c in answered.json()["checks"]] == ["reachability"]  # before
+        after = (await alice.get(url())).json()
+        assert [c["kind"] for c in after["checks"]] == ["ospf_neighbor"]
+        assert after["last_run"] is None

@@ -23,7 +23,7 @@ from adapters.postgres import (
 from adapters.postgres._schema import QUESTION_TRIGGERS, lock_key
 from copilot_core import Message, Session
 from copilot_core.errors import StoreError
-from copilot_core.ports import RestorePoint, Usage
+from copilot_core.ports import IntentRun, RestorePoint, StandingIntentRecord, Usage
 from tests.real_postgres import PostgresForTests
 
 PROJECT = str(uuid.UUID(int=7))
@@ -162,7 +162,9 @@ async def test_a_version_3_schema_gains_question_counts_that_match_its_messages(
             )
         conn.execute("DROP FUNCTION count_questions()")
         conn.execute("ALTER TABLE chat_sessions DROP COLUMN question_count")
-        conn.execute("DELETE FROM copilot_schema_version WHERE version = 4")
+        for column in ("last_run_at", "last_run"):  # and what version 5 added
+            conn.execute(f"ALTER TABLE standing_intent DROP COLUMN {column}")
+        conn.execute("DELETE FROM copilot_schema_version WHERE version >= 4")
     assert versions(postgres, postgres_schema) == [1, 2, 3]
 
     async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
@@ -187,6 +189,31 @@ async def test_a_version_3_schema_gains_question_counts_that_match_its_messages(
         await store.truncate(PROJECT, "turns", "q2")
         found = await store.get_session(PROJECT, "turns")
         assert found is not None and found.question_count == 1
+
+
+async def test_a_version_4_schemas_intent_is_kept_and_learns_to_keep_its_last_run(
+    postgres: PostgresForTests, postgres_schema: str
+) -> None:
+    checks = [{"kind": "interface", "node": "R1", "interface": "e0", "state": "up"}]
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        await PostgresCheckpointStore(database).save_standing_intent(
+            PROJECT, "alice", StandingIntentRecord(checks, T0)
+        )
+    with psycopg.connect(postgres.conninfo, autocommit=True) as conn:  # back to version 4
+        for column in ("last_run_at", "last_run"):
+            conn.execute(f"ALTER TABLE {postgres_schema}.standing_intent DROP COLUMN {column}")
+        conn.execute(f"DELETE FROM {postgres_schema}.copilot_schema_version WHERE version = 5")
+    run = IntentRun(T0, {"status": "pass", "summary": {"pass": 1}, "waited_s": 0, "checks": []})
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        assert database.schema_version == SCHEMA_VERSION
+        store = PostgresCheckpointStore(database)
+        assert await store.standing_intent(PROJECT, "alice") == StandingIntentRecord(checks, T0)
+        assert await store.save_intent_run(PROJECT, "alice", checks, run)
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        store = PostgresCheckpointStore(database)
+        assert await store.standing_intent(PROJECT, "alice") == StandingIntentRecord(
+            checks, T0, run
+        )
     assert versions(postgres, postgres_schema) == list(range(1, SCHEMA_VERSION + 1))
 
 

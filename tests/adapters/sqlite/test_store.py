@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import random
 import sqlite3
@@ -23,7 +24,13 @@ from copilot_core import (
 )
 from copilot_core.bootstrap import build_chat_service
 from copilot_core.errors import InvalidRequestError, StoreCorruptedError, StoreError
-from copilot_core.ports import ModelSelection, RestorePoint, StandingIntentRecord, Usage
+from copilot_core.ports import (
+    IntentRun,
+    ModelSelection,
+    RestorePoint,
+    StandingIntentRecord,
+    Usage,
+)
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -282,6 +289,10 @@ _UNDO = {
         "DROP TRIGGER count_deleted_question",
         "ALTER TABLE chat_sessions DROP COLUMN question_count",
     ),
+    8: (
+        "ALTER TABLE standing_intent DROP COLUMN last_run_at",
+        "ALTER TABLE standing_intent DROP COLUMN last_run",
+    ),
 }
 
 
@@ -326,6 +337,27 @@ async def test_a_version_5_database_gains_the_standing_intent_that_survives_a_re
     async with SqliteCheckpointStore(data_dir) as store:  # a restart
         assert await store.standing_intent(P1, "alice") == record
         assert (await store.history(P1, "s1")).messages == [Message.user("m1", "hello", T0)]
+
+
+async def test_a_version_7_databases_intent_is_kept_and_learns_to_keep_its_last_run(
+    data_dir: Path,
+) -> None:
+    path = await older_database(data_dir, 7)
+    checks = [{"kind": "interface", "node": "R1", "interface": "e0", "state": "up"}]
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "INSERT INTO standing_intent (user_id, checks, updated_at) VALUES (?, ?, ?)",
+        ("alice", json.dumps(checks), T0.isoformat()),
+    )
+    conn.commit()
+    conn.close()
+    run = IntentRun(T0, {"status": "pass", "summary": {"pass": 1}, "waited_s": 0, "checks": []})
+    async with SqliteCheckpointStore(data_dir) as store:
+        assert await store.standing_intent(P1, "alice") == StandingIntentRecord(checks, T0)
+        assert await store.save_intent_run(P1, "alice", checks, run)
+    assert query(path, "SELECT max(version) FROM copilot_schema_version") == [(SCHEMA_VERSION,)]
+    async with SqliteCheckpointStore(data_dir) as store:  # a restart
+        assert await store.standing_intent(P1, "alice") == StandingIntentRecord(checks, T0, run)
 
 
 async def test_a_version_4_database_learns_to_take_a_session_with_its_first_messages(
