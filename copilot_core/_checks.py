@@ -24,6 +24,7 @@ a check gives ``error`` with the reason, never ``pass``. :class:`CheckResult` an
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -120,6 +121,14 @@ class RouteCheck(_Check):
     present: bool = Field(True, description="true (default): the route is there")
     via: Name | None = Field(None, description="next-hop address, interface or node name")
     protocol: Protocol | None = Field(None, description="ospf, bgp, static, connected...")
+
+    @field_validator("prefix", mode="before")
+    @classmethod
+    def _prefix_shape(cls, value: Any) -> Any:
+        """A string not of the pattern's shape is refused in words, not with the regex."""
+        if isinstance(value, str) and not re.fullmatch(PREFIX_PATTERN, value):
+            raise ValueError(f"{value!r} is not a prefix such as 10.0.2.0/24")
+        return value
 
     @field_validator("prefix")
     @classmethod

@@ -69,7 +69,11 @@ async def test_the_sqlite_store_keeps_them_across_a_restart(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("checks", "names"),
     [
-        ([{"kind": "route", "node": "R1", "prefix": "nope"}], "checks.0.route.prefix"),
+        (
+            [{"kind": "route", "node": "R1", "prefix": "10.0.0/24"}],
+            # in words, not as the pattern's regex
+            "checks.0.route.prefix: Value error, '10.0.0/24' is not a prefix such as 10.0.2.0/24",
+        ),
         ([{"kind": "telepathy"}], "checks.0"),
         ([{"kind": "interface", "node": "R1", "interface": "e0", "colour": "red"}], "colour"),
     ],
