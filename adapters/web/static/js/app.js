@@ -2,6 +2,7 @@
 
 import { ApiError, BASE, call, login, openStream, readEvents, setToken, token } from "./api.js";
 import { TurnView, errorBox, forPeople, renderHistory, userMessage } from "./chat.js";
+import { IntentPanel } from "./intent.js";
 import { ChatMode } from "./mode.js";
 import { LabView } from "./topology.js";
 
@@ -31,6 +32,7 @@ const state = {
   llmConfigured: null, // null: not known yet
 };
 let lab = null;
+let intent = null; // the project's standing intent (IntentPanel)
 let mode = null; // the chat's mode switch (ChatMode)
 
 // ------------------------------------------------------------------ helpers
@@ -159,6 +161,7 @@ async function onLogin(event) {
 function signOut(message = "") {
   if (state.streaming) state.streaming.controller.abort();
   if (lab) lab.show(null);
+  if (intent) intent.show(null);
   sessionStorage.clear();
   state.project = null;
   state.session = null;
@@ -263,6 +266,7 @@ async function selectProject(project, { keepSession = false } = {}) {
   delete document.body.dataset.project;
   state.project = project;
   if (lab) lab.show(project);
+  if (intent) intent.show(project);
   clearSearch();
   store.set("project", project ? project.id : null);
   if (!keepSession) selectSessionId(null);
@@ -1172,7 +1176,9 @@ function bind() {
 async function main() {
   applyStoredTheme();
   mode = new ChatMode($("mode-select"), $("mode-note"));
-  lab = new LabView({ onError: () => signOut("Your GNS3 session expired; sign in again.") });
+  const expired = () => signOut("Your GNS3 session expired; sign in again.");
+  lab = new LabView({ onError: expired });
+  intent = new IntentPanel({ onError: expired });
   bind();
   fitLayout();
   if (!token()) {
