@@ -52,6 +52,7 @@ from copilot_core._tools import (
     ToolContext,
     ToolSpec,
     ToolStatus,
+    call_title,
     render_tool_output,
 )
 from copilot_core.errors import (
@@ -277,7 +278,7 @@ class BuiltinAgent:
             if reply.error is None and not abort.is_aborted():
                 # (A half-written call cut by an abort is dropped: never complete, never run.)
                 for complete in accumulator.finish(reply.finish_reason):
-                    yield complete
+                    yield titled(complete, by_name, reply.titles)
                 reply.calls = accumulator.calls() if accumulator.has_calls else []
                 if accumulator.stopped is not None:
                     reply.calls = [stopped_call(call, accumulator.stopped) for call in reply.calls]
@@ -340,6 +341,7 @@ class BuiltinAgent:
                         render_tool_output(ends[call.id].output),
                         self._clock.now(),
                         **(ends[call.id].metadata or {}),
+                        **({"title": reply.titles[call.id]} if call.id in reply.titles else {}),
                     )
                     for call in reply.calls
                 ),
@@ -439,7 +441,12 @@ class BuiltinAgent:
             f"read {len(calls)} tool call(s) the model wrote in its text",
             {"calls": len(calls)},
         )
-        shown = [ToolCallEvent(c.id, c.name, c.raw_arguments, complete=True) for c in calls]
+        shown = [
+            titled(
+                ToolCallEvent(c.id, c.name, c.raw_arguments, complete=True), offered, reply.titles
+            )
+            for c in calls
+        ]
         return [note, *shown]
 
     def _waiting(
@@ -496,3 +503,16 @@ class BuiltinAgent:
         reserve = selection.options.max_tokens or self._settings.output_reserve_tokens
         tool_chars = sum(len(spec.description) + len(str(spec.parameters)) for spec in specs)
         return max(selection.context_limit - reserve - tool_chars // 4, 1)
+
+
+def titled(
+    event: ToolCallEvent, specs: dict[str, ToolSpec], titles: dict[str, str]
+) -> ToolCallEvent:
+    """A call's complete event with its tool's title for it (kept in ``titles``, which
+    goes into the call's tool message as ``metadata.title``)."""
+    call = ParsedToolCall.parse(event.id, event.name, event.arguments)
+    title = call_title(specs.get(event.name), call)
+    if title is None:
+        return event
+    titles[event.id] = title
+    return replace(event, title=title)

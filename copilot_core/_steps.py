@@ -43,6 +43,8 @@ class Reply:
     output_tokens: int = 0
     finish_reason: str | None = None
     error: CopilotError | None = None
+    #: Each call's plain-language title (by call id), as its complete event carried it.
+    titles: dict[str, str] = field(default_factory=dict)
 
     @property
     def content(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -22,8 +23,11 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "ToolStatus",
+    "call_title",
     "render_tool_output",
 ]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +42,11 @@ class ToolSpec:
     sentence (empty: the description's first sentence); an ``everyday`` tool is always
     offered, another one only when the user's message contains one of its ``cues``
     (lower-case words or word starts), and its schema without ``compact_omits``.
+
+    ``title(arguments)`` names one call for people, in plain words ("Run 2 show commands
+    on R1"): the page's tool card shows it. It is the tool source's, computed from the
+    call's arguments, never the model's; ``None`` (or a call it cannot name): no title,
+    and clients show the tool's name.
     """
 
     name: str
@@ -50,6 +59,9 @@ class ToolSpec:
     cues: tuple[str, ...] = ()
     #: Optional properties the compact set leaves out (options a small model does without).
     compact_omits: tuple[str, ...] = ()
+    title: Callable[[dict[str, Any]], str | None] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def to_openai(self) -> dict[str, Any]:
         return {
@@ -197,6 +209,28 @@ class Clearance:
 
 #: A call that did not come through the gate: not assessed, not approved.
 NOT_CLEARED = Clearance()
+
+
+#: The longest title a call gets (a longer one is cut with an ellipsis).
+MAX_TITLE_CHARS = 120
+
+
+def call_title(spec: ToolSpec | None, call: ParsedToolCall) -> str | None:
+    """The plain-language title of ``call`` from its tool's ``spec`` (one line, at most
+    :data:`MAX_TITLE_CHARS`), or ``None``: no spec or titler, arguments that are not an
+    object, or a titler that names nothing. A titler that fails is logged and gives no
+    title: a title never stops a call."""
+    if spec is None or spec.title is None or call.arguments is None:
+        return None
+    try:
+        title = spec.title(call.arguments)
+    except Exception:  # a cosmetic: any failure means no title
+        log.warning("the title of a %s call failed", spec.name, exc_info=True)
+        return None
+    text = " ".join(str(title or "").split())
+    if len(text) > MAX_TITLE_CHARS:
+        text = text[: MAX_TITLE_CHARS - 1].rstrip() + "…"
+    return text or None
 
 
 def render_tool_output(output: Any) -> str:

@@ -83,13 +83,15 @@ class ContentEvent:
 @value
 class ToolCallEvent:
     """A tool call as the model writes it: ``arguments`` is the whole argument text so
-    far (it grows); the last event of a call is ``complete``."""
+    far (it grows); the last event of a call is ``complete``, with the call's ``title``
+    when its tool names it (:attr:`~copilot_core.ports.ToolSpec.title`)."""
 
     type: ClassVar[str] = "tool_call"
     id: str
     name: str
     arguments: str
     complete: bool = False
+    title: str | None = None
 
 
 @value

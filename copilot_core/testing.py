@@ -246,8 +246,10 @@ class FakeToolExecutor:
         parameters: dict[str, Any] | None = None,
         changes: Callable[[dict[str, Any]], ChangePreview] | None = None,
         effect: ToolEffect | None = None,
+        title: Callable[[dict[str, Any]], str | None] | None = None,
     ) -> FakeToolExecutor:
-        """Add a tool; ``changes`` makes its calls changes of the lab, previewed by it.
+        """Add a tool; ``changes`` makes its calls changes of the lab, previewed by it;
+        ``title`` names a call (``ToolSpec.title``).
 
         Its declared ``effect`` is, unless given, ``read_only`` for a tool without
         ``changes`` and ``device_change`` for one with.
@@ -260,6 +262,7 @@ class FakeToolExecutor:
             parameters or {"type": "object", "properties": {}},
             mutates_topology,
             effect,
+            title=title,
         )
         self.tools[name] = FakeTool(spec, handler, frozenset(modes), changes)
         return self

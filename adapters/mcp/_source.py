@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO
@@ -280,6 +280,20 @@ def _text(blocks: Sequence[types.ContentBlock]) -> str:
     return "\n".join(parts)
 
 
+def declared_title(tool: types.Tool) -> Callable[[dict[str, Any]], str | None] | None:
+    """The title the server declares for the tool (``title``, else its annotations'), as
+    every call's title; ``None`` when it declares none (clients show the tool's name)."""
+    hints = tool.annotations
+    named = tool.title or (hints.title if hints is not None else None)
+    if not named:
+        return None
+
+    def title(arguments: dict[str, Any]) -> str:
+        return str(named)
+
+    return title
+
+
 def tool_effect(config: McpServerConfig, name: str, tool: types.Tool) -> ToolEffect:
     """The effect of an MCP server's tool: read-only when the server annotates it so
     (``readOnlyHint``), or the operator does and the server does not claim a change;
@@ -346,6 +360,7 @@ class McpToolSource:
                         f"[MCP server {link.config.name}] {about}",
                         _schema(tool),
                         effect=tool_effect(link.config, tool_name, tool),
+                        title=declared_title(tool),
                     )
                 )
         return specs

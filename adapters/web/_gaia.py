@@ -114,7 +114,8 @@ class GaiaTranslator:
                 args: Any = json.loads(event.arguments) if event.arguments.strip() else {}
             except ValueError:
                 args = event.arguments
-            return [{"type": "tool_args", "tool": event.name, "args": args, "detail": ""}]
+            detail = event.title or ""  # the call in plain words, when its tool names it
+            return [{"type": "tool_args", "tool": event.name, "args": args, "detail": detail}]
         if event.arguments == "":
             return [{"type": "tool_start", "tool": event.name, "detail": ""}]
         return []  # growing arguments: spec 002 shows them once complete

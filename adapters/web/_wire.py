@@ -48,7 +48,8 @@ def _fields(event: WireEvent) -> dict[str, Any]:
             function: dict[str, Any] = {"name": event.name, "arguments": event.arguments}
             if event.complete:
                 function["complete"] = True
-            return {"tool_call": {"id": event.id, "type": "function", "function": function}}
+            call = {"tool_call": {"id": event.id, "type": "function", "function": function}}
+            return call if event.title is None else {**call, "title": event.title}
         case ToolStartEvent(tool_name=name, tool_call_id=call_id):
             return {"tool_name": name, "tool_call_id": call_id}
         case ToolProgressEvent():

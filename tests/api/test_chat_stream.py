@@ -76,6 +76,38 @@ async def test_tool_calls_stream_tool_call_start_and_end_events(service: Service
     assert "ü" in end.data["tool_output"]  # ensure_ascii=False
 
 
+async def test_a_complete_call_carries_its_plain_title_and_the_history_keeps_it(
+    service: Service,
+) -> None:
+    service.tools.add(
+        "gns3_topology_reader",
+        lambda args, ctx: {"nodes": ["R1"]},
+        title=lambda args: "Read the lab's topology",
+    )
+    service.tools.add("get_templates", lambda args, ctx: [])  # names no call: no title
+    service.model.add(
+        tool_reply(("gns3_topology_reader", {}), ("get_templates", {}), ids=["call_A", "call_B"]),
+        text_reply("One router."),
+    )
+    async with (
+        service.client() as client,
+        client.stream("POST", service.chat_url() + "/stream", json={"message": "topo?"}) as r,
+    ):
+        session_id = r.headers["x-session-id"]
+        events = await collect_until_done(r)
+        history = (await client.get(f"{service.chat_url()}/sessions/{session_id}/history")).json()
+    calls = [e.data for e in events if e.type == "tool_call"]
+    complete = {
+        c["tool_call"]["id"]: c for c in calls if c["tool_call"]["function"].get("complete")
+    }
+    assert complete["call_A"]["title"] == "Read the lab's topology"
+    assert "title" not in complete["call_B"]  # (absent, as older clients know the event)
+    assert all("title" not in c for c in calls if not c["tool_call"]["function"].get("complete"))
+    kept = {m["tool_call_id"]: m["metadata"] for m in history["messages"] if m["role"] == "tool"}
+    assert kept["call_A"]["title"] == "Read the lab's topology"
+    assert "title" not in kept["call_B"]
+
+
 async def test_done_arrives_after_the_turn_is_saved_and_names_the_answer(service: Service) -> None:
     service.model.add(text_reply("Saved answer"))
     async with (

@@ -153,7 +153,11 @@ async def test_an_agent_that_does_not_stream_still_shows_its_answer(
 
 
 async def test_a_built_in_tool_in_the_gaia_protocol(service: Service) -> None:
-    service.tools.add("gns3_topology_reader", lambda args, ctx: {"nodes": ["PC1"]})
+    service.tools.add(
+        "gns3_topology_reader",
+        lambda args, ctx: {"nodes": ["PC1"]},
+        title=lambda args: "Read the lab's topology",
+    )
     service.model.add(tool_reply(("gns3_topology_reader", {})), text_reply("One PC."))
     async with service.client() as client:
         url = f"{service.chat_url()}/stream?protocol=gaia"
@@ -163,3 +167,7 @@ async def test_a_built_in_tool_in_the_gaia_protocol(service: Service) -> None:
     assert (result["title"], result["success"]) == ("gns3_topology_reader", True)
     assert result["result_data"] == {"nodes": ["PC1"]}
     assert [e.data["args"] for e in events if e.type == "tool_args"] == [{}]
+    # spec 002's detail says the call in plain words
+    assert [e.data["detail"] for e in events if e.type == "tool_args"] == [
+        "Read the lab's topology"
+    ]

@@ -47,7 +47,7 @@ _READ_ONLY = ToolAnnotations(readOnlyHint=True)
 def build_server() -> MCPServer:
     server = MCPServer("fake-tools")
 
-    @server.tool(description="Echo the text back.", annotations=_READ_ONLY)
+    @server.tool(title="Echo a text", description="Echo the text back.", annotations=_READ_ONLY)
     def echo(text: str) -> dict[str, Any]:
         return {"echo": text}
 

@@ -143,10 +143,11 @@ def test_approval_cards_show_the_change_and_the_decision_and_come_back_after_a_r
     page.get_by_label("Message", exact=True).fill("Add a PC named Approved9")
     page.get_by_label("Message", exact=True).press("Enter")
     card = page.get_by_role("region", name="Approval for create_gns3_node")
-    # The title says the change in words (from its preview); the tool's name is small print.
+    # The approval asks the change in words (from its preview); the tool's card is titled by
+    # the call (the service's title); the tool's name is small print on both.
     expect(card.locator("h3")).to_have_text("Create 1 node?")
     expect(card.locator(".approval-tool")).to_have_text("create_gns3_node")
-    expect(page.locator(".tool-card .tool-title")).to_have_text("Create 1 node")
+    expect(page.locator(".tool-card .tool-title")).to_have_text("Create Approved9 (VPCS)")
     expect(page.locator(".tool-card .tool-name")).to_have_text("create_gns3_node")
     expect(card.locator(".approval-topology")).to_contain_text("Approved9")
     expect(page.locator(".tool-card .tool-status")).to_have_text("waiting for you")
@@ -180,6 +181,8 @@ def test_approval_cards_show_the_change_and_the_decision_and_come_back_after_a_r
     page.reload()
     first, last = page.locator(".tool-card").first, page.locator(".tool-card").last
     expect(first.locator(".tool-decision")).to_have_text("Approved by you.")
+    expect(first.locator(".tool-title")).to_have_text("Create Approved9 (VPCS)")
+    expect(last.locator(".tool-title")).to_have_text("Create Rejected9 (VPCS)")
     expect(last.locator(".tool-decision")).to_have_text("Rejected by you: “not in this lab”")
     expect(last).to_have_attribute("data-viewed", "true")
     expect(last.locator(".tool-reason")).to_be_hidden()

@@ -53,6 +53,7 @@ from adapters.gns3._tools.restore_take import (
     take_restore_point,
 )
 from adapters.gns3._tools.skills import skill_tools
+from adapters.gns3._tools.titles import TITLES
 from adapters.gns3._tools.topology import topology_tools
 from adapters.gns3._tools.verified import (
     VerifyArguments,
@@ -140,7 +141,7 @@ def gns3_tools() -> ToolRegistry:
         )
         for tool in family
     }
-    return ToolRegistry(tools[name] for name in CATALOGUE)
+    return ToolRegistry(replace(tools[name], title=TITLES[name]) for name in CATALOGUE)
 
 
 class Gns3ToolExecutor:

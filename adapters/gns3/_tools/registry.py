@@ -298,7 +298,8 @@ class Gns3Tool(Generic[ArgsT]):
     preview)`` says what the restore point taken before an approved call keeps (by
     default: the preview's devices, and the topology when it changes; ``None``: nothing
     to keep, as for a packet capture, so no restore point); ``example`` is a
-    valid argument object shown when a call's arguments are invalid.
+    valid argument object shown when a call's arguments are invalid; ``title(args)``
+    names a call for people in plain words (see :mod:`adapters.gns3._tools.titles`).
     """
 
     name: str
@@ -317,6 +318,7 @@ class Gns3Tool(Generic[ArgsT]):
     #: :mod:`adapters.gns3._tools.verified`): every tool that changes a device, a node's
     #: state or the topology, unless it says otherwise (a rollback is not itself verified).
     checks_allowed: bool = True
+    title: Callable[[ArgsT], str] | None = None
 
     @property
     def verifiable(self) -> bool:

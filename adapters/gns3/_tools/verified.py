@@ -16,6 +16,7 @@ own argument model sees the rest, so every changing tool accepts them the same w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
@@ -36,6 +37,7 @@ from copilot_core.ports import ChangePreview, IntentStore
 __all__ = [
     "VERIFY_FIELDS",
     "VerifyArguments",
+    "call_titler",
     "offered_spec",
     "plan_of",
     "split_verification",
@@ -78,8 +80,9 @@ def verification_properties(settings: Gns3ToolSettings) -> JSON:
 
 
 def offered_spec(tool: Gns3Tool[Any], lab: LabAccess) -> ToolSpec:
-    """The tool's spec, with the three arguments in its schema when it is verifiable."""
-    spec = tool.spec(lab)
+    """The tool's spec, with the three arguments in its schema when it is verifiable, and
+    its title of a call."""
+    spec = replace(tool.spec(lab), title=call_titler(tool, lab.settings))
     if not tool.verifiable:
         return spec
     properties = {**spec.parameters.get("properties", {}), **verification_properties(lab.settings)}
@@ -88,6 +91,32 @@ def offered_spec(tool: Gns3Tool[Any], lab: LabAccess) -> ToolSpec:
         parameters={**spec.parameters, "properties": properties},
         compact_omits=VERIFY_FIELDS,  # small models verify with verify_intent instead
     )
+
+
+def call_titler(
+    tool: Gns3Tool[Any], settings: Gns3ToolSettings
+) -> Callable[[JSON], str | None] | None:
+    """The tool's title of a call from the call's raw arguments (``None`` when they are
+    not valid: the call fails anyway); a verified change says it is verified."""
+    name = tool.title
+    if name is None:
+        return None
+
+    def title(arguments: JSON) -> str | None:
+        split = split_verification(tool, arguments, settings)
+        if isinstance(split, ToolResult):
+            return None
+        own, verification = split
+        args = tool.parse(own, settings)
+        if isinstance(args, ToolResult):
+            return None
+        said = name(args)
+        if verification is None:
+            return said
+        checks = len(verification.verify)
+        return f"{said}, then verify {checks} check{'' if checks == 1 else 's'}"
+
+    return title
 
 
 def split_verification(

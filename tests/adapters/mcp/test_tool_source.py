@@ -82,6 +82,10 @@ async def test_allowed_tools_are_offered_namespaced_in_the_configured_modes() ->
         assert echo.description == "[MCP server lab] Echo the text back."
         assert echo.parameters["type"] == "object"
         assert echo.parameters["required"] == ["text"]
+        # The server's own title names each call; a tool without one gets none.
+        assert echo.title is not None and echo.title({"text": "hi"}) == "Echo a text"
+        (add,) = [spec for spec in source.specs(TEACHING) if spec.name == "lab__add"]
+        assert add.title is None
         status = {s.name: s.to_dict() for s in source.status()}
         assert status["lab"]["available"] is True
         assert status["lab"]["tools"] == ["lab__add", "lab__echo"]

@@ -127,9 +127,11 @@ class ToolCard {
     this.element.dataset.toolCallId = id;
     this.element.open = true;
     const summary = el("summary");
-    // The plain title (the change's summary, when it asked) and the tool's name in small print.
+    // The call's plain title (the service's, or a change's summary) and the tool's name in
+    // small print.
     this.title = el("span", "tool-title");
     this.title.hidden = true;
+    this.titled = false;
     this.name = el("span", "tool-name", name || "tool");
     this.elapsed = el("span", "tool-elapsed");
     this.status = el("span", "tool-status", "writing…");
@@ -168,7 +170,8 @@ class ToolCard {
   }
 
   setTitle(text) {
-    if (!text) return;
+    if (typeof text !== "string" || !text) return;
+    this.titled = true;
     this.title.textContent = text;
     this.title.hidden = false;
     this.name.classList.add("small-print");
@@ -743,7 +746,7 @@ export class TurnView {
     }
     const tool = this.card(event.tool_call_id, event.tool_name);
     tool.setStatus("waiting");
-    tool.setTitle(plainTitle(event.preview?.summary));
+    if (!tool.titled) tool.setTitle(plainTitle(event.preview?.summary)); // the service's title first
     return card;
   }
 
@@ -777,6 +780,7 @@ export class TurnView {
         const fn = call.function || {};
         const card = this.card(call.id, fn.name);
         card.setName(fn.name);
+        card.setTitle(event.title); // the call in plain words, sent with the complete call
         card.setArguments(fn.arguments || "", Boolean(fn.complete));
         break;
       }
@@ -955,6 +959,7 @@ export function renderHistory(container, messages, options = {}) {
     } else if (message.role === "tool") {
       const card = cards.get(message.tool_call_id);
       if (card) {
+        card.setTitle(message.metadata?.title);
         const approval = message.metadata?.approval;
         if (approval) {
           card.element.dataset.approval = approval.decision;
