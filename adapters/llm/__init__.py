@@ -13,18 +13,18 @@ the core's ports.
   settings dialog offers them).
 * :class:`TiktokenTokenCounter`: the core's ``TokenCounter`` with tiktoken.
 * :func:`to_langchain` / :func:`from_langchain`: exact message conversion.
+
+LangChain itself loads with the first model built (or the start-up warm-up, once the
+service listens): importing this package does not import it. The names that need it,
+:class:`LangchainLanguageModel` and the message conversions, load on first use.
 """
+
+import importlib
+import typing
 
 from adapters.llm._catalog import HttpModelCatalog
 from adapters.llm._endpoints import check_endpoint, endpoint_url, resolve_host
 from adapters.llm._errors import ProviderInfo, redact, translate_error
-from adapters.llm._messages import (
-    from_langchain,
-    message_from_langchain,
-    message_to_langchain,
-    to_langchain,
-)
-from adapters.llm._model import LangchainLanguageModel
 from adapters.llm._provider import LLMSettingsSource, LLMTimeouts, SettingsLanguageModelProvider
 from adapters.llm._public_view import LLMSettingsPublicView
 from adapters.llm._repository import (
@@ -50,6 +50,38 @@ from adapters.llm._tokens import (
     offline_encoding,
 )
 from adapters.llm._warm import warm_up
+
+if typing.TYPE_CHECKING:
+    from adapters.llm._messages import (
+        from_langchain,
+        message_from_langchain,
+        message_to_langchain,
+        to_langchain,
+    )
+    from adapters.llm._model import LangchainLanguageModel
+
+#: The names whose modules import LangChain, and where they live.
+_LAZY = {
+    "LangchainLanguageModel": "adapters.llm._model",
+    "from_langchain": "adapters.llm._messages",
+    "message_from_langchain": "adapters.llm._messages",
+    "message_to_langchain": "adapters.llm._messages",
+    "to_langchain": "adapters.llm._messages",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "DATABASE_FILENAME",

@@ -14,12 +14,11 @@ key-like string has been masked.
 from __future__ import annotations
 
 import email.utils
+import functools
 import re
 import sys
 import time
 from dataclasses import dataclass
-
-from langchain_core import exceptions as lc_errors
 
 from copilot_core.errors import (
     LLMAuthenticationError,
@@ -35,18 +34,36 @@ from copilot_core.ports import redact_secrets
 __all__ = ["ProviderInfo", "redact", "translate_error"]
 
 
-def _lc_types(*names: str) -> tuple[type[BaseException], ...]:
+@dataclass(frozen=True, slots=True)
+class _LangchainErrors:
     """LangChain's provider-neutral error types (langchain-core 1.x; older ones lack them)."""
-    found = (getattr(lc_errors, name, None) for name in names)
-    return tuple(t for t in found if isinstance(t, type) and issubclass(t, BaseException))
+
+    context: tuple[type[BaseException], ...]
+    auth: tuple[type[BaseException], ...]
+    not_found: tuple[type[BaseException], ...]
+    rate: tuple[type[BaseException], ...]
+    timeout: tuple[type[BaseException], ...]
+    connection: tuple[type[BaseException], ...]
 
 
-_LC_CONTEXT = _lc_types("ContextOverflowError")
-_LC_AUTH = _lc_types("ModelAuthenticationError", "ModelPermissionDeniedError")
-_LC_NOT_FOUND = _lc_types("ModelNotFoundError")
-_LC_RATE = _lc_types("ModelRateLimitError")
-_LC_TIMEOUT = _lc_types("ModelTimeoutError")
-_LC_CONNECTION = _lc_types("ModelConnectionError")
+@functools.cache
+def _lc() -> _LangchainErrors:
+    """Read on the first failure to translate, not at import: langchain-core loads with
+    the first model (``serve`` answers before it has)."""
+    from langchain_core import exceptions as lc_errors
+
+    def types(*names: str) -> tuple[type[BaseException], ...]:
+        found = (getattr(lc_errors, name, None) for name in names)
+        return tuple(t for t in found if isinstance(t, type) and issubclass(t, BaseException))
+
+    return _LangchainErrors(
+        context=types("ContextOverflowError"),
+        auth=types("ModelAuthenticationError", "ModelPermissionDeniedError"),
+        not_found=types("ModelNotFoundError"),
+        rate=types("ModelRateLimitError"),
+        timeout=types("ModelTimeoutError"),
+        connection=types("ModelConnectionError"),
+    )
 
 
 def _loaded_types(*names: tuple[str, str]) -> tuple[type[BaseException], ...]:
@@ -105,20 +122,21 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
     model = provider.model
     status = _status_code(exc)
     detail = _provider_message(exc, provider.secrets)
+    lc = _lc()
 
     context = LLMContextLengthError(
         f"The conversation is longer than the context window of model {model!r}"
         f"{_quote(detail)}. Start a new session, or set a smaller context_limit in "
         "your LLM settings so that older messages are trimmed."
     )
-    if isinstance(exc, _LC_CONTEXT):
+    if isinstance(exc, lc.context):
         return context
-    if isinstance(exc, _LC_AUTH) or status in {401, 403}:
+    if isinstance(exc, lc.auth) or status in {401, 403}:
         return LLMAuthenticationError(
             f"The language model server at {where} rejected the API key (HTTP {status or 401})."
             " Check the api_key in your LLM settings."
         )
-    if isinstance(exc, _LC_NOT_FOUND) or status == 404:
+    if isinstance(exc, lc.not_found) or status == 404:
         if _mentions_model(detail):
             return LLMModelNotFoundError(
                 f"The language model server at {where} does not serve model {model!r}"
@@ -128,7 +146,7 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
             f"The language model server at {where} answered 404 Not Found for model {model!r}."
             " Check the model name, and that base_url is the API root (it usually ends in /v1)."
         )
-    if isinstance(exc, _LC_RATE) or status == 429:
+    if isinstance(exc, lc.rate) or status == 429:
         retry_after = _retry_after(exc)
         if "quota" in detail.lower():
             return LLMRateLimitedError(
@@ -148,7 +166,7 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
     # Only now the wording: a 429 may well speak of tokens without being about context.
     if status in {None, 400, 413, 422} and _says_context_length(detail):
         return context
-    if isinstance(exc, (TimeoutError, *_transport_types("TimeoutException"), *_LC_TIMEOUT)):
+    if isinstance(exc, (TimeoutError, *_transport_types("TimeoutException"), *lc.timeout)):
         if streaming:
             return LLMStreamInterruptedError(
                 f"The language model server at {where} stopped sending the reply (timed out)."
@@ -163,7 +181,7 @@ def translate_error(exc: BaseException, provider: ProviderInfo, *, streaming: bo
             f"The language model server at {where} failed with HTTP {status}"
             f"{_quote(detail)}. Try again later."
         )
-    if isinstance(exc, (*_transport_types("TransportError"), *_LC_CONNECTION, ConnectionError)) or (
+    if isinstance(exc, (*_transport_types("TransportError"), *lc.connection, ConnectionError)) or (
         _is_sdk_connection_error(exc)
     ):
         if streaming:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
-
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
 from adapters.llm._endpoints import check_endpoint
-from adapters.llm._model import LangchainLanguageModel
 from adapters.llm._settings import LLMSettings, build_chat_model
 from copilot_core.errors import InvalidRequestError, LLMNotConfiguredError
 from copilot_core.ports import CallOptions, ModelOverrides, ModelSelection, ModelTimeouts
+
+if TYPE_CHECKING:  # LangChain loads with the first model built (``serve`` answers before)
+    from langchain_core.language_models import BaseChatModel
+
+    from adapters.llm._model import LangchainLanguageModel
 
 __all__ = ["LLMSettingsSource", "LLMTimeouts", "SettingsLanguageModelProvider"]
 
@@ -37,7 +39,7 @@ class LLMSettingsSource(Protocol):
     async def get_secret(self, user_id: str) -> LLMSettings | None: ...
 
 
-ChatModelFactory = Callable[..., BaseChatModel]
+ChatModelFactory: TypeAlias = "Callable[..., BaseChatModel]"
 
 
 class SettingsLanguageModelProvider:
@@ -112,6 +114,8 @@ class SettingsLanguageModelProvider:
     def _model(
         self, settings: LLMSettings, name: str, waits: dict[str, float]
     ) -> LangchainLanguageModel:
+        from adapters.llm._model import LangchainLanguageModel
+
         options = {**waits, **self._factory_options}
         chat_model = self._factory(settings, model=name, **options)
         return LangchainLanguageModel(

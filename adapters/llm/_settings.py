@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import httpx
-from langchain_core.language_models import BaseChatModel
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -20,6 +19,9 @@ from pydantic import (
 from copilot_core import CopilotMode
 from copilot_core.errors import InvalidRequestError
 from copilot_core.ports import ApprovalPolicy, ToolSet
+
+if TYPE_CHECKING:  # langchain-core loads with the first model built, not with the settings
+    from langchain_core.language_models import BaseChatModel
 
 __all__ = [
     "DEFAULT_CONTEXT_LIMIT",
