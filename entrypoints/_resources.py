@@ -21,12 +21,15 @@ from adapters.gns3 import (
     SkillLibrary,
 )
 from adapters.llm import LLMSettingsRepository
-from adapters.mcp import McpServerConfig, McpToolSource
+from adapters.mcp import McpServerConfig
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
 from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from copilot_core import InMemoryTurnLog
 from copilot_core.ports import Clock, IdFactory, IntentStore, RestorePointStore
 from entrypoints.settings import StoreSection
+
+if TYPE_CHECKING:
+    from adapters.mcp import McpToolSource
 
 if TYPE_CHECKING:  # imported when Redis is used (the client library costs start-up time)
     from adapters.redis import RedisTurnLog
@@ -159,6 +162,8 @@ async def open_mcp_sources(
     if not configs:
         yield None
         return
+    from adapters.mcp import McpToolSource  # the MCP SDK: only with servers configured
+
     source = McpToolSource([McpServerConfig.model_validate(config) for config in configs])
     await source.start()
     try:

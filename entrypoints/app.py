@@ -14,6 +14,7 @@ from litestar.types import ASGIApp
 
 from adapters.gns3 import Gns3ProjectWatcher
 from adapters.llm import warm_up
+from adapters.mcp import McpEndpoint
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.web import API_PREFIX, WebDependencies, create_web_app, install_dependencies
 from copilot_core import CopilotError
@@ -40,6 +41,13 @@ async def _warn_if_gns3_unreachable(container: Container, gns3_url: str) -> None
         )
     else:
         log.info("gns3_reachable", gns3_url=gns3_url, gns3_version=version.get("version"))
+
+
+async def _warm(mcp: McpEndpoint) -> None:
+    """Start-up's deferred work, done while the service answers: LangChain, the
+    providers' integrations and the tokenizer (in a thread), and the MCP endpoint's SDK."""
+    await asyncio.to_thread(warm_up)
+    await mcp.ready()
 
 
 def _quiet_generator_closing(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -123,11 +131,11 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             mcp = container.mcp_endpoint()
             mcp.install(await mcp_dependencies(container))
             try:
-                async with mcp.running():
+                async with mcp.running():  # the MCP SDK loads meanwhile, in a thread
                     # What the first turn would pay for once (imports, tokenizer): loaded in
                     # a thread once the rest has started, while the service already answers
                     # (/healthz, the page, sign-in).
-                    service.warmed = asyncio.ensure_future(asyncio.to_thread(warm_up))
+                    service.warmed = asyncio.ensure_future(_warm(mcp))
                     yield
             finally:
                 probe.cancel()

@@ -22,7 +22,7 @@ import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dependency_injector import containers, providers
 from pydantic import SecretStr
@@ -51,7 +51,6 @@ from adapters.mcp import (
     McpEndpoint,
     McpServerDependencies,
     McpServerSettings,
-    McpToolSource,
     SkillDocument,
     ToolCallRecord,
     WithMcpTools,
@@ -107,6 +106,9 @@ from entrypoints.turn_ports import (
     open_turn_controls,
     open_turn_log,
 )
+
+if TYPE_CHECKING:  # built only with MCP servers configured (it imports the MCP SDK)
+    from adapters.mcp import McpToolSource
 
 __all__ = [
     "Container",

@@ -16,7 +16,15 @@ MCP servers as tool sources:
   with :class:`McpServerStatus` for ``/capabilities``;
 * :class:`CompositeToolExecutor` — several executors offered as one;
 * :class:`WithMcpTools` — an agent that reports the ``mcp`` capability.
+
+The MCP SDK is not imported with this package: :class:`McpToolSource` (and
+:class:`McpServerStatus`) load it on first use, when MCP servers are configured, and
+:class:`McpEndpoint` loads it in the background once its app runs (``serve`` answers
+``/healthz`` before).
 """
+
+import importlib
+import typing
 
 from adapters.mcp._agent import WithMcpTools
 from adapters.mcp._composite import CompositeToolExecutor
@@ -33,7 +41,29 @@ from adapters.mcp._contracts import (
     ToolCallRecord,
 )
 from adapters.mcp._endpoint import McpEndpoint
-from adapters.mcp._source import McpServerStatus, McpToolSource
+
+if typing.TYPE_CHECKING:
+    from adapters.mcp._source import McpServerStatus, McpToolSource
+
+#: The names whose module imports the MCP SDK, and where they live.
+_LAZY = {
+    "McpServerStatus": "adapters.mcp._source",
+    "McpToolSource": "adapters.mcp._source",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "NAMESPACE_SEPARATOR",

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from adapters.mcp._source import McpToolSource
 from copilot_core import Message
 from copilot_core.events import AgentEvent
 from copilot_core.ports import AgentBackend, AgentCapabilities, AgentInfo, AgentRunConfig
+
+if TYPE_CHECKING:  # built only with MCP servers configured (their source imports the SDK)
+    from adapters.mcp._source import McpToolSource
 
 __all__ = ["WithMcpTools"]
 

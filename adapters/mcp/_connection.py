@@ -6,17 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
-
-import mcp_types as types
-from mcp.server import ServerRequestContext
-from mcp.shared.exceptions import MCPError
-from starlette.requests import Request
+from typing import TYPE_CHECKING, Any, Final
 
 from copilot_core import CopilotMode
 from copilot_core.errors import InvalidRequestError
 from copilot_core.policy import UserLimits
 from copilot_core.ports import Principal
+
+if TYPE_CHECKING:  # the handlers' side; the endpoint's (options, caller) needs no SDK
+    from mcp.server import ServerRequestContext
 
 __all__ = [
     "CALLER_SCOPE_KEY",
@@ -75,6 +73,10 @@ class ConnectionOptions:
 
 
 def caller_of(ctx: ServerRequestContext[Any, Any]) -> tuple[McpCaller, ConnectionOptions]:
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+    from starlette.requests import Request
+
     request = ctx.request
     if not isinstance(request, Request):  # only the HTTP endpoint serves this server
         raise MCPError(types.INVALID_REQUEST, "This server is served over HTTP only.")
@@ -87,6 +89,8 @@ def caller_of(ctx: ServerRequestContext[Any, Any]) -> tuple[McpCaller, Connectio
 
 def principal_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
     """Binds 2026-07-28 ``requestState`` to the GNS3 user it was minted for."""
+    from starlette.requests import Request
+
     request = ctx.request
     caller = request.scope.get(CALLER_SCOPE_KEY) if isinstance(request, Request) else None
     return f"gns3-user:{caller.user_id}" if isinstance(caller, McpCaller) else None
@@ -95,6 +99,8 @@ def principal_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
 def session_of(ctx: ServerRequestContext[Any, Any]) -> str:
     """The MCP session (2025 revisions), else ``mcp``: where a call's context says it
     comes from."""
+    from starlette.requests import Request
+
     request = ctx.request
     session = request.headers.get("mcp-session-id") if isinstance(request, Request) else None
     return f"mcp-{session[:64]}" if session else "mcp"

@@ -8,24 +8,24 @@ to the handlers in the ASGI scope, and an MCP session (2025 protocol revisions) 
 bound to the GNS3 user who opened it. Each user may hold at most
 ``max_sessions_per_user`` sessions at once (one more: HTTP 429, saying how many and when
 one expires); a session idle for ``session_idle_timeout`` is closed.
+
+The MCP SDK is loaded (in a thread) once :meth:`McpEndpoint.running` has begun, not
+with this module: ``serve`` answers ``/healthz`` without it, and a request that comes
+while it loads waits for it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
 import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
-from mcp.server import Server
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from starlette.types import Message, Receive, Scope, Send
+import structlog
 
 from adapters.mcp._connection import (
     CALLER_SCOPE_KEY,
@@ -34,7 +34,6 @@ from adapters.mcp._connection import (
     McpCaller,
 )
 from adapters.mcp._contracts import McpServerDependencies, McpServerSettings
-from adapters.mcp._server import build_mcp_server
 from adapters.mcp._sessions import SessionLedger, TooManySessionsError
 from copilot_core.errors import (
     AuthenticationError,
@@ -45,11 +44,27 @@ from copilot_core.errors import (
 from copilot_core.policy import UserLimits
 from copilot_core.ports import Principal
 
+if TYPE_CHECKING:
+    from mcp.server import Server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.types import Message, Receive, Scope, Send
+
 __all__ = ["McpEndpoint"]
 
+log = structlog.get_logger("adapters.mcp")
+
 _MAX_TOKEN = 8192
-_SESSION_HEADER = MCP_SESSION_ID_HEADER.encode("ascii")
-_VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
+#: The SDK's ``MCP_SESSION_ID_HEADER`` and ``MCP_PROTOCOL_VERSION_HEADER`` (a test holds
+#: them equal), spelled here so that the endpoint needs no SDK to answer before it loads.
+_SESSION_HEADER = b"mcp-session-id"
+_VERSION_HEADER = b"mcp-protocol-version"
+#: What the endpoint loads once it runs: the SDK, and the MCP server built on it.
+_SDK_MODULES = (
+    "mcp.server.auth.middleware.bearer_auth",
+    "mcp.server.streamable_http_manager",
+    "mcp_types.version",
+    "adapters.mcp._server",
+)
 #: A JSON-RPC server error (implementation-defined range): too many sessions.
 TOO_MANY_SESSIONS = -32029
 
@@ -59,14 +74,16 @@ class McpEndpoint:
 
     Build it with the app; :meth:`install` its collaborators once they are open, and
     run it inside :meth:`running` (the app's lifespan): until then it answers 503.
+    ``server`` (the SDK's) is built once it runs.
     """
 
     def __init__(self, settings: McpServerSettings | None = None) -> None:
         self.settings = settings or McpServerSettings()
         self._deps: McpServerDependencies | None = None
         self._running = False
-        self.server: Server[object] = build_mcp_server(self._dependencies, self.settings)
+        self.server: Server[object] | None = None
         self._manager: StreamableHTTPSessionManager | None = None
+        self._started = asyncio.Event()
         self.sessions = SessionLedger(
             self.settings.max_sessions_per_user, self.settings.session_idle_timeout
         )
@@ -81,22 +98,60 @@ class McpEndpoint:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Serve MCP sessions until the block ends (then every session is closed)."""
-        manager = StreamableHTTPSessionManager(
-            self.server,
-            json_response=False,
-            stateless=False,
-            session_idle_timeout=self.settings.session_idle_timeout,
-            max_sessions=self.settings.max_sessions,
-        )
-        async with manager.run():
-            self._manager, self._running = manager, True
+        """Serve MCP sessions until the block ends (then every session is closed).
+
+        The block begins at once; the SDK loads in a thread meanwhile and the session
+        manager starts in a task of its own (requests that come before wait for it)."""
+        self._started = asyncio.Event()
+        stop = asyncio.Event()
+        serving = asyncio.ensure_future(self._serve(stop))
+        self._running = True
+        try:
+            yield
+        finally:
+            self._running = False
+            stop.set()
             try:
-                yield
+                await serving
             finally:
-                self._running = False
                 self._manager = None
                 self.sessions.clear()
+
+    async def ready(self) -> bool:
+        """Once :meth:`running` has begun: wait until the endpoint serves MCP (the SDK
+        loaded, the session manager started); whether it does."""
+        await self._started.wait()
+        return self._manager is not None
+
+    async def _serve(self, stop: asyncio.Event) -> None:
+        try:
+            for module in _SDK_MODULES:  # in a thread: the loop answers meanwhile
+                await asyncio.to_thread(importlib.import_module, module)
+            from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+            from adapters.mcp._server import build_mcp_server
+
+            if self.server is None:
+                self.server = build_mcp_server(self._dependencies, self.settings)
+            manager = StreamableHTTPSessionManager(
+                self.server,
+                json_response=False,
+                stateless=False,
+                session_idle_timeout=self.settings.session_idle_timeout,
+                max_sessions=self.settings.max_sessions,
+            )
+        except Exception as exc:  # an SDK that cannot load: every request is told so
+            log.error("mcp_endpoint_failed", error=f"{type(exc).__name__}: {exc}")
+            self._started.set()
+            return
+        try:
+            async with manager.run():
+                self._manager = manager
+                self._started.set()
+                await stop.wait()
+        finally:
+            self._manager = None
+            self._started.set()
 
     # ---------------------------------------------------------------------- ASGI
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -106,10 +161,14 @@ class McpEndpoint:
             await _answer(send, 404, {"error": "not_found", "error_description": "Use the "
                                       "endpoint itself: /v3/copilot/mcp."})  # fmt: skip
             return
+        serving = self._running and self._deps is not None and await self.ready()
         manager = self._manager
-        if manager is None or self._deps is None:
+        if not serving or manager is None or self._deps is None:
             await _answer(send, 503, _error("unavailable", "The MCP endpoint is starting."))
             return
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+
         try:
             options = ConnectionOptions.from_query(_query(scope))
         except ValueError as exc:
@@ -226,6 +285,8 @@ def _header(scope: Scope, name: bytes) -> str | None:
 def _opens_or_uses_a_session(scope: Scope) -> bool:
     """Whether the SDK serves this request on its stateful (2025 revisions) path, as it
     decides it: by the protocol version header."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
     version = _header(scope, _VERSION_HEADER)
     return version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
 

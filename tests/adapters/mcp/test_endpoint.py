@@ -26,8 +26,8 @@ BODY = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 def test_the_package_exports_exactly_its_public_api() -> None:
     public = {
         name
-        for name, value in vars(mcp).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(mcp)  # the lazily loaded names too
+        if not name.startswith("_") and not isinstance(getattr(mcp, name), types.ModuleType)
     }
     assert public == set(mcp.__all__)
     assert list(mcp.__all__) == sorted(mcp.__all__, key=lambda n: (not n.isupper(), n))
