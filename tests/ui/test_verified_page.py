@@ -20,6 +20,11 @@ def test_a_verified_change_shows_its_check_on_the_card_and_its_rollback_after(
     page: Page, configured: Lab, llm: ScriptedOpenAIServer, service: Service, width: int
 ) -> None:
     page.set_viewport_size({"width": width, "height": 860 if width > 500 else 844})
+    # The page tests share one project and user: no standing intent left by another test
+    # joins this change (it would be listed on the card and decide too).
+    with service.api(configured.token) as api:
+        cleared = api.put(f"/projects/{configured.opened}/intent", json={"checks": []})
+        assert cleared.status_code == 200, cleared.text
     name = f"Checked{width}"
     check = {"kind": "config_line", "node": name, "line": "ip 10.0.0.9/24",
              "name": f"{name} has its address"}  # fmt: skip
