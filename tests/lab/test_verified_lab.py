@@ -20,17 +20,16 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fakes.copilot_service import ServedCopilot, serve_copilot
+from tests.fakes.copilot_service import ServedCopilot
 from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.lab.lab_project import LabProject
-from tests.lab.router_lab import RouterLab
-from tests.lab.test_e2e_http import API_KEY, AUTOMATION, Chat, call, read_console
+from tests.lab.test_e2e_http import API_KEY, AUTOMATION, Chat, call, llm, read_console, service
 from tests.lab.test_frr_lab import topology
 from tests.lab.test_intent_lab import configure as address_and_route
 
 pytestmark = [pytest.mark.timeout(1500), pytest.mark.gns3, pytest.mark.slow]
 
-__all__ = ["topology"]  # the lab's PC1 – R1 – R2 – PC2, as test_frr_lab builds it
+__all__ = ["llm", "service", "topology"]  # fixtures: the scripted model, the service, the lab
 
 FIGURES: dict[str, float] = {}
 CONFIG_TOOL = "execute_multiple_device_config_commands"
@@ -49,23 +48,6 @@ def ended(turn_events: list[dict[str, Any]], tool: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def llm() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer(api_key=API_KEY) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def service(
-    router_lab: RouterLab, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServedCopilot]:
-    root = tmp_path_factory.mktemp("verified-service")
-    env = {"COPILOT_HEARTBEAT_INTERVAL": "2", "COPILOT_GNS3_TIMEOUT": "120"}
-    with serve_copilot(router_lab.url, root, env=env) as served:
-        yield served
-    print("\nverified change figures:", {k: round(v, 2) for k, v in FIGURES.items()}, flush=True)
-
-
-@pytest.fixture(scope="module")
 def chat(service: ServedCopilot, llm: ScriptedOpenAIServer, topology: LabProject) -> Iterator[Chat]:
     with service.api(topology.token) as api:
         api.timeout = httpx.Timeout(300.0)
@@ -76,6 +58,7 @@ def chat(service: ServedCopilot, llm: ScriptedOpenAIServer, topology: LabProject
         )  # fmt: skip
         assert stored.status_code == 200, stored.text
         yield Chat(api, llm, topology.project)
+    print("\nverified change figures:", {k: round(v, 2) for k, v in FIGURES.items()}, flush=True)
 
 
 def test_a_change_that_breaks_reachability_is_rolled_back_and_one_that_works_stays(
