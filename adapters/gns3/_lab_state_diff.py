@@ -123,7 +123,8 @@ def _adjacencies(node: str, old: Iterable[Neighbor], new: Iterable[Neighbor]) ->
         if states[0] == states[1]:
             continue
         was_up, now_up = bool(was and was.up), bool(now and now.up)
-        change = "lost" if was_up and not now_up else "gained" if now_up else "changed"
+        # up to up (Full to Established, say) or down to down is a change, not a gain
+        change = "changed" if was_up == now_up else "gained" if now_up else "lost"
         entry: JSON = {
             "node": node,
             "protocol": key[0],

@@ -275,3 +275,19 @@ def test_the_diff_is_deterministic_and_survives_json(ab: tuple[LabState, LabStat
     else:
         assert [c for c in diff if c in CATEGORIES] == [c for c in CATEGORIES if c in diff]
         assert all(diff[c] for c in CATEGORIES if c in diff)  # empty ones are left out
+
+
+def test_an_adjacency_that_stays_up_in_another_state_is_changed_not_gained() -> None:
+    # Found by the swap property above: up to up read as "gained" one way round.
+    def state(state_id: str, neighbor_state: str) -> LabState:
+        node = NodeState(
+            "R2", "frr", "started", True, neighbors=(Neighbor("ospf", "1.1.1.1", neighbor_state),)
+        )
+        return LabState(state_id, "p", datetime(2026, 12, 2, tzinfo=UTC), 1.0, (node,), ())
+
+    forth = diff_lab_state(state("a", "established"), state("b", "full"))
+    back = diff_lab_state(state("b", "full"), state("a", "established"))
+    assert [e["change"] for e in forth["adjacencies"]] == ["changed"]
+    assert [e["change"] for e in back["adjacencies"]] == ["changed"]
+    lost = diff_lab_state(state("a", "full"), state("b", "init"))
+    assert [e["change"] for e in lost["adjacencies"]] == ["lost"]
