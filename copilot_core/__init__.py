@@ -1,8 +1,8 @@
 """gns3-copilot's domain core: a pure library with no I/O and no frameworks.
 
 What a service that embeds the copilot needs is here: :class:`ChatService` (turns and
-sessions), :class:`BuiltinAgent` (the agent loop), :class:`TurnRunner` and its
-:class:`InMemoryTurnLog`, the design's pure objects (:class:`ToolCallAccumulator`,
+sessions, each named by its :class:`SessionKey`), :class:`BuiltinAgent` (the agent loop),
+:class:`TurnRunner`, the design's pure objects (:class:`ToolCallAccumulator`,
 :class:`StatsCollector`, :class:`AbortToken`, :class:`Conversation`) and the values
 they speak. The rest is in topical modules:
 
@@ -13,8 +13,8 @@ they speak. The rest is in topical modules:
   backend reports (records);
 * :mod:`copilot_core.errors`: the error tree;
 * :mod:`copilot_core.bootstrap`: the chat built from its settings, for a program
-  without a container of its own (``build_chat_service``), and the in-memory session
-  leases and turn control relay it uses;
+  without a container of its own (``build_chat_service``), and the in-memory turn log,
+  session leases and turn control relay it uses;
 * :mod:`copilot_core.rollback`: the user's undo of a change as a use case
   (:class:`~copilot_core.rollback.Rollback`);
 * :mod:`copilot_core.testing`: fakes of every port (a scripted model, an in-memory
@@ -32,12 +32,12 @@ from copilot_core._prompts import PromptBook
 from copilot_core._runner import RunnerSettings, TurnHandle, TurnRunner
 from copilot_core._service import ChatService, ChatSettings
 from copilot_core._session import CopilotMode, Session
+from copilot_core._session_key import SessionKey
 from copilot_core._stats import StatsCollector, TurnStats
 from copilot_core._system import SystemClock, UuidIdFactory
 from copilot_core._tokens import ApproximateTokenCounter
 from copilot_core._toolgate import ToolGate
 from copilot_core._tools import ParsedToolCall, ToolContext, ToolResult, ToolSpec, ToolStatus
-from copilot_core._turnlog import InMemoryTurnLog
 from copilot_core._turns import TurnRequest, TurnResult
 from copilot_core.errors import CopilotError
 from copilot_core.events import TurnEvent
@@ -53,7 +53,6 @@ __all__ = [
     "Conversation",
     "CopilotError",
     "CopilotMode",
-    "InMemoryTurnLog",
     "Message",
     "ModelSelection",
     "ParsedToolCall",
@@ -61,6 +60,7 @@ __all__ = [
     "Role",
     "RunnerSettings",
     "Session",
+    "SessionKey",
     "StatsCollector",
     "SystemClock",
     "ToolCallAccumulator",
@@ -77,3 +77,20 @@ __all__ = [
     "TurnStats",
     "UuidIdFactory",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # Names that left the root, importable from it until version 0.3.
+    if name == "InMemoryTurnLog":
+        import warnings
+
+        from copilot_core.bootstrap import InMemoryTurnLog
+
+        warnings.warn(
+            "copilot_core.InMemoryTurnLog moved to copilot_core.bootstrap (with the other "
+            "in-memory ports of running turns); the root name goes away in version 0.3",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return InMemoryTurnLog
+    raise AttributeError(f"module 'copilot_core' has no attribute {name!r}")

@@ -52,6 +52,7 @@ from copilot_core._messages import Message, Role
 from copilot_core._prompts import fallback_title
 from copilot_core._question import question_in_session
 from copilot_core._session import CopilotMode, Session
+from copilot_core._session_key import SessionKey, takes_session_key
 from copilot_core._stats import Usage, stamp_usage
 from copilot_core._tools import ToolContext
 from copilot_core._turns import TurnInfo, TurnRequest, TurnResult
@@ -253,10 +254,11 @@ class TurnRunner:
         return TurnHandle(info, self._log, live=turn)
 
     # ==================================================================== clients
-    async def attach(self, project_id: str, session_id: str, user_id: str) -> TurnHandle | None:
+    @takes_session_key
+    async def attach(self, key: SessionKey) -> TurnHandle | None:
         """The session's running turn (or one that ended moments ago), for re-attaching."""
-        state = await self._log.find(project_id, session_id)
-        if state is None or state.info.user_id != user_id:
+        state = await self._log.find(key.project_id, key.session_id)
+        if state is None or state.info.user_id != key.user_id:
             return None
         return TurnHandle(
             state.info,

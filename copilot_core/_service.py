@@ -3,7 +3,8 @@
 :class:`ChatService` is a thin facade. It checks requests and ownership, then hands
 turns to the :class:`~copilot_core._runner.TurnRunner` and session operations to the
 :class:`~copilot_core.ports.CheckpointStore`. Everything is scoped by project and
-user: another user's session behaves exactly like one that does not exist.
+user: a session is named by its :class:`~copilot_core.SessionKey`, and another user's
+session behaves exactly like one that does not exist.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from copilot_core._approvals import ApprovalDecision, DecisionOutcome
 from copilot_core._messages import Role
 from copilot_core._runner import TurnHandle, TurnRunner
 from copilot_core._session import CopilotMode, Session
+from copilot_core._session_key import SessionKey, takes_session_key
 from copilot_core._turns import TurnRequest
 from copilot_core.errors import (
     AgentNotFoundError,
@@ -105,9 +107,8 @@ class ChatService:
         backend = self._agents.get(agent_id)
         if backend is None:
             raise AgentNotFoundError(agent_id, list(self._agents))
-        session = None
-        if request.session_id is not None:
-            session = await self._owned(request.project_id, request.session_id, request.user_id)
+        key = request.key
+        session = None if key is None else await self._owned(key)
         if request.replace_from is not None:
             if session is None:
                 raise InvalidRequestError("replace_from needs the session_id it belongs to.")
@@ -125,20 +126,21 @@ class ChatService:
             async for event in events:
                 yield event
 
-    async def attach(self, project_id: str, session_id: str, user_id: str) -> TurnHandle | None:
+    @takes_session_key
+    async def attach(self, key: SessionKey) -> TurnHandle | None:
         """The session's running turn (or one that ended moments ago), for re-attaching."""
-        return await self.runner.attach(project_id, session_id, user_id)
+        return await self.runner.attach(key)
 
-    async def abort(self, project_id: str, session_id: str, user_id: str) -> bool:
+    @takes_session_key
+    async def abort(self, key: SessionKey) -> bool:
         """Abort the session's running turn; False when none was running."""
-        await self._owned(project_id, session_id, user_id)
-        return await self.runner.abort(project_id, session_id)
+        await self._owned(key)
+        return await self.runner.abort(key.project_id, key.session_id)
 
+    @takes_session_key
     async def decide(
         self,
-        project_id: str,
-        session_id: str,
-        user_id: str,
+        key: SessionKey,
         approval_id: str,
         *,
         approve: bool,
@@ -156,25 +158,23 @@ class ChatService:
         """
         if len(comment) > MAX_COMMENT_CHARS:
             raise InvalidRequestError(f"comment must be at most {MAX_COMMENT_CHARS} characters.")
-        await self._owned(project_id, session_id, user_id)
+        await self._owned(key)
         if digest is not None:
-            await self._check_digest(project_id, session_id, user_id, approval_id, digest)
+            await self._check_digest(key, approval_id, digest)
         outcome = await self.runner.decide(
-            project_id,
-            session_id,
+            key.project_id,
+            key.session_id,
             approval_id,
-            ApprovalDecision(approve, user_id=user_id, comment=comment.strip(), digest=digest),
+            ApprovalDecision(approve, user_id=key.user_id, comment=comment.strip(), digest=digest),
         )
         if outcome is DecisionOutcome.UNKNOWN:
             raise ApprovalNotFoundError(approval_id)
         if outcome is DecisionOutcome.ALREADY_DECIDED:
             raise ConflictError(f"Approval {approval_id!r} was already decided.")
 
-    async def _check_digest(
-        self, project_id: str, session_id: str, user_id: str, approval_id: str, digest: str
-    ) -> None:
+    async def _check_digest(self, key: SessionKey, approval_id: str, digest: str) -> None:
         """Refuse a decision whose digest is not that of the pending approval."""
-        turn = await self.runner.attach(project_id, session_id, user_id)
+        turn = await self.runner.attach(key)
         for stamped in turn.pending if turn is not None else ():
             event = stamped.event
             if isinstance(event, ApprovalRequiredEvent) and event.approval_id == approval_id:
@@ -190,8 +190,10 @@ class ChatService:
         await self.runner.shutdown(grace)
 
     # ================================================================== sessions
-    async def get_session(self, project_id: str, session_id: str, user_id: str) -> Session:
-        return await self._owned(project_id, session_id, user_id)
+    @takes_session_key
+    async def get_session(self, key: SessionKey) -> Session:
+        """The caller's session (``SessionNotFoundError`` when it is not theirs)."""
+        return await self._owned(key)
 
     async def list_sessions(
         self,
@@ -209,11 +211,10 @@ class ChatService:
             project_id, user_id, limit=limit, offset=offset, copilot_mode=copilot_mode
         )
 
+    @takes_session_key
     async def history(
         self,
-        project_id: str,
-        session_id: str,
-        user_id: str,
+        key: SessionKey,
         *,
         limit: int = 100,
         before: int | None = None,
@@ -223,15 +224,15 @@ class ChatService:
         self._check_page(limit)
         if before is not None and not 0 <= before <= MAX_CURSOR:
             raise InvalidRequestError(f"cursor must be between 0 and {MAX_CURSOR}.")
-        session = await self._owned(project_id, session_id, user_id)
-        page = await self._store.history(project_id, session_id, limit=limit, before=before)
+        session = await self._owned(key)
+        page = await self._store.history(key.project_id, key.session_id, limit=limit, before=before)
         messages = page.messages
         if (
             before is None
             and messages
             and messages[-1].role is Role.ASSISTANT
             and messages[-1].metadata.get("partial")
-            and await self.runner.running(project_id, session_id)
+            and await self.runner.running(key.project_id, key.session_id)
         ):
             page = HistoryPage(messages[:-1], page.next_cursor)
         return session, page
@@ -248,32 +249,35 @@ class ChatService:
         self._check_page(limit)
         return await self._store.search_sessions(project_id, user_id, needle, limit=limit)
 
-    async def rename(self, project_id: str, session_id: str, user_id: str, title: str) -> Session:
+    @takes_session_key
+    async def rename(self, key: SessionKey, title: str) -> Session:
         clean = " ".join(title.split())
         if not 1 <= len(clean) <= TITLE_MAX_CHARS:
             raise InvalidRequestError(f"title must be 1 to {TITLE_MAX_CHARS} characters long.")
-        await self._owned(project_id, session_id, user_id)
-        renamed = await self._store.rename_session(project_id, session_id, clean, self._clock.now())
+        await self._owned(key)
+        renamed = await self._store.rename_session(
+            key.project_id, key.session_id, clean, self._clock.now()
+        )
         if renamed is None:
-            raise SessionNotFoundError(session_id)
+            raise SessionNotFoundError(key.session_id)
         return renamed
 
-    async def set_pinned(
-        self, project_id: str, session_id: str, user_id: str, pinned: bool
-    ) -> Session:
-        await self._owned(project_id, session_id, user_id)
-        updated = await self._store.set_pinned(project_id, session_id, pinned)
+    @takes_session_key
+    async def set_pinned(self, key: SessionKey, pinned: bool) -> Session:
+        await self._owned(key)
+        updated = await self._store.set_pinned(key.project_id, key.session_id, pinned)
         if updated is None:
-            raise SessionNotFoundError(session_id)
+            raise SessionNotFoundError(key.session_id)
         return updated
 
-    async def delete(self, project_id: str, session_id: str, user_id: str) -> None:
+    @takes_session_key
+    async def delete(self, key: SessionKey) -> None:
         """Delete a session and its messages; a running turn is aborted first."""
-        await self._owned(project_id, session_id, user_id)
-        await self.runner.stop(project_id, session_id, "the session is being deleted")
-        self.runner.windows.forget(project_id, session_id)
-        if not await self._store.delete_session(project_id, session_id):
-            raise SessionNotFoundError(session_id)
+        await self._owned(key)
+        await self.runner.stop(key.project_id, key.session_id, "the session is being deleted")
+        self.runner.windows.forget(key.project_id, key.session_id)
+        if not await self._store.delete_session(key.project_id, key.session_id):
+            raise SessionNotFoundError(key.session_id)
 
     async def forget_project(self, project_id: str, reason: str) -> None:
         """End the project's running turns (``reason`` tells their clients why) and forget
@@ -300,10 +304,10 @@ class ChatService:
         return self._agents[self.settings.default_agent]
 
     # ================================================================= internals
-    async def _owned(self, project_id: str, session_id: str, user_id: str) -> Session:
-        session = await self._store.get_session(project_id, session_id)
-        if session is None or session.user_id != user_id:
-            raise SessionNotFoundError(session_id)
+    async def _owned(self, key: SessionKey) -> Session:
+        session = await self._store.get_session(key.project_id, key.session_id)
+        if session is None or session.user_id != key.user_id:
+            raise SessionNotFoundError(key.session_id)
         return session
 
     async def _check_last_question(self, session: Session, message_id: str) -> None:

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from copilot_core._session_key import SessionKey
+
 __all__ = ["CopilotMode", "Session"]
 
 
@@ -46,6 +48,11 @@ class Session(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     stats: dict[str, Any] = Field(default_factory=dict)
     id: int | None = None
+
+    @property
+    def key(self) -> SessionKey:
+        """How the chat service names this session."""
+        return SessionKey(self.project_id, self.thread_id, self.user_id)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape clients see (spec 000's session object)."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from copilot_core._messages import Message
 from copilot_core._session import CopilotMode
+from copilot_core._session_key import SessionKey
 from copilot_core._stats import TurnStats
 from copilot_core.events import TurnEvent
 
@@ -37,6 +38,13 @@ class TurnRequest:
     #: it, an approval setting below ``min_approval`` is raised to it (``None``: none).
     limits: UserLimits | None = None
 
+    @property
+    def key(self) -> SessionKey | None:
+        """The session the message is asked in (``None``: a new session)."""
+        if self.session_id is None:
+            return None
+        return SessionKey(self.project_id, self.session_id, self.user_id)
+
     def __repr__(self) -> str:
         return (
             f"TurnRequest(project_id={self.project_id!r}, user_id={self.user_id!r}, "
@@ -53,6 +61,11 @@ class TurnInfo:
     project_id: str
     session_id: str
     user_id: str
+
+    @property
+    def key(self) -> SessionKey:
+        """The session the turn belongs to."""
+        return SessionKey(self.project_id, self.session_id, self.user_id)
 
 
 @dataclass(frozen=True, slots=True)

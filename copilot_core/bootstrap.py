@@ -35,6 +35,7 @@ __all__ = [
     "HistoryWindows",
     "InMemorySessionLeases",
     "InMemoryTurnControlRelay",
+    "InMemoryTurnLog",
     "build_chat_service",
 ]
 

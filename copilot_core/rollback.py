@@ -38,6 +38,7 @@ from copilot_core._conversation import Conversation
 from copilot_core._history import HistoryWindows
 from copilot_core._messages import FunctionCall, Message, ToolCall
 from copilot_core._session import CopilotMode, Session
+from copilot_core._session_key import SessionKey, takes_session_key
 from copilot_core._toolgate import ToolGate
 from copilot_core._tools import ParsedToolCall, ToolContext, ToolResult, render_tool_output
 from copilot_core.errors import (
@@ -64,9 +65,7 @@ ROLLBACK_TURN_PREFIX = "rollback-"
 class RollbackRequest:
     """One undo asked for by a session's owner. ``credentials`` stays in memory."""
 
-    project_id: str
-    session_id: str
-    user_id: str
+    key: SessionKey
     restore_point_id: str
     credentials: str | None = None
     #: Restore the GNS3-side snapshot the point holds (the whole project returns to that
@@ -78,10 +77,7 @@ class RollbackRequest:
     by: str | None = None
 
     def __repr__(self) -> str:
-        return (
-            f"RollbackRequest(project_id={self.project_id!r}, session_id={self.session_id!r}, "
-            f"user_id={self.user_id!r}, restore_point_id={self.restore_point_id!r})"
-        )
+        return f"RollbackRequest(key={self.key!r}, restore_point_id={self.restore_point_id!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,15 +114,16 @@ class Rollback:
         self._windows = windows
 
     # =================================================================== reading
-    async def points(self, project_id: str, session_id: str, user_id: str) -> list[RestorePoint]:
+    @takes_session_key
+    async def points(self, key: SessionKey) -> list[RestorePoint]:
         """The session's restore points, oldest first (``SessionNotFoundError`` when the
         session is not the caller's)."""
-        await self._owned(project_id, session_id, user_id)
-        return await self._points.restore_points(project_id, session_id)
+        await self._owned(key)
+        return await self._points.restore_points(key.project_id, key.session_id)
 
     async def preview(self, request: RollbackRequest) -> ChangePreview:
         """What the rollback would change, every node, link and device by name."""
-        await self._owned(request.project_id, request.session_id, request.user_id)
+        await self._owned(request.key)
         point = await self._point(request)
         call = self._call(request)
         assessment = await self._gate.assess(call, self._context(request, TurnControl()))
@@ -141,21 +138,20 @@ class Rollback:
         Raises before anything is done: SessionNotFoundError, NotFoundError (no such
         restore point), SessionBusyError (a turn or another rollback runs).
         """
-        await self._owned(request.project_id, request.session_id, request.user_id)
+        key = request.key
+        await self._owned(key)
         point = await self._point(request)
         holder = f"{ROLLBACK_TURN_PREFIX}{self._ids.new_id()}"
         try:
-            claim = await self._leases.claim(request.project_id, request.session_id, holder)
+            claim = await self._leases.claim(key.project_id, key.session_id, holder)
         except SessionBusyError as exc:
             raise SessionBusyError(
-                request.session_id,
-                rollback=await held_by_rollback(
-                    self._leases, request.project_id, request.session_id
-                ),
+                key.session_id,
+                rollback=await held_by_rollback(self._leases, key.project_id, key.session_id),
             ) from exc
         try:
             call = self._call(request)
-            clicked = ApprovalDecision(True, user_id=request.user_id, comment="Undo by the user")
+            clicked = ApprovalDecision(True, user_id=key.user_id, comment="Undo by the user")
             result = await self._gate.call(
                 call,
                 self._context(request, TurnControl(claim.lost)),
@@ -165,14 +161,13 @@ class Rollback:
                 output = result.output if isinstance(result.output, dict) else {}
                 raise RollbackConflictError([str(c) for c in output.get("conflicts") or []])
             messages = self._record(point, call, result, request)
-            await self._store.append_messages(request.project_id, request.session_id, messages)
-            await self._store.record_turn(request.project_id, request.session_id, self._clock.now())
+            await self._store.append_messages(key.project_id, key.session_id, messages)
+            await self._store.record_turn(key.project_id, key.session_id, self._clock.now())
             if self._windows is not None:
-                self._windows.forget(request.project_id, request.session_id)
+                self._windows.forget(key.project_id, key.session_id)
             # Read again: the tool may have kept something with the point (an id map).
             point = (
-                await self._points.restore_point(request.project_id, request.session_id, point.id)
-                or point
+                await self._points.restore_point(key.project_id, key.session_id, point.id) or point
             )
             marked = replace(
                 point,
@@ -180,7 +175,7 @@ class Rollback:
                     **point.state,
                     "rolled_back": {
                         "at": messages[0].metadata.get("created_at"),
-                        "by": request.user_id,
+                        "by": key.user_id,
                         "status": _status(result),
                         "tool_call_id": call.id,
                         "restore_point_id": _new_point(result),
@@ -193,15 +188,15 @@ class Rollback:
             await self._leases.release(claim)
 
     # ================================================================= internals
-    async def _owned(self, project_id: str, session_id: str, user_id: str) -> Session:
-        session = await self._store.get_session(project_id, session_id)
-        if session is None or session.user_id != user_id:
-            raise SessionNotFoundError(session_id)
+    async def _owned(self, key: SessionKey) -> Session:
+        session = await self._store.get_session(key.project_id, key.session_id)
+        if session is None or session.user_id != key.user_id:
+            raise SessionNotFoundError(key.session_id)
         return session
 
     async def _point(self, request: RollbackRequest) -> RestorePoint:
         point = await self._points.restore_point(
-            request.project_id, request.session_id, request.restore_point_id
+            request.key.project_id, request.key.session_id, request.restore_point_id
         )
         if point is None:
             raise NotFoundError(
@@ -225,9 +220,9 @@ class Rollback:
 
     def _context(self, request: RollbackRequest, control: TurnControl) -> ToolContext:
         return ToolContext(
-            project_id=request.project_id,
-            user_id=request.user_id,
-            session_id=request.session_id,
+            project_id=request.key.project_id,
+            user_id=request.key.user_id,
+            session_id=request.key.session_id,
             # The user's own action, not the agent's: no copilot mode bounds it.
             mode=CopilotMode.LAB_AUTOMATION_ASSISTANT,
             abort=control.abort,
@@ -245,7 +240,7 @@ class Rollback:
         """The assistant message calling the rollback and the tool message answering it."""
         now = self._clock.now()
         status = _status(result)
-        who = request.by or request.user_id
+        who = request.by or request.key.user_id
         note = (
             f"{who} rolled back restore point {point.id} (taken before {point.tool_name}: "
             f"{point.summary}); the rollback's status: {status}."
@@ -253,7 +248,7 @@ class Rollback:
         rollback = {
             "restore_point_id": point.id,
             "undoes_tool_call_id": point.tool_call_id,
-            "by": request.user_id,
+            "by": request.key.user_id,
             "by_name": who,
             "status": status,
         }

@@ -24,7 +24,7 @@ from adapters.llm import LLMSettingsRepository
 from adapters.mcp import McpServerConfig
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
 from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
-from copilot_core import InMemoryTurnLog
+from copilot_core.bootstrap import InMemoryTurnLog
 from copilot_core.ports import Clock, IdFactory, IntentStore, RestorePointStore
 from entrypoints.settings import StoreSection
 

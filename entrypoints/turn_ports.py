@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pydantic import SecretStr
 
-from copilot_core import InMemoryTurnLog
-from copilot_core.bootstrap import InMemorySessionLeases, InMemoryTurnControlRelay
+from copilot_core.bootstrap import InMemorySessionLeases, InMemoryTurnControlRelay, InMemoryTurnLog
 
 if TYPE_CHECKING:  # imported when Redis is used (the client library costs start-up time)
     import redis.asyncio as aioredis

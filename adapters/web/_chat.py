@@ -143,7 +143,7 @@ async def _everything(chat: ChatService, session: SessionScope) -> tuple[Session
     messages: list[Message] = []
     before: int | None = None
     while True:
-        found, page = await chat.history(*session.key, limit=chat.settings.max_page, before=before)
+        found, page = await chat.history(session.key, limit=chat.settings.max_page, before=before)
         messages[:0] = page.messages
         if page.next_cursor is None:
             return found, messages
@@ -268,8 +268,8 @@ class ChatController(Controller):
         ago can still be replayed. 204 when no turn is running (or nothing is left to
         send).
         """
-        await chat.get_session(*session.key)
-        turn = await chat.attach(*session.key)
+        await chat.get_session(session.key)
+        turn = await chat.attach(session.key)
         after = parse_last_event_id(last_event_id, turn) if turn is not None else 0
         if turn is None or (turn.finished and after >= turn.last_seq):
             return Response(None, status_code=HTTP_204_NO_CONTENT)
@@ -375,7 +375,7 @@ class ChatController(Controller):
         closed project too.
         """
         session = visible_session
-        found, page = await chat.history(*session.key, limit=limit, before=cursor or None)
+        found, page = await chat.history(session.key, limit=limit, before=cursor or None)
         return HistoryBody.from_page(found, page)
 
     @patch(
@@ -391,7 +391,7 @@ class ChatController(Controller):
         chat: Injected[ChatService],
     ) -> SessionBody:
         """Rename the session (1–255 characters); returns the updated session."""
-        return SessionBody.from_session(await chat.rename(*session.key, data.title))
+        return SessionBody.from_session(await chat.rename(session.key, data.title))
 
     @delete(
         "/sessions/{session_id:str}",
@@ -403,7 +403,7 @@ class ChatController(Controller):
     ) -> None:
         """Delete the session and all its messages (a running turn is aborted first);
         also of a closed project."""
-        await chat.delete(*visible_session.key)
+        await chat.delete(visible_session.key)
 
     @post(
         "/sessions/{session_id:str}/abort",
@@ -416,7 +416,7 @@ class ChatController(Controller):
     ) -> AbortReply:
         """Abort the session's running turn; every attached stream ends with ``abort``
         then ``done``. ``aborted`` is false when no turn was running."""
-        aborted = await chat.abort(*session.key)
+        aborted = await chat.abort(session.key)
         return AbortReply(status="ok", session_id=session.session_id, aborted=aborted)
 
     @post(
@@ -442,7 +442,7 @@ class ChatController(Controller):
         """
         approve = data.decision == "approve"
         await chat.decide(
-            *session.key, approval_id, approve=approve, comment=data.comment, digest=data.digest
+            session.key, approval_id, approve=approve, comment=data.comment, digest=data.digest
         )
         log.info("approval_decided", approval_id=approval_id, decision=data.decision)
         return DecisionReply(status="ok", approval_id=approval_id, decision=data.decision)
@@ -456,7 +456,7 @@ class ChatController(Controller):
         self, session: Injected[SessionScope], chat: Injected[ChatService]
     ) -> SessionBody:
         """Pin the session to the top of the list; returns the updated session."""
-        return SessionBody.from_session(await chat.set_pinned(*session.key, True))
+        return SessionBody.from_session(await chat.set_pinned(session.key, True))
 
     @delete(
         "/sessions/{session_id:str}/pin",
@@ -468,4 +468,4 @@ class ChatController(Controller):
         self, session: Injected[SessionScope], chat: Injected[ChatService]
     ) -> SessionBody:
         """Unpin the session; returns the updated session."""
-        return SessionBody.from_session(await chat.set_pinned(*session.key, False))
+        return SessionBody.from_session(await chat.set_pinned(session.key, False))

@@ -59,9 +59,7 @@ def _request(
     session: SessionScope, point_id: str, *, use_snapshot: bool = False, force: bool = False
 ) -> RollbackRequest:
     return RollbackRequest(
-        session.project_id,
-        session.session_id,
-        session.user_id,
+        session.key,
         canonical_uuid(point_id),
         credentials=session.caller.token,
         use_snapshot=use_snapshot,
@@ -192,7 +190,7 @@ class RestorePointController(Controller):
         """The session's restore points, oldest first: each was taken just before a
         change the user approved (its ``tool_call_id`` is that change's call); one that
         was rolled back says so (``rolled_back``). Also of a closed project."""
-        points = await rollback.points(*visible_session.key)
+        points = await rollback.points(visible_session.key)
         return [RestorePointBody.from_point(point, full=full) for point in points]
 
     @get(

@@ -22,6 +22,7 @@ from litestar.handlers import BaseRouteHandler
 from adapters.web._auth import Caller
 from adapters.web._ids import UUID_PATTERN, ProjectId, SessionId, canonical_uuid
 from adapters.web._state import Injected
+from copilot_core import SessionKey
 from copilot_core.errors import ProjectNotOpenedError
 from copilot_core.ports import ProjectGate
 
@@ -64,9 +65,9 @@ class SessionScope:
         return self.caller.user_id
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        """``(project_id, session_id, user_id)``: how the chat service names a session."""
-        return (self.project_id, self.session_id, self.user_id)
+    def key(self) -> SessionKey:
+        """How the chat service names the session."""
+        return SessionKey(self.project_id, self.session_id, self.user_id)
 
 
 async def open_project(

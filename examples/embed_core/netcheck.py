@@ -41,6 +41,7 @@ from copilot_core import (
     CopilotMode,
     ModelSelection,
     ParsedToolCall,
+    SessionKey,
     SystemClock,
     ToolContext,
     ToolResult,
@@ -287,7 +288,9 @@ class Netcheck:
             self.quit.set()
             return
         sys.stderr.write("[interrupt] aborting the turn\n")
-        task = asyncio.create_task(self.service.abort(PROJECT, turn.session_id, self.user))
+        task = asyncio.create_task(
+            self.service.abort(SessionKey(PROJECT, turn.session_id, self.user))
+        )
         self._aborts.add(task)  # keep it alive until it has run
         task.add_done_callback(self._aborts.discard)
 
@@ -316,7 +319,9 @@ class Netcheck:
     async def summary(self, transcript: Path | None) -> None:
         if self.session_id is None:
             return
-        session, page = await self.service.history(PROJECT, self.session_id, self.user, limit=1000)
+        session, page = await self.service.history(
+            SessionKey(PROJECT, self.session_id, self.user), limit=1000
+        )
         Conversation(page.messages)  # the core guarantees it; this shows how to check
         sys.stdout.write(
             f"[session] {session.thread_id} title={session.title!r} "

@@ -8,7 +8,7 @@ import json
 import httpx
 from httpx_sse import aconnect_sse
 
-from copilot_core import ToolContext
+from copilot_core import SessionKey, ToolContext
 from copilot_core.testing import Hang, text_reply, tool_reply
 from tests.api.conftest import (
     ALICE,
@@ -266,7 +266,7 @@ async def test_client_disconnect_does_not_abort_the_turn(service: Service) -> No
         async for event in raw_events(r):
             assert event.type == "content"
             break  # hang up after the first event
-    turn = await service.chat.attach(OPEN, session_id, "u-alice")
+    turn = await service.chat.attach(SessionKey(OPEN, session_id, "u-alice"))
     assert turn is not None
     result = await asyncio.wait_for(turn.wait(), 10)
     assert not result.aborted
@@ -285,7 +285,7 @@ async def test_client_disconnect_aborts_when_configured() -> None:
             session_id = r.headers["x-session-id"]
             async for _ in raw_events(r):
                 break
-        turn = await service.chat.attach(OPEN, session_id, "u-alice")
+        turn = await service.chat.attach(SessionKey(OPEN, session_id, "u-alice"))
         assert turn is not None
         result = await asyncio.wait_for(turn.wait(), 10)
     assert result.aborted

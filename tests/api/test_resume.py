@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from copilot_core import SessionKey
 from copilot_core.testing import Hang, text_reply
 from tests.api.conftest import (
     OPEN,
@@ -99,7 +100,7 @@ async def test_reattach_when_nothing_runs_is_204(service: Service) -> None:
         # The turn just ended: a client that saw everything has nothing to get.
         first = await client.post(service.chat_url() + f"/sessions/{session_id}/abort")
         assert first.json()["aborted"] is False
-        turn = await service.chat.attach(OPEN, session_id, "u-alice")
+        turn = await service.chat.attach(SessionKey(OPEN, session_id, "u-alice"))
         assert turn is not None
         everything = await client.get(
             service.chat_url() + f"/sessions/{session_id}/stream",

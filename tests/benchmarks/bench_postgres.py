@@ -57,6 +57,7 @@ from copilot_core import (
     ChatSettings,
     ModelSelection,
     Session,
+    SessionKey,
     SystemClock,
     TurnRequest,
     UuidIdFactory,
@@ -409,7 +410,7 @@ async def aborts_across_replicas(bench: Bench, database: PostgresDatabase) -> No
             async for event in turn.subscribe():
                 if event.type == "content" and not asked:
                     asked = time.perf_counter()
-                    assert await b.chat.abort(PROJECT, session_id, USER_ID)
+                    assert await b.chat.abort(SessionKey(PROJECT, session_id, USER_ID))
                 elif event.type == "abort":
                     latencies.append(time.perf_counter() - asked)
             await turn.wait()

@@ -71,6 +71,7 @@ from copilot_core import (
     ModelSelection,
     Role,
     Session,
+    SessionKey,
     SystemClock,
     ToolContext,
     ToolSpec,
@@ -729,7 +730,7 @@ class Bench:
                 async for event in turn.subscribe():
                     if event.type == trigger and not asked:
                         asked = time.perf_counter()
-                        await chat.abort(PROJECT, session_id, USER_ID)
+                        await chat.abort(SessionKey(PROJECT, session_id, USER_ID))
                     elif event.type == "abort":
                         latencies.append(time.perf_counter() - asked)
                 await turn.wait()

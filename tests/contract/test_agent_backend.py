@@ -36,6 +36,7 @@ from copilot_core import (
     Message,
     ModelSelection,
     Role,
+    SessionKey,
     ToolContext,
     TurnEvent,
     TurnRequest,
@@ -161,7 +162,7 @@ async def turn(
 
 
 async def saved_history(service: ChatService, session_id: str) -> list[Message]:
-    session, page = await service.history(PROJECT, session_id, USER, limit=1000)
+    session, page = await service.history(SessionKey(PROJECT, session_id, USER), limit=1000)
     assert session.message_count == len(page.messages)
     return page.messages
 
@@ -232,7 +233,7 @@ async def test_abort_mid_turn_ends_with_abort_then_done_and_keeps_a_valid_histor
         async for event in handle.subscribe():
             events.append(event)
             if isinstance(event.event, ContentEvent) and WATCHING in event.event.content:
-                assert await service.abort(PROJECT, handle.session_id, USER) is True
+                assert await service.abort(SessionKey(PROJECT, handle.session_id, USER)) is True
         result = await handle.wait()
 
     assert types(events)[-2:] == ["abort", "done"]
@@ -257,7 +258,7 @@ async def test_the_session_takes_a_new_turn_after_an_abort(
     async with asyncio.timeout(30):
         async for event in handle.subscribe():
             if isinstance(event.event, ContentEvent) and WATCHING in event.event.content:
-                await service.abort(PROJECT, handle.session_id, USER)
+                await service.abort(SessionKey(PROJECT, handle.session_id, USER))
         await handle.wait()
 
     events = await turn(harness, service, ANSWER, handle.session_id)

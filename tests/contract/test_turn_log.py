@@ -20,7 +20,8 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from adapters.redis import RedisTurnLog
-from copilot_core import AbortToken, InMemoryTurnLog, TurnEvent
+from copilot_core import AbortToken, TurnEvent
+from copilot_core.bootstrap import InMemoryTurnLog
 from copilot_core.events import (
     AbortEvent,
     AgentErrorEvent,

@@ -10,7 +10,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from copilot_core import TurnHandle
+from copilot_core import SessionKey, TurnHandle
 from copilot_core.events import TurnEvent
 from copilot_core.testing import text_reply, tool_reply
 
@@ -55,10 +55,10 @@ class AbortMachine(RuleBasedStateMachine):
 
         async def watch(turn: TurnHandle) -> None:
             if abort_after == 0:
-                await world.service.abort(PROJECT, turn.session_id, USER)
+                await world.service.abort(SessionKey(PROJECT, turn.session_id, USER))
             async for event in turn.subscribe():
                 if event.seq == abort_after:
-                    await world.service.abort(PROJECT, turn.session_id, USER)
+                    await world.service.abort(SessionKey(PROJECT, turn.session_id, USER))
 
         world.run(watch(turn))
         result = world.run(turn.wait())

@@ -12,6 +12,7 @@ from copilot_core import (
     Message,
     ModelSelection,
     Session,
+    SessionKey,
     TurnRequest,
 )
 from copilot_core.bootstrap import build_chat_service
@@ -59,11 +60,13 @@ class TurnWorld:
 
     def session(self) -> Session:
         assert self.session_id is not None
-        return self.run(self.service.get_session(PROJECT, self.session_id, USER))
+        return self.run(self.service.get_session(SessionKey(PROJECT, self.session_id, USER)))
 
     def history(self) -> list[Message]:
         assert self.session_id is not None
-        _, page = self.run(self.service.history(PROJECT, self.session_id, USER, limit=1000))
+        _, page = self.run(
+            self.service.history(SessionKey(PROJECT, self.session_id, USER), limit=1000)
+        )
         return page.messages
 
     def assert_consistent(self) -> Session:

@@ -28,6 +28,7 @@ from copilot_core import (
     CopilotMode,
     Message,
     Role,
+    SessionKey,
     ToolContext,
     TurnRequest,
 )
@@ -481,7 +482,7 @@ async def test_a_turn_through_chat_service_is_saved_and_reloads() -> None:
         types
     )
     session_id = wire[0]["session_id"]
-    _, page = await service.history(PROJECT, session_id, "alice")
+    _, page = await service.history(SessionKey(PROJECT, session_id, "alice"))
     roles = [m.role for m in page.messages]
     assert roles == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
     assert Conversation(page.messages).is_complete
@@ -497,7 +498,7 @@ async def test_a_turn_through_chat_service_is_saved_and_reloads() -> None:
         {"role": "user", "content": "list my nodes"},
         {"role": "assistant", "content": "You asked: list my nodes (history 0)"},
     ]
-    session = await service.get_session(PROJECT, session_id, "alice")
+    session = await service.get_session(SessionKey(PROJECT, session_id, "alice"))
     assert session.message_count == 8
 
 
@@ -598,10 +599,10 @@ async def test_aborting_through_chat_service_saves_a_valid_aborted_turn() -> Non
         async for event in turn.subscribe():
             wire.append(wire_of(event))
             if event.type == "content":
-                assert await service.abort(PROJECT, turn.session_id, "alice")
+                assert await service.abort(SessionKey(PROJECT, turn.session_id, "alice"))
     types = [e["type"] for e in wire]
     assert types[-2:] == ["abort", "done"]
-    _, page = await service.history(PROJECT, turn.session_id, "alice")
+    _, page = await service.history(SessionKey(PROJECT, turn.session_id, "alice"))
     assert [m.role for m in page.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
     assert json.loads(page.messages[2].content) == {"status": "aborted"}
     assert page.messages[3].content == "partial answer"

@@ -10,15 +10,20 @@ from copilot_core import (
     ChatService,
     ChatSettings,
     CopilotMode,
-    InMemoryTurnLog,
     ModelSelection,
     PromptBook,
     RunnerSettings,
+    SessionKey,
     TurnHandle,
     TurnRequest,
     TurnRunner,
 )
-from copilot_core.bootstrap import HistoryWindows, InMemorySessionLeases, InMemoryTurnControlRelay
+from copilot_core.bootstrap import (
+    HistoryWindows,
+    InMemorySessionLeases,
+    InMemoryTurnControlRelay,
+    InMemoryTurnLog,
+)
 from copilot_core.events import TurnEvent, event_to_record
 from copilot_core.testing import (
     FakeToolExecutor,
@@ -102,7 +107,7 @@ class World:
         return [as_dict(e) async for e in self.service.stream_turn(self.request(message, **kwargs))]
 
     async def messages(self, session_id: str, user: str = ALICE) -> list[dict[str, object]]:
-        _, page = await self.service.history(PROJECT, session_id, user, limit=1000)
+        _, page = await self.service.history(SessionKey(PROJECT, session_id, user), limit=1000)
         return [m.to_dict() for m in page.messages]
 
 

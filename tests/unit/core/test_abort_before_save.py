@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from copilot_core import Message, RunnerSettings
+from copilot_core import Message, RunnerSettings, SessionKey
 from copilot_core.ports import TextDelta, Usage
 from copilot_core.testing import Hang, InMemoryCheckpointStore, tool_reply
 
@@ -46,7 +46,7 @@ async def abort_on(world: World, store: HeldStore, trigger: str) -> list[str]:
         async for event in turn.subscribe():
             seen.append(event.type)
             if event.type == trigger and seen.count(trigger) == 1:
-                await world.service.abort(PROJECT, turn.session_id, ALICE)
+                await world.service.abort(SessionKey(PROJECT, turn.session_id, ALICE))
             if event.type == "abort":
                 break
     # The abort event came while the save of the aborted step is still held.
@@ -111,7 +111,7 @@ async def test_tokens_already_buffered_when_abort_fires_are_neither_sent_nor_sav
             if event.type == "content" and len(events) == 1:
                 while store.held < 1:  # the draft of "seen" is being saved
                     await asyncio.sleep(0)
-                await world.service.abort(PROJECT, turn.session_id, ALICE)
+                await world.service.abort(SessionKey(PROJECT, turn.session_id, ALICE))
                 store.release.set()
     assert [e.type for e in events] == ["content", "abort", "done"]
     history = [Message.from_dict(m) for m in await world.messages(await only_session(world))]

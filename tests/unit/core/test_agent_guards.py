@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, cast
 
-from copilot_core import AgentSettings, Conversation, Message
+from copilot_core import AgentSettings, Conversation, Message, SessionKey
 from copilot_core.errors import CopilotError
 from copilot_core.events import ApprovalRequiredEvent
 from copilot_core.ports import (
@@ -234,11 +234,15 @@ async def test_an_approval_given_in_this_turn_is_not_asked_again_for_the_same_ca
             if isinstance(stamped.event, ApprovalRequiredEvent):
                 asked.append(stamped.event)
                 await world.service.decide(
-                    "project-1", turn.session_id, "alice", stamped.event.approval_id, approve=True
+                    SessionKey("project-1", turn.session_id, "alice"),
+                    stamped.event.approval_id,
+                    approve=True,
                 )
     assert [a.arguments for a in asked] == [pc1, pc2]
     assert attempts == [pc1, pc1, pc2]
-    _, page = await world.service.history("project-1", turn.session_id, "alice", limit=100)
+    _, page = await world.service.history(
+        SessionKey("project-1", turn.session_id, "alice"), limit=100
+    )
     tools = [m for m in page.messages if m.role.value == "tool"]
     assert all(m.metadata["approval"]["decision"] == "approve" for m in tools)
 

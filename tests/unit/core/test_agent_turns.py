@@ -14,6 +14,7 @@ from copilot_core import (
     CopilotMode,
     Message,
     PromptBook,
+    SessionKey,
     ToolContext,
     ToolResult,
 )
@@ -252,7 +253,7 @@ async def test_abort_while_the_model_streams_keeps_the_partial_answer(world: Wor
         async for event in turn.subscribe():
             if event.type == "content" and event.event.content == "answer":  # type: ignore[union-attr]
                 first_words.set()
-                await world.service.abort(PROJECT, turn.session_id, ALICE)
+                await world.service.abort(SessionKey(PROJECT, turn.session_id, ALICE))
 
     await asyncio.wait_for(abort_after_text(), 5)
     result = await asyncio.wait_for(turn.wait(), 5)
@@ -281,7 +282,7 @@ async def test_abort_while_tools_run_cancels_them_and_answers_every_open_call(wo
     await asyncio.wait_for(running.wait(), 5)
     loop = asyncio.get_running_loop()
     started = loop.time()
-    assert await world.service.abort(PROJECT, turn.session_id, ALICE) is True
+    assert await world.service.abort(SessionKey(PROJECT, turn.session_id, ALICE)) is True
     result = await asyncio.wait_for(turn.wait(), 5)
     assert (
         loop.time() - started < 1.0

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from copilot_core import ModelSelection, RunnerSettings, TurnHandle
+from copilot_core import ModelSelection, RunnerSettings, SessionKey, TurnHandle
 from copilot_core.errors import ApprovalNotFoundError, ConflictError, SessionNotFoundError
 from copilot_core.events import ApprovalRequiredEvent, TurnEvent
 from copilot_core.ports import ApprovalPolicy, ChangePreview, Message, call_digest
@@ -49,7 +49,7 @@ async def finish(turn: TurnHandle) -> list[TurnEvent]:
 
 
 async def saved(world: World, turn: TurnHandle) -> list[Message]:
-    _, page = await world.service.history(PROJECT, turn.session_id, ALICE, limit=100)
+    _, page = await world.service.history(SessionKey(PROJECT, turn.session_id, ALICE), limit=100)
     return page.messages
 
 
@@ -67,7 +67,9 @@ async def test_an_approved_change_runs_and_the_decision_is_kept_with_its_result(
         "topology": [],
     }
     assert ran == []  # nothing happens before the decision
-    await world.service.decide(PROJECT, turn.session_id, ALICE, asked.approval_id, approve=True)
+    await world.service.decide(
+        SessionKey(PROJECT, turn.session_id, ALICE), asked.approval_id, approve=True
+    )
     events = await finish(turn)
     types = [e.type for e in events]
     assert types.index("approval_required") < types.index("approval_resolved")
@@ -94,7 +96,10 @@ async def test_a_rejected_change_is_not_made_and_the_model_is_told_why(world: Wo
     turn = await world.service.start_turn(world.request("give PC1 an address"))
     asked = await next_approval(turn)
     await world.service.decide(
-        PROJECT, turn.session_id, ALICE, asked.approval_id, approve=False, comment="use .2"
+        SessionKey(PROJECT, turn.session_id, ALICE),
+        asked.approval_id,
+        approve=False,
+        comment="use .2",
     )
     events = await finish(turn)
     end = next(e.event for e in events if e.type == "tool_end")
@@ -114,13 +119,19 @@ async def test_a_second_decision_is_refused_and_only_the_owner_may_decide(world:
     turn = await world.service.start_turn(world.request("change it"))
     asked = await next_approval(turn)
     with pytest.raises(SessionNotFoundError):
-        await world.service.decide(PROJECT, turn.session_id, BOB, asked.approval_id, approve=True)
+        await world.service.decide(
+            SessionKey(PROJECT, turn.session_id, BOB), asked.approval_id, approve=True
+        )
     with pytest.raises(ApprovalNotFoundError):
-        await world.service.decide(PROJECT, turn.session_id, ALICE, "no-such", approve=True)
-    await world.service.decide(PROJECT, turn.session_id, ALICE, asked.approval_id, approve=True)
+        await world.service.decide(
+            SessionKey(PROJECT, turn.session_id, ALICE), "no-such", approve=True
+        )
+    await world.service.decide(
+        SessionKey(PROJECT, turn.session_id, ALICE), asked.approval_id, approve=True
+    )
     with pytest.raises(ConflictError):
         await world.service.decide(
-            PROJECT, turn.session_id, ALICE, asked.approval_id, approve=False
+            SessionKey(PROJECT, turn.session_id, ALICE), asked.approval_id, approve=False
         )
     await finish(turn)
 
@@ -136,7 +147,9 @@ async def test_an_unanswered_approval_lapses_as_rejected(world: World) -> None:
     assert (resolved.decision, resolved.reason) == ("reject", "timeout")  # type: ignore[union-attr]
     assert (await saved(world, turn))[2].metadata["approval"]["reason"] == "timeout"
     with pytest.raises((ConflictError, ApprovalNotFoundError)):
-        await world.service.decide(PROJECT, turn.session_id, ALICE, asked.approval_id, approve=True)
+        await world.service.decide(
+            SessionKey(PROJECT, turn.session_id, ALICE), asked.approval_id, approve=True
+        )
 
 
 async def test_abort_cancels_a_pending_approval(world: World) -> None:
@@ -144,7 +157,7 @@ async def test_abort_cancels_a_pending_approval(world: World) -> None:
     world.model.add(tool_reply(("set_ip", {"device": "PC1"})))
     turn = await world.service.start_turn(world.request("change it"))
     await next_approval(turn)
-    assert await world.service.abort(PROJECT, turn.session_id, ALICE)
+    assert await world.service.abort(SessionKey(PROJECT, turn.session_id, ALICE))
     events = await finish(turn)
     types = [e.type for e in events]
     assert types[-2:] == ["abort", "done"]
@@ -160,7 +173,7 @@ async def test_a_client_that_reattaches_after_the_request_sees_it_pending(world:
     world.model.add(tool_reply(("set_ip", {"device": "PC1"})), text_reply("ok"), text_reply("T"))
     turn = await world.service.start_turn(world.request("change it"))
     asked = await next_approval(turn)
-    state = await world.service.runner.attach(PROJECT, turn.session_id, ALICE)
+    state = await world.service.runner.attach(SessionKey(PROJECT, turn.session_id, ALICE))
     assert state is not None
     assert [e.event for e in state.pending] == [asked]
     # Heartbeats go on while the turn waits.
@@ -168,9 +181,11 @@ async def test_a_client_that_reattaches_after_the_request_sees_it_pending(world:
         async for stamped in turn.subscribe(after=10_000, heartbeat=0.02):
             assert stamped.type == "heartbeat"
             break
-    await world.service.decide(PROJECT, turn.session_id, ALICE, asked.approval_id, approve=True)
+    await world.service.decide(
+        SessionKey(PROJECT, turn.session_id, ALICE), asked.approval_id, approve=True
+    )
     await finish(turn)
-    after = await world.service.runner.attach(PROJECT, turn.session_id, ALICE)
+    after = await world.service.runner.attach(SessionKey(PROJECT, turn.session_id, ALICE))
     assert after is not None and after.pending == ()
 
 
@@ -198,7 +213,9 @@ async def test_the_users_policy_decides_which_calls_wait(
             if isinstance(stamped.event, ApprovalRequiredEvent):
                 asked.append(stamped.event.tool_name)
                 await world.service.decide(
-                    PROJECT, turn.session_id, ALICE, stamped.event.approval_id, approve=True
+                    SessionKey(PROJECT, turn.session_id, ALICE),
+                    stamped.event.approval_id,
+                    approve=True,
                 )
     assert sorted(asked) == sorted(asked_for)
 
@@ -214,7 +231,9 @@ async def test_the_executor_learns_that_a_call_was_approved_and_by_whom(world: W
     )
     turn = await world.service.start_turn(world.request("look, then change"))
     asked = await next_approval(turn)
-    await world.service.decide(PROJECT, turn.session_id, ALICE, asked.approval_id, approve=True)
+    await world.service.decide(
+        SessionKey(PROJECT, turn.session_id, ALICE), asked.approval_id, approve=True
+    )
     await finish(turn)
     seen = [clearance.approved for clearance in world.tools.clearances]
     assert seen[0] is None  # the read was not approved: it needed no approval

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from copilot_core import BuiltinAgent, CopilotMode
+from copilot_core import BuiltinAgent, CopilotMode, SessionKey
 from copilot_core.bootstrap import build_chat_service
 from copilot_core.errors import (
     AgentNotFoundError,
@@ -82,7 +82,7 @@ async def test_a_second_turn_on_a_busy_session_is_refused(world: World) -> None:
     await until(lambda: len(world.model.calls) == 3)  # the slow reply is streaming
     with pytest.raises(SessionBusyError):
         await world.service.start_turn(world.request("again", session_id=session_id))
-    await world.service.abort(PROJECT, session_id, ALICE)
+    await world.service.abort(SessionKey(PROJECT, session_id, ALICE))
     await asyncio.wait_for(turn.wait(), 5)
     world.model.add(text_reply("now fine"))
     await world.turn("again", session_id=session_id)  # free again
@@ -92,12 +92,12 @@ async def test_another_users_session_behaves_exactly_like_a_missing_one(world: W
     session_id = await new_session(world)
     service = world.service
     attempts = [
-        service.get_session(PROJECT, session_id, BOB),
-        service.history(PROJECT, session_id, BOB),
-        service.rename(PROJECT, session_id, BOB, "mine now"),
-        service.set_pinned(PROJECT, session_id, BOB, True),
-        service.delete(PROJECT, session_id, BOB),
-        service.abort(PROJECT, session_id, BOB),
+        service.get_session(SessionKey(PROJECT, session_id, BOB)),
+        service.history(SessionKey(PROJECT, session_id, BOB)),
+        service.rename(SessionKey(PROJECT, session_id, BOB), "mine now"),
+        service.set_pinned(SessionKey(PROJECT, session_id, BOB), True),
+        service.delete(SessionKey(PROJECT, session_id, BOB)),
+        service.abort(SessionKey(PROJECT, session_id, BOB)),
         service.start_turn(world.request(user_id=BOB, session_id=session_id)),
     ]
     for attempt in attempts:
@@ -106,8 +106,8 @@ async def test_another_users_session_behaves_exactly_like_a_missing_one(world: W
         missing = SessionNotFoundError(session_id)
         assert str(caught.value) == str(missing)
     assert await service.list_sessions(PROJECT, BOB) == []
-    assert await service.attach(PROJECT, session_id, BOB) is None
-    session = await service.get_session(PROJECT, session_id, ALICE)
+    assert await service.attach(SessionKey(PROJECT, session_id, BOB)) is None
+    session = await service.get_session(SessionKey(PROJECT, session_id, ALICE))
     assert (session.title, session.pinned) == ("A title", False)
 
 
@@ -115,12 +115,12 @@ async def test_sessions_are_listed_pinned_first_then_newest_first(world: World) 
     first = await new_session(world, "first")
     second = await new_session(world, "second")
     third = await new_session(world, "third")
-    await world.service.set_pinned(PROJECT, first, ALICE, True)
+    await world.service.set_pinned(SessionKey(PROJECT, first, ALICE), True)
     listed = [s.thread_id for s in await world.service.list_sessions(PROJECT, ALICE)]
     assert listed == [first, third, second]
     page = await world.service.list_sessions(PROJECT, ALICE, limit=1, offset=1)
     assert [s.thread_id for s in page] == [third]
-    await world.service.set_pinned(PROJECT, first, ALICE, False)
+    await world.service.set_pinned(SessionKey(PROJECT, first, ALICE), False)
     listed = [s.thread_id for s in await world.service.list_sessions(PROJECT, ALICE)]
     assert listed == [third, second, first]
     with pytest.raises(InvalidRequestError):
@@ -139,19 +139,21 @@ async def test_sessions_can_be_filtered_by_copilot_mode(world: World) -> None:
 
 async def test_rename_trims_and_bounds_the_title(world: World) -> None:
     session_id = await new_session(world)
-    renamed = await world.service.rename(PROJECT, session_id, ALICE, "  OSPF   lab  ")
+    renamed = await world.service.rename(SessionKey(PROJECT, session_id, ALICE), "  OSPF   lab  ")
     assert renamed.title == "OSPF lab"
     for bad in ("", "   ", "x" * 256):
         with pytest.raises(InvalidRequestError, match="1 to 255"):
-            await world.service.rename(PROJECT, session_id, ALICE, bad)
-    assert (await world.service.rename(PROJECT, session_id, ALICE, "y" * 255)).title == "y" * 255
+            await world.service.rename(SessionKey(PROJECT, session_id, ALICE), bad)
+    assert (
+        await world.service.rename(SessionKey(PROJECT, session_id, ALICE), "y" * 255)
+    ).title == "y" * 255
 
 
 async def test_delete_removes_the_session_and_its_messages(world: World) -> None:
     session_id = await new_session(world)
-    await world.service.delete(PROJECT, session_id, ALICE)
+    await world.service.delete(SessionKey(PROJECT, session_id, ALICE))
     with pytest.raises(SessionNotFoundError):
-        await world.service.history(PROJECT, session_id, ALICE)
+        await world.service.history(SessionKey(PROJECT, session_id, ALICE))
     assert await world.store.get_session(PROJECT, session_id) is None
 
 
@@ -160,7 +162,7 @@ async def test_delete_aborts_a_running_turn_first(world: World) -> None:
     world.model.add([Hang()])
     turn = await world.service.start_turn(world.request("slow", session_id=session_id))
     await until(lambda: len(world.model.calls) == 3)
-    await asyncio.wait_for(world.service.delete(PROJECT, session_id, ALICE), 5)
+    await asyncio.wait_for(world.service.delete(SessionKey(PROJECT, session_id, ALICE)), 5)
     assert turn.finished and turn.result is not None and turn.result.aborted
     assert await world.store.get_session(PROJECT, session_id) is None
 
@@ -177,15 +179,15 @@ async def test_history_pages_back_with_a_cursor(world: World) -> None:
     for word in ("two", "three"):
         world.model.add(text_reply(f"answer {word}"))
         await world.turn(word, session_id=session_id)
-    _, newest = await world.service.history(PROJECT, session_id, ALICE, limit=2)
+    _, newest = await world.service.history(SessionKey(PROJECT, session_id, ALICE), limit=2)
     assert [m.content for m in newest.messages] == ["three", "answer three"]
     assert newest.next_cursor is not None
     _, older = await world.service.history(
-        PROJECT, session_id, ALICE, limit=3, before=newest.next_cursor
+        SessionKey(PROJECT, session_id, ALICE), limit=3, before=newest.next_cursor
     )
     assert [m.content for m in older.messages] == ["answer", "two", "answer two"]
     _, oldest = await world.service.history(
-        PROJECT, session_id, ALICE, limit=3, before=older.next_cursor
+        SessionKey(PROJECT, session_id, ALICE), limit=3, before=older.next_cursor
     )
     assert [m.content for m in oldest.messages] == ["one"]
     assert oldest.next_cursor is None
@@ -195,8 +197,8 @@ async def test_counters_grow_by_whole_turns_and_match_the_history(world: World) 
     session_id = await new_session(world)
     world.model.add(text_reply("second", usage=(7, 3)))
     await world.turn("again", session_id=session_id)
-    session = await world.service.get_session(PROJECT, session_id, ALICE)
-    _, page = await world.service.history(PROJECT, session_id, ALICE, limit=1000)
+    session = await world.service.get_session(SessionKey(PROJECT, session_id, ALICE))
+    _, page = await world.service.history(SessionKey(PROJECT, session_id, ALICE), limit=1000)
     assert session.message_count == len(page.messages) == 4
     assert (session.llm_calls_count, session.input_tokens, session.output_tokens) == (2, 17, 8)
     assert session.total_tokens == 25
@@ -212,7 +214,9 @@ async def test_a_late_subscriber_replays_the_turn_and_then_follows_it_live(world
     assert [e.seq for e in early] == list(range(1, len(early) + 1))
     assert late == early[2:]
     assert early[-1].type == "done"
-    again = await world.service.attach(PROJECT, turn.session_id, ALICE)  # still attachable
+    again = await world.service.attach(
+        SessionKey(PROJECT, turn.session_id, ALICE)
+    )  # still attachable
     assert again is not None and again.turn_id == turn.turn_id and again.finished
     assert [e async for e in again.subscribe(after=again.last_seq - 1)] == early[-1:]
 
@@ -247,8 +251,8 @@ async def test_shutdown_aborts_running_turns_and_lets_them_save(world: World) ->
     )
     await world.service.shutdown(grace=5)
     assert turn.result is not None and turn.result.aborted
-    session = await world.service.get_session(PROJECT, session_id, ALICE)
-    _, page = await world.service.history(PROJECT, session_id, ALICE, limit=1000)
+    session = await world.service.get_session(SessionKey(PROJECT, session_id, ALICE))
+    _, page = await world.service.history(SessionKey(PROJECT, session_id, ALICE), limit=1000)
     assert page.messages[-1].content == "partial"
     assert session.message_count == len(page.messages)
 
@@ -275,7 +279,7 @@ async def test_the_last_question_can_be_asked_again_and_counters_keep_only_what_
         "and BGP, briefly?",
         "BGP, again",
     ]
-    session = await world.service.get_session(PROJECT, session_id, ALICE)
+    session = await world.service.get_session(SessionKey(PROJECT, session_id, ALICE))
     assert session.message_count == 4
     assert (session.llm_calls_count, session.input_tokens, session.output_tokens) == (2, 400, 40)
 

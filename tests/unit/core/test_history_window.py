@@ -17,6 +17,7 @@ from copilot_core import (
     Message,
     ModelSelection,
     Role,
+    SessionKey,
     ToolSpec,
     TurnRequest,
 )
@@ -180,6 +181,6 @@ async def test_a_kept_window_is_not_used_once_the_session_changed_elsewhere() ->
 async def test_a_deleted_session_leaves_no_window_behind() -> None:
     chat, store, _ = build(ChatSettings(history_page=7))
     session_id = await run_turns(chat, store, 2)
-    await chat.delete(PROJECT, session_id, ALICE)
+    await chat.delete(SessionKey(PROJECT, session_id, ALICE))
     with pytest.raises(SessionNotFoundError):
         await run_turns(chat, store, 1, session_id)

@@ -4,6 +4,8 @@ import importlib
 import pkgutil
 import types
 
+import pytest
+
 import copilot_core
 
 
@@ -47,5 +49,16 @@ def test_the_root_is_what_a_service_embedding_the_core_needs() -> None:
     # A small surface (issue 12): the facade, the runner and its log, the agent and its
     # gate, and the values they speak; the rest lives in the topical modules.
     assert 20 <= len(copilot_core.__all__) <= 32
-    for name in ("ChatService", "TurnRunner", "InMemoryTurnLog", "BuiltinAgent", "ToolGate"):
+    for name in ("ChatService", "TurnRunner", "SessionKey", "BuiltinAgent", "ToolGate"):
         assert name in copilot_core.__all__
+
+
+def test_a_name_that_left_the_root_still_imports_from_it_with_a_warning() -> None:
+    from copilot_core.bootstrap import InMemoryTurnLog
+
+    with pytest.warns(DeprecationWarning, match="copilot_core.bootstrap"):
+        moved = copilot_core.InMemoryTurnLog  # type: ignore[attr-defined]
+    assert moved is InMemoryTurnLog
+    assert "InMemoryTurnLog" not in copilot_core.__all__
+    with pytest.raises(AttributeError, match="NoSuchName"):
+        copilot_core.NoSuchName  # type: ignore[attr-defined]  # noqa: B018

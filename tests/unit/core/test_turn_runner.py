@@ -11,9 +11,9 @@ import pytest
 from copilot_core import (
     BuiltinAgent,
     ChatService,
-    InMemoryTurnLog,
     ModelSelection,
     RunnerSettings,
+    SessionKey,
     TurnRequest,
     TurnRunner,
 )
@@ -21,6 +21,7 @@ from copilot_core.bootstrap import (
     HistoryWindows,
     InMemorySessionLeases,
     InMemoryTurnControlRelay,
+    InMemoryTurnLog,
     build_chat_service,
 )
 from copilot_core.errors import (
@@ -227,10 +228,10 @@ async def test_a_streaming_answer_is_saved_as_a_draft_then_replaced_by_its_step(
     session = await rig.store.get_session(PROJECT, turn.session_id)
     assert session is not None and session.message_count == len(saved) == 2
     # A client reading the history while the turn runs does not see the draft twice.
-    _, page = await rig.chat.history(PROJECT, turn.session_id, ALICE)
+    _, page = await rig.chat.history(SessionKey(PROJECT, turn.session_id, ALICE))
     assert [m.role.value for m in page.messages] == ["user"]
 
-    assert await rig.chat.abort(PROJECT, turn.session_id, ALICE)
+    assert await rig.chat.abort(SessionKey(PROJECT, turn.session_id, ALICE))
     await asyncio.wait_for(turn.wait(), 5)
     final = await stored()
     assert [m.role.value for m in final] == ["user", "assistant"]
@@ -306,7 +307,7 @@ async def test_another_turn_on_a_busy_session_is_refused_until_the_first_ends() 
     await until(lambda: content_seen(rig, busy.turn_id))
     with pytest.raises(SessionBusyError):
         await rig.chat.start_turn(rig.request("third", session_id=turn.session_id))
-    assert await rig.chat.abort(PROJECT, turn.session_id, ALICE)
+    assert await rig.chat.abort(SessionKey(PROJECT, turn.session_id, ALICE))
     await follow(busy.subscribe())
     rig.model.add(text_reply("fourth"))
     fourth = await rig.chat.start_turn(rig.request("fourth", session_id=turn.session_id))
@@ -402,4 +403,4 @@ async def test_a_client_that_sees_done_can_start_the_next_turn_at_once() -> None
                 )
     assert follow_up is not None
     assert [e.type for e in await follow(follow_up.subscribe())][-1] == "done"
-    assert not await rig.chat.abort(PROJECT, first.session_id, ALICE)  # nothing runs
+    assert not await rig.chat.abort(SessionKey(PROJECT, first.session_id, ALICE))  # nothing runs

@@ -1,0 +1,85 @@
+"""A session is named by one value, :class:`SessionKey`; the three ids apart still work,
+with a warning, until 0.3."""
+
+from __future__ import annotations
+
+import pytest
+
+from copilot_core import Session, SessionKey, TurnRequest
+from copilot_core.errors import SessionNotFoundError
+from copilot_core.ports import TurnInfo
+from copilot_core.testing import text_reply
+
+from .conftest import ALICE, BOB, PROJECT, World
+
+
+async def new_session(world: World) -> str:
+    world.model.add(text_reply("answer"), text_reply("A title"))
+    events = await world.turn("hello")
+    return str(events[0]["session_id"])
+
+
+def test_a_key_is_a_value_of_its_three_ids() -> None:
+    key = SessionKey("p", "s", "u")
+    assert key == SessionKey(project_id="p", session_id="s", user_id="u")
+    assert len({key, SessionKey("p", "s", "u"), SessionKey("p", "s", "other")}) == 2
+    assert (key.project_id, key.session_id, key.user_id) == ("p", "s", "u")
+    with pytest.raises(AttributeError):
+        key.user_id = "mallory"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "ids", [("", "s", "u"), ("p", "", "u"), ("p", "s", ""), ("p", None, "u"), ("p", "s", 7)]
+)
+def test_a_key_refuses_an_empty_or_missing_id(ids: tuple[object, object, object]) -> None:
+    with pytest.raises(TypeError, match="must be a non-empty string"):
+        SessionKey(*ids)  # type: ignore[arg-type]
+
+
+def test_the_values_that_belong_to_a_session_give_its_key(world: World) -> None:
+    now = world.clock.now()
+    session = Session(thread_id="s", user_id="u", project_id="p", created_at=now, updated_at=now)
+    assert session.key == SessionKey("p", "s", "u")
+    assert TurnInfo("t", "p", "s", "u").key == SessionKey("p", "s", "u")
+    assert TurnRequest("p", "u", "hi", session_id="s").key == SessionKey("p", "s", "u")
+    assert TurnRequest("p", "u", "hi").key is None  # a new session has no key yet
+
+
+async def test_the_three_ids_apart_still_work_with_a_deprecation_warning(world: World) -> None:
+    session_id = await new_session(world)
+    key = SessionKey(PROJECT, session_id, ALICE)
+    service = world.service
+    with pytest.warns(DeprecationWarning, match=r"ChatService.rename\(project_id"):
+        renamed = await service.rename(PROJECT, session_id, ALICE, "by ids")  # type: ignore[call-arg, arg-type]
+    assert renamed.title == "by ids"
+    with pytest.warns(DeprecationWarning, match="pass a copilot_core.SessionKey"):
+        old, old_page = await service.history(  # type: ignore[call-arg]
+            project_id=PROJECT, session_id=session_id, user_id=ALICE, limit=1
+        )
+    new, new_page = await service.history(key, limit=1)
+    assert (old, old_page) == (new, new_page)
+    with pytest.warns(DeprecationWarning, match="ChatService.set_pinned"):
+        pinned = await service.set_pinned(PROJECT, session_id, ALICE, True)  # type: ignore[call-arg, arg-type]
+    assert pinned.pinned
+    with pytest.warns(DeprecationWarning, match="TurnRunner.attach"):
+        old_turn = await service.runner.attach(PROJECT, session_id, ALICE)  # type: ignore[call-arg, arg-type]
+    new_turn = await service.runner.attach(key)
+    assert old_turn is not None and new_turn is not None  # ended moments ago: attachable
+    assert old_turn.info == new_turn.info
+    with pytest.warns(DeprecationWarning, match="get_session"), pytest.raises(SessionNotFoundError):
+        await service.get_session(PROJECT, session_id, BOB)  # type: ignore[call-arg, arg-type]
+
+
+async def test_a_call_with_neither_a_key_nor_every_id_is_refused(world: World) -> None:
+    with pytest.raises(TypeError, match="user_id is missing"):
+        await world.service.get_session(PROJECT, "s")  # type: ignore[call-arg, arg-type]
+    with pytest.raises(TypeError, match="project_id is missing"):
+        await world.service.delete()  # type: ignore[call-arg]
+
+
+async def test_the_new_call_warns_nothing(world: World, recwarn: pytest.WarningsRecorder) -> None:
+    session_id = await new_session(world)
+    key = SessionKey(PROJECT, session_id, ALICE)
+    assert (await world.service.get_session(key)).key == key
+    assert (await world.service.get_session(key=key)).key == key  # type: ignore[call-arg]
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
