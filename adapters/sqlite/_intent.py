@@ -24,7 +24,7 @@ def _encode_checks(checks: list[dict[str, Any]]) -> str:
 
 
 class SqliteIntentRows:
-    """The :class:`~copilot_core.ports.IntentStore` half of the SQLite store."""
+    """The :class:`~copilot_core.ports.IntentStore` part of the SQLite store."""
 
     #: The project's connection, held exclusively (the store's).
     _use: Callable[[str], contextlib.AbstractAsyncContextManager[aiosqlite.Connection]]

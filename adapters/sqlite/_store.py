@@ -18,11 +18,8 @@ import aiosqlite
 from adapters.sqlite._codec import (
     SESSION_JSON,
     decode_sessions,
-    decode_state,
-    decode_time,
     encode_json,
     encode_message,
-    encode_state,
     encode_time,
 )
 from adapters.sqlite._databases import (
@@ -33,14 +30,14 @@ from adapters.sqlite._databases import (
     Synchronous,
 )
 from adapters.sqlite._intent import SqliteIntentRows
+from adapters.sqlite._restore_points import SqliteRestorePointRows
 from copilot_core import CopilotMode, Message, Role, Session
 from copilot_core.errors import (
     InvalidRequestError,
-    NotFoundError,
     SessionNotFoundError,
     StoreCorruptedError,
 )
-from copilot_core.ports import HistoryPage, RestorePoint, SessionMatch, Usage, excerpt, stamp_usage
+from copilot_core.ports import HistoryPage, SessionMatch, Usage, excerpt, stamp_usage
 
 __all__ = [
     "DATABASE_DIR",
@@ -56,7 +53,7 @@ log = logging.getLogger(__name__)
 _NO_UPPER_BOUND = 1 << 62
 
 
-class SqliteCheckpointStore(SqliteIntentRows):
+class SqliteCheckpointStore(SqliteIntentRows, SqliteRestorePointRows):
     """A :class:`~copilot_core.ports.CheckpointStore` in per-project SQLite databases.
 
     The database of a project lives at
@@ -473,85 +470,6 @@ class SqliteCheckpointStore(SqliteIntentRows):
             raise SessionNotFoundError(thread_id)
         row_id: int = rows[0][0]
         return row_id
-
-    # =========================================================== restore points
-    async def save_restore_point(self, point: RestorePoint) -> None:
-        state = encode_state(point.state)  # fails before any write
-        async with self._use(point.project_id) as conn:
-            cursor = await conn.execute(
-                "INSERT INTO restore_points (point_id, session_id, created_at, tool_call_id, "
-                "tool_name, summary, state) SELECT ?, id, ?, ?, ?, ?, ? FROM chat_sessions "
-                "WHERE thread_id = ?",
-                (
-                    point.id,
-                    encode_time(point.created_at),
-                    point.tool_call_id,
-                    point.tool_name,
-                    point.summary,
-                    state,
-                    point.session_id,
-                ),
-            )
-            if cursor.rowcount == 0:
-                raise SessionNotFoundError(point.session_id)
-
-    async def restore_points(self, project_id: str, thread_id: str) -> list[RestorePoint]:
-        async with self._use(project_id) as conn:
-            rows = list(
-                await conn.execute_fetchall(
-                    f"SELECT {_POINT_COLUMNS} FROM restore_points r JOIN chat_sessions s "
-                    "ON s.id = r.session_id WHERE s.thread_id = ? ORDER BY r.id",
-                    (thread_id,),
-                )
-            )
-            if not rows:
-                await self._require(conn, project_id, thread_id)
-        return [_point(project_id, thread_id, row) for row in rows]
-
-    async def restore_point(
-        self, project_id: str, thread_id: str, point_id: str
-    ) -> RestorePoint | None:
-        async with self._use(project_id) as conn:
-            rows = list(
-                await conn.execute_fetchall(
-                    f"SELECT {_POINT_COLUMNS} FROM restore_points r JOIN chat_sessions s "
-                    "ON s.id = r.session_id WHERE s.thread_id = ? AND r.point_id = ?",
-                    (thread_id, point_id),
-                )
-            )
-        return _point(project_id, thread_id, rows[0]) if rows else None
-
-    async def update_restore_point(self, point: RestorePoint) -> None:
-        state = encode_state(point.state)
-        async with self._use(point.project_id) as conn:
-            cursor = await conn.execute(
-                "UPDATE restore_points SET state = ? WHERE point_id = ? AND session_id = "
-                "(SELECT id FROM chat_sessions WHERE thread_id = ?)",
-                (state, point.id, point.session_id),
-            )
-            if cursor.rowcount == 0:
-                raise NotFoundError(f"There is no restore point {point.id!r} in this session.")
-
-
-_POINT_COLUMNS = "r.point_id, r.created_at, r.tool_call_id, r.tool_name, r.summary, r.state"
-
-
-def _point(project_id: str, thread_id: str, row: Any) -> RestorePoint:
-    point_id, created_at, tool_call_id, tool_name, summary, state = row
-    try:
-        decoded = decode_state(state)
-    except ValueError as exc:
-        raise StoreCorruptedError(project_id, f"restore point {point_id!r}: {exc}") from exc
-    return RestorePoint(
-        id=point_id,
-        project_id=project_id,
-        session_id=thread_id,
-        created_at=decode_time(created_at),
-        tool_call_id=tool_call_id,
-        tool_name=tool_name,
-        summary=summary,
-        state=decoded,
-    )
 
 
 # A message takes its session's next sequence number (an index seek); nothing is
