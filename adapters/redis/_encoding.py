@@ -1,4 +1,4 @@
-"""How the Redis turn log writes events and reads them back."""
+"""How the Redis turn ports write what they share (events, decisions) and read it back."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from copilot_core.events import (
     event_from_record,
     event_to_record,
 )
-from copilot_core.ports import TurnInfo
+from copilot_core.ports import ApprovalDecision, TurnInfo
 
 __all__ = [
     "REPLICA_LOST",
@@ -21,7 +21,9 @@ __all__ = [
     "Pending",
     "batch_args",
     "decode",
+    "decode_decision",
     "encode",
+    "encode_decision",
     "turn_fields",
     "waiting_events",
 ]
@@ -86,3 +88,27 @@ def waiting_events(session_id: str, waiting: dict[Any, Any]) -> tuple[TurnEvent,
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def encode_decision(decision: ApprovalDecision) -> str:
+    """A decision as it travels between replicas (JSON)."""
+    return json.dumps(
+        {
+            "approve": decision.approve,
+            "user_id": decision.user_id,
+            "comment": decision.comment,
+            "reason": decision.reason,
+        }
+    )
+
+
+def decode_decision(raw: str | bytes) -> ApprovalDecision:
+    """A decision from another replica (what :func:`encode_decision` wrote)."""
+    record: dict[str, Any] = json.loads(raw)
+    user_id = record.get("user_id")
+    return ApprovalDecision(
+        approve=record["approve"] is True,
+        user_id=str(user_id) if user_id is not None else None,
+        comment=str(record.get("comment") or ""),
+        reason=str(record.get("reason") or "decided"),
+    )

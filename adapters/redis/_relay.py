@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -52,6 +51,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from adapters.redis._commands import Commands
+from adapters.redis._encoding import decode_decision, encode_decision
 from adapters.redis._keys import Keys, RenewalLoop, call, ms, text
 from adapters.redis._scripts import (
     CONTROL_ABORT,
@@ -209,7 +209,7 @@ class RedisTurnControlRelay:
         if local is not None:
             return local.control.decide(approval_id, decision)
         key = self._keys.control(project_id, session_id)
-        record = json.dumps(_decision_record(decision))
+        record = encode_decision(decision)
         answer = await call(
             self._decide_script(keys=[key], args=[approval_id, record, self._decision_channel])
         )
@@ -287,7 +287,7 @@ class RedisTurnControlRelay:
         for name, raw in fields.items():
             if name.startswith("d:"):
                 with contextlib.suppress(ValueError, TypeError, KeyError):
-                    self._deliver(turn, name[2:], _decision_from(json.loads(raw)))
+                    self._deliver(turn, name[2:], decode_decision(raw))
 
     async def _listen(self) -> None:
         """Follow the abort and decision channels; reconnect (and catch up) when cut."""
@@ -330,7 +330,7 @@ class RedisTurnControlRelay:
             return  # another replica's turn
         approval_id, _, record = rest.partition("\n")
         with contextlib.suppress(ValueError, TypeError, KeyError):
-            self._deliver(turn, approval_id, _decision_from(json.loads(record)))
+            self._deliver(turn, approval_id, decode_decision(record))
 
     def _deliver(self, turn: _Attached, approval_id: str, decision: ApprovalDecision) -> None:
         """Hand a decision sent from another replica to the turn, once, and answer the
@@ -384,25 +384,6 @@ def _pairs(fields: Any) -> dict[str, str]:
         return {text(k): text(v) for k, v in fields.items()}
     items = [text(item) for item in fields]
     return dict(zip(items[::2], items[1::2], strict=True))
-
-
-def _decision_record(decision: ApprovalDecision) -> dict[str, Any]:
-    return {
-        "approve": decision.approve,
-        "user_id": decision.user_id,
-        "comment": decision.comment,
-        "reason": decision.reason,
-    }
-
-
-def _decision_from(record: dict[str, Any]) -> ApprovalDecision:
-    user_id = record.get("user_id")
-    return ApprovalDecision(
-        approve=record["approve"] is True,
-        user_id=str(user_id) if user_id is not None else None,
-        comment=str(record.get("comment") or ""),
-        reason=str(record.get("reason") or "decided"),
-    )
 
 
 async def _close_quietly(pubsub: PubSub) -> None:
