@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
+from copilot_core.errors import InvalidRequestError
+
 __all__ = ["SessionKey", "takes_session_key"]
 
 _FIELDS = ("project_id", "session_id", "user_id")
@@ -32,8 +34,10 @@ class SessionKey:
     def __post_init__(self) -> None:
         for name in _FIELDS:
             value = getattr(self, name)
-            if not isinstance(value, str) or not value:
-                raise TypeError(f"SessionKey.{name} must be a non-empty string, not {value!r}")
+            if not isinstance(value, str):
+                raise TypeError(f"SessionKey.{name} must be a string, not {value!r}")
+            if not value:  # an id from a request: the request is at fault
+                raise InvalidRequestError(f"{name} must not be empty.")
 
     def __str__(self) -> str:
         return f"{self.project_id}/{self.session_id} ({self.user_id})"

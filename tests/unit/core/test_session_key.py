@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from copilot_core import Session, SessionKey, TurnRequest
-from copilot_core.errors import SessionNotFoundError
+from copilot_core.errors import InvalidRequestError, SessionNotFoundError
 from copilot_core.ports import TurnInfo
 from copilot_core.testing import text_reply
 
@@ -28,11 +28,21 @@ def test_a_key_is_a_value_of_its_three_ids() -> None:
         key.user_id = "mallory"  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(
-    "ids", [("", "s", "u"), ("p", "", "u"), ("p", "s", ""), ("p", None, "u"), ("p", "s", 7)]
-)
-def test_a_key_refuses_an_empty_or_missing_id(ids: tuple[object, object, object]) -> None:
-    with pytest.raises(TypeError, match="must be a non-empty string"):
+@pytest.mark.parametrize("ids", [("", "s", "u"), ("p", "", "u"), ("p", "s", "")])
+def test_a_key_refuses_an_empty_id(ids: tuple[str, str, str]) -> None:
+    with pytest.raises(InvalidRequestError, match="must not be empty"):
+        SessionKey(*ids)
+
+
+async def test_a_turn_asked_in_an_empty_session_id_is_a_bad_request(world: World) -> None:
+    with pytest.raises(InvalidRequestError, match="session_id must not be empty"):
+        await world.service.start_turn(world.request(session_id=""))
+    assert world.model.calls == []
+
+
+@pytest.mark.parametrize("ids", [("p", None, "u"), ("p", "s", 7), (b"p", "s", "u")])
+def test_a_key_refuses_an_id_that_is_not_a_string(ids: tuple[object, object, object]) -> None:
+    with pytest.raises(TypeError, match="must be a string"):
         SessionKey(*ids)  # type: ignore[arg-type]
 
 
