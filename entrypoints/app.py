@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, cast
@@ -12,6 +13,7 @@ import structlog
 from litestar import Litestar
 from litestar.types import ASGIApp
 
+from adapters.detached import in_daemon_thread, unless_set
 from adapters.gns3 import Gns3ProjectWatcher
 from adapters.llm import warm_up
 from adapters.mcp import McpEndpoint
@@ -43,11 +45,18 @@ async def _warn_if_gns3_unreachable(container: Container, gns3_url: str) -> None
         log.info("gns3_reachable", gns3_url=gns3_url, gns3_version=version.get("version"))
 
 
-async def _warm(mcp: McpEndpoint) -> None:
+async def _warm(mcp: McpEndpoint, stopping: asyncio.Event) -> None:
     """Start-up's deferred work, done while the service answers: LangChain, the
-    providers' integrations and the tokenizer (in a thread), and the MCP endpoint's SDK."""
-    await asyncio.to_thread(warm_up)
-    await mcp.ready()
+    providers' integrations and the tokenizer (in a thread), and the MCP endpoint's SDK.
+
+    Stopped by ``stopping`` (shutdown): the thread loads nothing after the step it is in,
+    and is not waited for (an import cannot be interrupted; it ends with the process)."""
+    halt = threading.Event()  # ``stopping``, as the thread sees it
+    try:
+        if await unless_set(in_daemon_thread(warm_up, halt.is_set), stopping):
+            await unless_set(mcp.ready(), stopping)
+    finally:
+        halt.set()
 
 
 def _quiet_generator_closing(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -105,6 +114,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        service.stopping = asyncio.Event()  # this run's: set first thing on shutdown
         settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             initialised = container.init_resources()
@@ -131,17 +141,21 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             mcp = container.mcp_endpoint()
             mcp.install(await mcp_dependencies(container))
             try:
-                async with mcp.running():  # the MCP SDK loads meanwhile, in a thread
+                # The MCP SDK loads meanwhile, in a thread (stopped by a shutdown).
+                async with mcp.running(service.stopping):
                     # What the first turn would pay for once (imports, tokenizer): loaded in
                     # a thread once the rest has started, while the service already answers
                     # (/healthz, the page, sign-in).
-                    service.warmed = asyncio.ensure_future(_warm(mcp))
+                    service.warmed = asyncio.ensure_future(_warm(mcp, service.stopping))
                     yield
             finally:
+                # Already set on a signal (ServiceHandle.begin_shutdown); set here too for
+                # a stop without one: the warm-up ends at once, its threads not waited for.
+                service.stopping.set()
                 probe.cancel()
                 if service.warmed is not None:
                     with contextlib.suppress(Exception):
-                        await service.warmed  # a thread: it cannot be cancelled
+                        await service.warmed
                 if watching is not None:
                     watching.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -77,19 +77,20 @@ def _browser_url(host: str, port: int) -> str:
 
 
 class CopilotServer(uvicorn.Server):
-    """uvicorn, plus: the first SIGTERM/SIGINT aborts running turns so that they save
-    and their streams end, letting the graceful shutdown finish within the grace time;
+    """uvicorn, plus: the first SIGTERM/SIGINT runs ``begin_shutdown`` at once (the
+    service's: stop start-up's deferred work, abort running turns so that they save and
+    their streams end), letting the graceful shutdown finish within the grace time;
     ``on_started`` runs once the app has started and the sockets listen."""
 
     def __init__(
         self,
         config: uvicorn.Config,
-        stop_turns: Callable[[], Coroutine[Any, Any, None]],
+        begin_shutdown: Callable[[], Coroutine[Any, Any, None]],
         *,
         on_started: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         super().__init__(config)
-        self._stop_turns = stop_turns
+        self._begin_shutdown = begin_shutdown
         self._on_started = on_started
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: concurrent.futures.Future[None] | None = None
@@ -123,7 +124,7 @@ class CopilotServer(uvicorn.Server):
                 captured.remove(sig)
         if self._stopping is None and self._loop is not None:
             log.info("shutdown_requested", signal=signal.Signals(sig).name)
-            self._stopping = asyncio.run_coroutine_threadsafe(self._stop_turns(), self._loop)
+            self._stopping = asyncio.run_coroutine_threadsafe(self._begin_shutdown(), self._loop)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -159,9 +160,10 @@ def _serve(args: argparse.Namespace) -> int:
         if service.warmed is not None:
             with contextlib.suppress(Exception):
                 await service.warmed
-        _settle_heap()
+        if not service.stopping.is_set():  # a shutdown does not wait for a full collection
+            _settle_heap()
 
-    server = CopilotServer(config, service.stop_turns, on_started=settle)
+    server = CopilotServer(config, service.begin_shutdown, on_started=settle)
     try:
         with listening:
             server.run(sockets=[listening])  # exits with status 3 when the start-up fails

@@ -245,8 +245,12 @@ class ServiceHandle:
         self.grace = grace
         self.startup_error: str | None = None
         self._chat: ChatService | None = None
-        #: Done once what the first turn would pay for is loaded (after listening).
+        #: Done once what the first turn would pay for is loaded (after listening), or
+        #: once a shutdown stopped that.
         self.warmed: asyncio.Future[None] | None = None
+        #: Set first thing on shutdown: start-up's deferred work stops (the warm-up, the
+        #: MCP SDK's loading; requests waiting for it are answered 503).
+        self.stopping = asyncio.Event()
 
     def arm(self, chat: ChatService) -> None:
         self._chat = chat
@@ -254,7 +258,10 @@ class ServiceHandle:
     def failed(self, message: str) -> None:
         self.startup_error = message
 
-    async def stop_turns(self) -> None:
+    async def begin_shutdown(self) -> None:
+        """On the first signal: say that the service stops (:attr:`stopping`), then stop
+        running turns at once."""
+        self.stopping.set()
         if self._chat is not None:
             await self._chat.shutdown(self.grace)
 

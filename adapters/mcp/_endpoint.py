@@ -11,7 +11,8 @@ one expires); a session idle for ``session_idle_timeout`` is closed.
 
 The MCP SDK is loaded (in a thread) once :meth:`McpEndpoint.running` has begun, not
 with this module: ``serve`` answers ``/healthz`` without it, and a request that comes
-while it loads waits for it.
+while it loads waits for it. A shutdown that begins meanwhile stops the loading (the
+thread is not waited for): the requests that waited are answered 503.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from urllib.parse import parse_qsl
 
 import structlog
 
+from adapters.detached import in_daemon_thread, unless_set
 from adapters.mcp._connection import (
     CALLER_SCOPE_KEY,
     OPTIONS_SCOPE_KEY,
@@ -84,6 +86,7 @@ class McpEndpoint:
         self.server: Server[object] | None = None
         self._manager: StreamableHTTPSessionManager | None = None
         self._started = asyncio.Event()
+        self._stopping = asyncio.Event()
         self.sessions = SessionLedger(
             self.settings.max_sessions_per_user, self.settings.session_idle_timeout
         )
@@ -97,12 +100,17 @@ class McpEndpoint:
         return self._deps
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
+    async def running(self, stopping: asyncio.Event | None = None) -> AsyncIterator[None]:
         """Serve MCP sessions until the block ends (then every session is closed).
 
         The block begins at once; the SDK loads in a thread meanwhile and the session
-        manager starts in a task of its own (requests that come before wait for it)."""
+        manager starts in a task of its own (requests that come before wait for it).
+        If the block ends or ``stopping`` (the service's shutdown signal) is set before the
+        SDK has loaded, the loading stops at once, without waiting for the import under
+        way: the endpoint then never serves, and the requests waiting for it are answered
+        503."""
         self._started = asyncio.Event()
+        self._stopping = stopping or asyncio.Event()
         stop = asyncio.Event()
         serving = asyncio.ensure_future(self._serve(stop))
         self._running = True
@@ -119,32 +127,16 @@ class McpEndpoint:
 
     async def ready(self) -> bool:
         """Once :meth:`running` has begun: wait until the endpoint serves MCP (the SDK
-        loaded, the session manager started); whether it does."""
+        loaded, the session manager started), or will not (it failed to load, or the
+        service began to stop first); whether it does."""
         await self._started.wait()
         return self._manager is not None
 
     async def _serve(self, stop: asyncio.Event) -> None:
         try:
-            for module in _SDK_MODULES:  # in a thread: the loop answers meanwhile
-                await asyncio.to_thread(importlib.import_module, module)
-            from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-
-            from adapters.mcp._server import build_mcp_server
-
-            if self.server is None:
-                self.server = build_mcp_server(self._dependencies, self.settings)
-            manager = StreamableHTTPSessionManager(
-                self.server,
-                json_response=False,
-                stateless=False,
-                session_idle_timeout=self.settings.session_idle_timeout,
-                max_sessions=self.settings.max_sessions,
-            )
-        except Exception as exc:  # an SDK that cannot load: every request is told so
-            log.error("mcp_endpoint_failed", error=f"{type(exc).__name__}: {exc}")
-            self._started.set()
-            return
-        try:
+            manager = await self._load(stop)
+            if manager is None:
+                return
             async with manager.run():
                 self._manager = manager
                 self._started.set()
@@ -152,6 +144,38 @@ class McpEndpoint:
         finally:
             self._manager = None
             self._started.set()
+
+    async def _load(self, stop: asyncio.Event) -> StreamableHTTPSessionManager | None:
+        """The session manager, the SDK loaded; ``None`` when it cannot load, or when the
+        service stops (``stop``, ``self._stopping``) before it has."""
+        try:
+            for module in _SDK_MODULES:  # in a thread: the loop answers meanwhile
+                stopped = stop.is_set() or self._stopping.is_set()
+                if stopped or not await unless_set(
+                    in_daemon_thread(importlib.import_module, module), stop, self._stopping
+                ):
+                    log.info("mcp_endpoint_not_started", reason="the service is stopping")
+                    return None
+            from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+            from adapters.mcp._server import build_mcp_server
+
+            if self.server is None:
+                self.server = build_mcp_server(self._dependencies, self.settings)
+            return StreamableHTTPSessionManager(
+                self.server,
+                json_response=False,
+                stateless=False,
+                session_idle_timeout=self.settings.session_idle_timeout,
+                max_sessions=self.settings.max_sessions,
+            )
+        except Exception as exc:  # an SDK that cannot load: every request is told so
+            error = f"{type(exc).__name__}: {exc}"
+            if stop.is_set() or self._stopping.is_set():  # failed as the process ends
+                log.info("mcp_endpoint_not_started", reason="the service is stopping", error=error)
+            else:
+                log.error("mcp_endpoint_failed", error=error)
+            return None
 
     # ---------------------------------------------------------------------- ASGI
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -164,7 +188,9 @@ class McpEndpoint:
         serving = self._running and self._deps is not None and await self.ready()
         manager = self._manager
         if not serving or manager is None or self._deps is None:
-            await _answer(send, 503, _error("unavailable", "The MCP endpoint is starting."))
+            stopping = self._stopping.is_set()
+            why = "The service is stopping." if stopping else "The MCP endpoint is starting."
+            await _answer(send, 503, _error("unavailable", why))
             return
         from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
         from mcp.server.auth.provider import AccessToken

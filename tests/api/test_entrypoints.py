@@ -145,7 +145,7 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     lines.setFormatter(logging.getLogger().handlers[0].formatter)
     logging.getLogger().addHandler(lines)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
-    server = CopilotServer(config, container.service().stop_turns)
+    server = CopilotServer(config, container.service().begin_shutdown)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     async for base_url in _serve(server):
         assert (tmp_path / "data").is_dir()

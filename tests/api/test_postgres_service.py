@@ -66,7 +66,7 @@ async def _replica(settings: Settings) -> AsyncIterator[str]:
     container.gateways.topology.override(providers.Object(FakeTopologySource()))
     app = create_app(settings, container)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
-    server = CopilotServer(config, container.service().stop_turns)
+    server = CopilotServer(config, container.service().begin_shutdown)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     task = asyncio.create_task(server.serve())
     for _ in range(1000):

@@ -229,7 +229,7 @@ async def step_budget_of_one(tmp_path: Path) -> AsyncIterator[str]:
     )
     app = create_app(settings, container)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
-    server = CopilotServer(config, container.service().stop_turns)
+    server = CopilotServer(config, container.service().begin_shutdown)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     import asyncio
 

@@ -3,10 +3,14 @@ query options, and what it answers before it serves and outside its one path."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import importlib
+import json
+import threading
 import types
 from collections.abc import AsyncIterator
-from typing import cast
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -15,7 +19,7 @@ from litestar.testing import AsyncTestClient
 from litestar.types import ASGIApp
 
 import adapters.mcp as mcp
-from adapters.mcp import ConnectionOptions, McpEndpoint
+from adapters.mcp import ConnectionOptions, McpEndpoint, McpServerDependencies, _endpoint
 from adapters.web import create_web_app
 from copilot_core import CopilotMode
 
@@ -92,3 +96,39 @@ async def test_a_path_below_the_endpoint_is_not_found() -> None:
         response = await client.post(f"{MCP_PATH}/other", json=BODY)
 
     assert response.status_code == 404
+
+
+async def test_a_request_waiting_for_the_sdk_is_answered_503_once_the_service_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    release = threading.Event()
+
+    def import_module(name: str) -> types.ModuleType:  # the SDK's load: stuck until released
+        release.wait(60)
+        return importlib.import_module(name)
+
+    monkeypatch.setattr(_endpoint, "importlib", types.SimpleNamespace(import_module=import_module))
+    endpoint = McpEndpoint()
+    endpoint.install(cast(McpServerDependencies, object()))  # not reached before it serves
+    stopping = asyncio.Event()
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": json.dumps(BODY).encode(), "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": [], "query_string": b""}
+    try:
+        async with endpoint.running(stopping):
+            request = asyncio.ensure_future(endpoint(scope, receive, send))  # type: ignore[arg-type]
+            done, _ = await asyncio.wait({request}, timeout=0.2)
+            assert not done  # it waits for the SDK
+            stopping.set()  # the service begins to shut down: the import is not waited for
+            await asyncio.wait_for(request, 30)
+            assert await asyncio.wait_for(endpoint.ready(), 30) is False
+    finally:
+        release.set()
+    assert sent[0]["status"] == 503
+    assert json.loads(sent[1]["body"])["error_description"] == "The service is stopping."
