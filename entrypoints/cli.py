@@ -28,8 +28,9 @@ from pydantic import ValidationError
 
 from adapters.web import BASE_URL_PATTERN
 from entrypoints.app import create_app
-from entrypoints.container import ServiceHandle, build_container
+from entrypoints.container import build_container
 from entrypoints.eval_cli import add_eval, run_eval
+from entrypoints.service_handle import ServiceHandle
 from entrypoints.settings import Settings, add_setting_flags, settings_from_flags
 
 __all__ = ["CopilotServer", "main", "settle_heap", "version"]

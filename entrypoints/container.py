@@ -18,7 +18,6 @@ provider with a fake (``container.gateways.store.override(...)``).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -98,6 +97,7 @@ from entrypoints._resources import (
     readiness_checks,
 )
 from entrypoints.lifecycle import project_lifecycle, reconciling_gate
+from entrypoints.service_handle import ServiceHandle
 from entrypoints.settings import PolicySection, Settings
 from entrypoints.skills import SkillsReloader
 from entrypoints.turn_ports import (
@@ -229,41 +229,6 @@ def tool_call_coalescing(interval: float) -> Coalescing:
 def heartbeat(seconds: float) -> float | None:
     """The web adapter's heartbeat: ``None`` (off) for the settings' 0."""
     return seconds or None
-
-
-class ServiceHandle:
-    """What the process running the service (the CLI) needs from it, handed over
-    explicitly rather than found in the app's state: stop running turns at once on the
-    first signal (so that they save and their streams end while the server still waits
-    for its connections to close), and why the start-up failed, if it did.
-
-    The lifespan arms it with the chat service once the service runs, or records the
-    failure; before that there is nothing to stop.
-    """
-
-    def __init__(self, grace: float) -> None:
-        self.grace = grace
-        self.startup_error: str | None = None
-        self._chat: ChatService | None = None
-        #: Done once what the first turn would pay for is loaded (after listening), or
-        #: once a shutdown stopped that.
-        self.warmed: asyncio.Future[None] | None = None
-        #: Set first thing on shutdown: start-up's deferred work stops (the warm-up, the
-        #: MCP SDK's loading; requests waiting for it are answered 503).
-        self.stopping = asyncio.Event()
-
-    def arm(self, chat: ChatService) -> None:
-        self._chat = chat
-
-    def failed(self, message: str) -> None:
-        self.startup_error = message
-
-    async def begin_shutdown(self) -> None:
-        """On the first signal: say that the service stops (:attr:`stopping`), then stop
-        running turns at once."""
-        self.stopping.set()
-        if self._chat is not None:
-            await self._chat.shutdown(self.grace)
 
 
 # ------------------------------------------------------------------ containers
