@@ -33,7 +33,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
 
@@ -166,8 +166,10 @@ class TurnRunner:
     ) -> TurnHandle:
         """Start a turn on ``session`` (``None``: a new session) and return at once.
 
-        Raises before anything is stored: ServiceUnavailableError (shutting down),
-        SessionBusyError, LLMNotConfiguredError, and the store's errors.
+        Raises with nothing stored: ServiceUnavailableError (shutting down, or the turn
+        ports cannot be reached), SessionBusyError, LLMNotConfiguredError, the store's
+        errors. The log opens and the relay attaches at once, while the model is resolved
+        and a new session saved: shared ones cost the turn one round trip, hidden there.
         """
         if self._closing:
             raise ServiceUnavailableError(
@@ -188,9 +190,11 @@ class TurnRunner:
         self._live[info.turn_id] = turn
         if self.closing:  # shutdown began while we claimed the session
             turn.abort.abort("the service is shutting down")
+        opening = asyncio.ensure_future(
+            _together(self._log.open(info, turn.abort), self._controls.attach(info, turn.control))
+        )
+        created = False
         try:
-            await self._log.open(info, turn.abort)
-            await self._controls.attach(info, turn.control)
             selection = await self._select_model(backend, request)
             mode = (
                 request.copilot_mode
@@ -215,7 +219,10 @@ class TurnRunner:
                     ),
                     [user_message],
                 )
+                created = True
+                await opening
             else:
+                await opening  # before anything in the session changes
                 session, user_message = await question_in_session(
                     self._store, self.windows, request, session, mode, user_message
                 )
@@ -227,6 +234,11 @@ class TurnRunner:
         except BaseException:
             del self._live[info.turn_id]
             turn.result.cancel()
+            with suppress(Exception):  # opened (or not) before anything is undone
+                await opening
+            if created:  # the turn could not open: its new session goes too
+                with suppress(Exception):
+                    await self._store.delete_session(request.project_id, session_id)
             with suppress(Exception):
                 await self._log.discard(info.turn_id)
             await self._let_go(turn)
@@ -484,7 +496,9 @@ class TurnRunner:
                     content=final.content if final else "",
                     messages=tuple(turn.added),
                     stats=turn.stats.snapshot(),
-                    aborted=turn.abort.is_aborted(),
+                    # sent, not asked: an abort that comes once the end began (while
+                    # the session is let go) finds the turn's work done
+                    aborted=turn.abort_sent,
                     error=turn.error,
                 )
                 if turn.approvals is not None:
@@ -501,14 +515,10 @@ class TurnRunner:
         claim, turn.claim = turn.claim, None
         if claim is None:
             return
-        try:
-            await self._controls.detach(turn.info)
+        try:  # at once, as they were taken
+            await _together(self._controls.detach(turn.info), self._leases.release(claim))
         except Exception:
-            log.exception("detaching turn %s failed", turn.info.turn_id)
-        try:
-            await self._leases.release(claim)
-        except Exception:
-            log.exception("releasing the session of turn %s failed", turn.info.turn_id)
+            log.exception("letting go of turn %s failed", turn.info.turn_id)
 
     # ================================================================ approvals
     def _approvals(self, turn: LiveTurn) -> TurnApprovals:
@@ -572,6 +582,13 @@ class TurnRunner:
             temperature=request.temperature, max_tokens=request.max_tokens, limits=request.limits
         )
         return await self._models.for_user(request.user_id, overrides)
+
+
+async def _together(*steps: Awaitable[None]) -> None:
+    """Run ``steps`` at once; the first error is raised once every one has ended."""
+    for result in await asyncio.gather(*steps, return_exceptions=True):
+        if isinstance(result, BaseException):
+            raise result
 
 
 def _lost(turn: LiveTurn, claim: SessionClaim) -> None:

@@ -1,6 +1,8 @@
 """What the Redis ports send, write by write: the commands asked during one pass of the
 event loop go out as one write, in order, each caller getting its own reply (or error);
-a script Redis does not know is sent again with its text.
+a script Redis does not know is sent again with its text; and a turn costs four round
+trips besides its events: the claim, the log's open with the relay's attach, the detach
+with the release, the close (which carries the last events).
 
 Every write to Redis is seen where redis-py sends it (``send_packed_command``), on the
 real server."""
@@ -8,6 +10,7 @@ real server."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,7 +20,20 @@ import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ResponseError
 
+from adapters.redis import _leases, _scripts
 from adapters.redis._commands import Commands
+from copilot_core import BuiltinAgent, ModelSelection, TurnRequest
+from copilot_core.bootstrap import build_chat_service
+from copilot_core.testing import (
+    FakeToolExecutor,
+    InMemoryCheckpointStore,
+    ScriptedLanguageModel,
+    SequentialIds,
+    StaticModelProvider,
+    SteppingClock,
+    text_reply,
+)
+from tests.adapters.redis.replica import Replica
 from tests.real_redis import RedisForTests
 
 Write = list[tuple[str, str]]  # (command, its first argument) per command of one write
@@ -111,3 +127,59 @@ async def test_a_script_redis_does_not_know_is_sent_again_with_its_text(
     writes.clear()
     assert await script(keys=[], args=[]) == marker.encode()
     assert [[name for name, _ in write] for write in writes] == [["EVALSHA"]]
+
+
+_NAMES = {
+    hashlib.sha1(text.encode()).hexdigest(): name
+    for name, text in {
+        "open": _scripts.LOG_OPEN,
+        "append": _scripts.LOG_APPEND,
+        "close": _scripts.LOG_CLOSE,
+        "attach": _scripts.CONTROL_ATTACH,
+        "detach": _scripts.CONTROL_DETACH,
+        "release": _leases._RELEASE,
+    }.items()
+}
+
+
+def _handshake(write: list[str]) -> bool:
+    return bool(write) and all(name in {"HELLO", "CLIENT", "AUTH", "SELECT"} for name in write)
+
+
+async def test_a_turn_costs_four_round_trips_besides_its_events(
+    client: aioredis.Redis, writes: list[Write]
+) -> None:
+    prefix = RedisForTests.new_prefix()
+    replica = Replica.on(client, prefix=prefix, name="r1")
+    await replica.start()
+    model = ScriptedLanguageModel(default=text_reply("OSPF is up on R1."))
+    clock, ids = SteppingClock(), SequentialIds()
+    chat = build_chat_service(
+        InMemoryCheckpointStore(),
+        {"copilot": BuiltinAgent(FakeToolExecutor(), None, clock=clock, ids=ids)},
+        models=StaticModelProvider(ModelSelection(model)),
+        clock=clock,
+        ids=ids,
+        turn_log=replica.log,
+        leases=replica.leases,
+        controls=replica.relay,
+    )
+    try:
+        per_turn: list[list[list[str]]] = []
+        for _ in range(3):  # the first makes Redis learn the scripts
+            writes.clear()
+            turn = await chat.start_turn(TurnRequest("project-1", "alice", "Is OSPF up?"))
+            async with asyncio.timeout(10):
+                assert [event.type async for event in turn.subscribe()][-1] == "done"
+            named = [[_NAMES.get(arg, name) for name, arg in write] for write in writes]
+            # The events' appends aside, and a new pooled connection's hand-shake (once
+            # per connection, not per turn: one is opened when an append is in flight
+            # as the next write goes out, as happens on a loaded machine).
+            per_turn.append(
+                [write for write in named if write != ["append"] and not _handshake(write)]
+            )
+    finally:
+        await chat.shutdown(grace=2)
+        await replica.stop()
+        await RedisForTests.delete_prefix(client, prefix)
+    assert per_turn[1:] == [[["SET"], ["open", "attach"], ["detach", "release"], ["close"]]] * 2

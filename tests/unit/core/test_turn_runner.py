@@ -9,6 +9,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 import pytest
 
 from copilot_core import (
+    AbortToken,
     BuiltinAgent,
     ChatService,
     ModelSelection,
@@ -40,6 +41,7 @@ from copilot_core.ports import (
     Session,
     SessionClaim,
     TextDelta,
+    TurnControl,
     TurnInfo,
     Usage,
 )
@@ -404,3 +406,93 @@ async def test_a_client_that_sees_done_can_start_the_next_turn_at_once() -> None
     assert follow_up is not None
     assert [e.type for e in await follow(follow_up.subscribe())][-1] == "done"
     assert not await rig.chat.abort(SessionKey(PROJECT, first.session_id, ALICE))  # nothing runs
+
+
+class UnreachableLog(InMemoryTurnLog):
+    """A turn log that cannot open a turn (its server went away after the claim)."""
+
+    async def open(self, turn: TurnInfo, abort: AbortToken) -> None:
+        await asyncio.sleep(0)
+        raise ServiceUnavailableError("The turn log (Redis) cannot be reached.")
+
+
+class UnreachableRelay(InMemoryTurnControlRelay):
+    async def attach(self, turn: TurnInfo, control: TurnControl) -> None:
+        await asyncio.sleep(0)
+        raise ServiceUnavailableError("The turn control relay (Redis) cannot be reached.")
+
+
+@pytest.mark.parametrize("broken", ["log", "relay"])
+async def test_a_turn_that_cannot_open_leaves_nothing_stored_and_the_session_free(
+    broken: str,
+) -> None:
+    # The log opens and the relay attaches while the new session is saved: when either
+    # fails, the new session goes again, and an existing one is left as it was.
+    store = InMemoryCheckpointStore()
+    model = ScriptedLanguageModel(default=text_reply("R1 is up."))
+    clock, ids = SteppingClock(), SequentialIds()
+    leases = InMemorySessionLeases()
+
+    def chat(working: bool) -> ChatService:
+        log = InMemoryTurnLog(retention=5)
+        relay = InMemoryTurnControlRelay()
+        if not working:
+            log, relay = (UnreachableLog(), relay) if broken == "log" else (log, UnreachableRelay())
+        return build_chat_service(
+            store,
+            {"copilot": BuiltinAgent(FakeToolExecutor(), None, clock=clock, ids=ids)},
+            models=StaticModelProvider(ModelSelection(model)),
+            clock=clock,
+            ids=ids,
+            turn_log=log,
+            leases=leases,
+            controls=relay,
+        )
+
+    failing = chat(working=False)
+    with pytest.raises(ServiceUnavailableError, match="cannot be reached"):
+        await failing.start_turn(TurnRequest(PROJECT, ALICE, "why is R1 down?"))
+    assert await store.list_sessions(PROJECT, ALICE) == []
+
+    first = await chat(working=True).start_turn(TurnRequest(PROJECT, ALICE, "is R1 up?"))
+    await follow(first.subscribe())
+    before = await store.history(PROJECT, first.session_id)
+    with pytest.raises(ServiceUnavailableError, match="cannot be reached"):
+        await failing.start_turn(TurnRequest(PROJECT, ALICE, "and R2?", first.session_id))
+    assert await store.history(PROJECT, first.session_id) == before
+    assert await leases.holder(PROJECT, first.session_id) is None
+
+
+async def test_an_abort_asked_while_the_turn_lets_go_does_not_make_it_aborted() -> None:
+    # The turn's work is saved and it is letting go of its session (on Redis: a round
+    # trip) when an abort comes: it ran to its end, no ``abort`` is sent, and its result
+    # says so. The result says ``aborted`` exactly when the clients were sent ``abort``.
+    store = InMemoryCheckpointStore()
+    model = ScriptedLanguageModel(default=text_reply("R1 is up."))
+    clock, ids = SteppingClock(), SequentialIds()
+    chat: ChatService | None = None
+    asked: list[bool] = []
+
+    class AbortingRelay(InMemoryTurnControlRelay):
+        async def detach(self, turn: TurnInfo) -> None:
+            assert chat is not None
+            asked.append(await chat.abort(SessionKey(PROJECT, turn.session_id, ALICE)))
+            await asyncio.sleep(0)
+            await super().detach(turn)
+
+    chat = build_chat_service(
+        store,
+        {"copilot": BuiltinAgent(FakeToolExecutor(), None, clock=clock, ids=ids)},
+        models=StaticModelProvider(ModelSelection(model)),
+        clock=clock,
+        ids=ids,
+        controls=AbortingRelay(),
+    )
+    turn = await chat.start_turn(TurnRequest(PROJECT, ALICE, "is R1 up?"))
+    events = [e.type for e in await follow(turn.subscribe())]
+    result = await asyncio.wait_for(turn.wait(), 5)
+    assert asked == [True]  # the abort did reach the turn
+    assert "abort" not in events
+    assert events[-1] == "done"
+    assert not result.aborted
+    assert result.content == "R1 is up."
