@@ -17,7 +17,7 @@ from copilot_core._approvals import ApprovalDecision, DecisionOutcome
 from copilot_core._messages import Role
 from copilot_core._runner import TurnHandle, TurnRunner
 from copilot_core._session import CopilotMode, Session
-from copilot_core._session_key import SessionKey, takes_session_key
+from copilot_core._session_key import SessionKey, owned_session, takes_session_key
 from copilot_core._turns import TurnRequest
 from copilot_core.errors import (
     AgentNotFoundError,
@@ -305,10 +305,7 @@ class ChatService:
 
     # ================================================================= internals
     async def _owned(self, key: SessionKey) -> Session:
-        session = await self._store.get_session(key.project_id, key.session_id)
-        if session is None or session.user_id != key.user_id:
-            raise SessionNotFoundError(key.session_id)
-        return session
+        return await owned_session(self._store, key)
 
     async def _check_last_question(self, session: Session, message_id: str) -> None:
         """Only the session's last user message can be edited or regenerated."""

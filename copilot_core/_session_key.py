@@ -14,11 +14,15 @@ import functools
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
-from copilot_core.errors import InvalidRequestError
+from copilot_core.errors import InvalidRequestError, SessionNotFoundError
 
-__all__ = ["SessionKey", "takes_session_key"]
+if TYPE_CHECKING:
+    from copilot_core._session import Session
+    from copilot_core._store_ports import CheckpointStore
+
+__all__ = ["SessionKey", "owned_session", "takes_session_key"]
 
 _FIELDS = ("project_id", "session_id", "user_id")
 
@@ -41,6 +45,15 @@ class SessionKey:
 
     def __str__(self) -> str:
         return f"{self.project_id}/{self.session_id} ({self.user_id})"
+
+
+async def owned_session(store: CheckpointStore, key: SessionKey) -> Session:
+    """The session ``key`` names, if it is its user's: another user's session is
+    :class:`SessionNotFoundError`, exactly like one that does not exist."""
+    session = await store.get_session(key.project_id, key.session_id)
+    if session is None or session.user_id != key.user_id:
+        raise SessionNotFoundError(key.session_id)
+    return session
 
 
 _Owner = TypeVar("_Owner")

@@ -38,14 +38,13 @@ from copilot_core._conversation import Conversation
 from copilot_core._history import HistoryWindows
 from copilot_core._messages import FunctionCall, Message, ToolCall
 from copilot_core._session import CopilotMode, Session
-from copilot_core._session_key import SessionKey, takes_session_key
+from copilot_core._session_key import SessionKey, owned_session, takes_session_key
 from copilot_core._toolgate import ToolGate
 from copilot_core._tools import ParsedToolCall, ToolContext, ToolResult, render_tool_output
 from copilot_core.errors import (
     NotFoundError,
     RollbackConflictError,
     SessionBusyError,
-    SessionNotFoundError,
 )
 from copilot_core.ports import CheckpointStore, Clock, IdFactory, RestorePointStore, SessionLeases
 
@@ -189,10 +188,7 @@ class Rollback:
 
     # ================================================================= internals
     async def _owned(self, key: SessionKey) -> Session:
-        session = await self._store.get_session(key.project_id, key.session_id)
-        if session is None or session.user_id != key.user_id:
-            raise SessionNotFoundError(key.session_id)
-        return session
+        return await owned_session(self._store, key)
 
     async def _point(self, request: RollbackRequest) -> RestorePoint:
         point = await self._points.restore_point(
