@@ -96,7 +96,7 @@ from entrypoints._resources import (
     open_tools,
     readiness_checks,
 )
-from entrypoints.lifecycle import project_lifecycle, reconciling_gate
+from entrypoints.lifecycle import project_lifecycle, reconciling_directory, reconciling_gate
 from entrypoints.service_handle import ServiceHandle
 from entrypoints.settings import PolicySection, Settings
 from entrypoints.skills import SkillsReloader
@@ -472,6 +472,8 @@ class Web(containers.DeclarativeContainer):
     )
     #: GNS3's gate; a project GNS3 says is gone is handled as deleted on that request.
     projects = providers.Singleton(reconciling_gate, gateways.projects, lifecycle)
+    #: The caller's GNS3 projects; a database of one it lists as closed is closed.
+    directory = providers.Singleton(reconciling_directory, gateways.directory, lifecycle)
     #: The one thing the web app is handed once the resources are open.
     collaborators = providers.Singleton(
         WebDependencies,
@@ -482,7 +484,7 @@ class Web(containers.DeclarativeContainer):
         reload_skills=core.reload_skills,
         readiness=gateways.readiness,
         models=gateways.models,
-        directory=gateways.directory,
+        directory=directory,
         mcp_servers=providers.Callable(mcp_server_list, gateways.mcp_sources),
         model_catalog=gateways.model_catalog,
         rollback=core.rollback,

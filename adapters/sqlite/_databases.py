@@ -76,7 +76,7 @@ class ProjectDatabases:
         max_open: int = 64,
         busy_timeout: float = 10.0,
         synchronous: Synchronous = "NORMAL",
-        idle_timeout: float | None = 600.0,
+        idle_timeout: float | None = 90.0,
     ) -> None:
         if max_open < 1:
             raise ValueError("max_open must be at least 1")
@@ -119,11 +119,14 @@ class ProjectDatabases:
             _, database = self._open.popitem(last=False)
             await self._shut(database)
 
-    async def close_project(self, project_id: str) -> None:
-        """Close the project's database (it reopens on next use); waits for its current use."""
+    async def close_project(self, project_id: str) -> bool:
+        """Close the project's database (it reopens on next use); waits for its current use.
+        Whether it was open."""
         database = self._open.pop(project_id, None)
-        if database is not None:
-            await self._shut(database)
+        if database is None:
+            return False
+        await self._shut(database)
+        return True
 
     async def stored_projects(self) -> list[str]:
         """Projects that have a database under ``data_dir/projects`` (sorted)."""

@@ -77,7 +77,7 @@ class SqliteCheckpointStore(SqliteIntentRows, SqliteRestorePointRows):
         max_open: int = 64,
         busy_timeout: float = 10.0,
         synchronous: Synchronous = "NORMAL",
-        idle_timeout: float | None = 600.0,
+        idle_timeout: float | None = 90.0,
     ) -> None:
         self._databases = ProjectDatabases(
             data_dir,
@@ -100,9 +100,10 @@ class SqliteCheckpointStore(SqliteIntentRows, SqliteRestorePointRows):
         """Close every open database; the store cannot be used afterwards."""
         await self._databases.close()
 
-    async def close_project(self, project_id: str) -> None:
-        """Close the project's database (it reopens on next use); waits for its current use."""
-        await self._databases.close_project(project_id)
+    async def close_project(self, project_id: str) -> bool:
+        """Close the project's database (it reopens on next use); waits for its current use.
+        Whether it was open."""
+        return await self._databases.close_project(project_id)
 
     async def stored_projects(self) -> list[str]:
         """Projects that have a database under ``data_dir/projects`` (sorted)."""

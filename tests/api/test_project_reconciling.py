@@ -17,7 +17,7 @@ from structlog.testing import capture_logs
 from adapters.sqlite import SqliteCheckpointStore
 from copilot_core import BuiltinAgent, Session
 from copilot_core.bootstrap import build_chat_service
-from copilot_core.errors import ProjectGoneError, ProjectNotFoundError
+from copilot_core.errors import ProjectGoneError, ProjectNotFoundError, ProjectNotOpenedError
 from copilot_core.testing import (
     FakeToolExecutor,
     FakeTopologySource,
@@ -25,7 +25,12 @@ from copilot_core.testing import (
     SequentialIds,
     SteppingClock,
 )
-from entrypoints.lifecycle import project_lifecycle, reconciling_gate
+from entrypoints.lifecycle import (
+    ProjectLifecycle,
+    ReconcilingDirectory,
+    project_lifecycle,
+    reconciling_gate,
+)
 
 GONE = "7d3f0c7e-1111-4222-8333-944455556666"
 HIDDEN = "7d3f0c7e-2222-4222-8333-944455556666"
@@ -87,3 +92,95 @@ async def test_without_the_per_project_store_the_gate_is_gns3s_own(tmp_path: Pat
     chat = build_chat_service(store, {"copilot": agent}, models=None, clock=clock, ids=ids)
     assert project_lifecycle(chat, store, tmp_path, "delete") is None
     assert reconciling_gate(inner, None) is inner
+
+
+CLOSED = "7d3f0c7e-3333-4222-8333-944455556666"
+OPEN = "7d3f0c7e-4444-4222-8333-944455556666"
+
+
+def _open_files_under(root: Path) -> list[str]:
+    """The files under ``root`` this process holds open (read from /proc/self/fd)."""
+    held = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            target = fd.readlink()
+        except OSError:  # closed while listing
+            continue
+        if target.is_relative_to(root):
+            held.append(target.name)
+    return sorted(held)
+
+
+class ClosedProjectGate:
+    """GNS3's answer for a project it has closed (no service account needed to learn it)."""
+
+    async def require_open(self, project_id: str, credentials: str) -> None:
+        await asyncio.sleep(0)
+        if project_id == CLOSED:
+            raise ProjectNotOpenedError(project_id)
+
+
+class ListingDirectory:
+    """The caller's project list as GNS3 gives it: ``CLOSED`` closed, ``OPEN`` opened."""
+
+    async def projects(self, token: str) -> list[dict[str, str]]:
+        return [
+            {"project_id": CLOSED, "name": "closed", "status": "closed"},
+            {"project_id": OPEN, "name": "open", "status": "opened"},
+        ]
+
+
+async def _store_with_sessions(store: SqliteCheckpointStore) -> None:
+    for project in (CLOSED, OPEN):
+        await store.create_session(
+            Session(thread_id="s1", user_id="u1", project_id=project, title="t",
+                    created_at=NOW, updated_at=NOW)
+        )  # fmt: skip
+
+
+def _lifecycle(store: SqliteCheckpointStore, data_dir: Path) -> ProjectLifecycle:
+    clock, ids = SteppingClock(), SequentialIds()
+    agent = BuiltinAgent(FakeToolExecutor(), FakeTopologySource(), clock=clock, ids=ids)
+    chat = build_chat_service(store, {"copilot": agent}, models=None, clock=clock, ids=ids)
+    lifecycle = project_lifecycle(chat, store, data_dir, "delete")
+    assert lifecycle is not None
+    return lifecycle
+
+
+async def test_a_request_gns3_answers_closed_releases_the_projects_database(
+    tmp_path: Path,
+) -> None:
+    async with SqliteCheckpointStore(tmp_path, idle_timeout=None) as store:
+        await _store_with_sessions(store)
+        closed_dir, open_dir = tmp_path / "projects" / CLOSED, tmp_path / "projects" / OPEN
+        assert _open_files_under(closed_dir) and _open_files_under(open_dir)
+        gate = reconciling_gate(ClosedProjectGate(), _lifecycle(store, tmp_path))
+        with capture_logs() as logs, pytest.raises(ProjectNotOpenedError):
+            await gate.require_open(CLOSED, "token")
+        await gate.require_open(OPEN, "token")
+        assert _open_files_under(closed_dir) == []
+        assert _open_files_under(open_dir), "the open project's database stays open"
+        with pytest.raises(ProjectNotOpenedError):  # again: nothing more to release
+            await gate.require_open(CLOSED, "token")
+        assert await store.get_session(CLOSED, "s1") is not None  # reopens when read
+    closed = [entry for entry in logs if entry["event"] == "gns3_project_closed"]
+    assert [entry["project_id"] for entry in closed] == [CLOSED]
+
+
+async def test_a_project_list_showing_a_project_closed_releases_its_database(
+    tmp_path: Path,
+) -> None:
+    async with SqliteCheckpointStore(tmp_path, idle_timeout=None) as store:
+        await _store_with_sessions(store)
+        directory = ReconcilingDirectory(ListingDirectory(), _lifecycle(store, tmp_path))
+        listed = await directory.projects("token")
+        assert [p["project_id"] for p in listed] == [CLOSED, OPEN]
+        assert _open_files_under(tmp_path / "projects" / CLOSED) == []
+        assert _open_files_under(tmp_path / "projects" / OPEN)
+
+
+def test_the_default_idle_timeout_releases_an_unused_database_within_120_s() -> None:
+    """What closes a closed project's database when no request tells: the idle sweep
+    (every quarter of the timeout), so the bound is 1.25 x the default."""
+    assert SqliteCheckpointStore(Path("unused")).idle_timeout is not None
+    assert SqliteCheckpointStore(Path("unused")).idle_timeout * 1.25 <= 120
