@@ -44,7 +44,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
@@ -392,9 +392,7 @@ async def _close_quietly(pubsub: PubSub) -> None:
     it runs on the way out of a cancelled listener, which :meth:`stop` awaits."""
     with contextlib.suppress(Exception):
         async with asyncio.timeout(_CLOSE_WAIT):
-            # typed from redis-py 8.2 on, untyped before: called through Any for both
-            close: Any = pubsub.aclose
-            await close()
+            await cast(Any, pubsub).aclose()  # (typed from redis-py 8.2 on, not before)
             return
     connection: Any = getattr(pubsub, "connection", None)  # redis-py types it as None
     if connection is not None:
