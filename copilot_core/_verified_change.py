@@ -37,7 +37,14 @@ from copilot_core._checks import (
 from copilot_core._tools import ToolResult, ToolStatus
 from copilot_core._verification import CheckProbe, WaitClock, verify_checks
 
-__all__ = ["ChangeSteps", "OnFail", "VerificationPlan", "VerifiedChange", "verify_change"]
+__all__ = [
+    "ChangeSteps",
+    "OnFail",
+    "VerificationPlan",
+    "VerifiedChange",
+    "undid_all",
+    "verify_change",
+]
 
 OnFail = Literal["rollback", "keep"]
 
@@ -121,7 +128,9 @@ class VerifiedChange:
 
     @property
     def rolled_back(self) -> bool:
-        return self.rollback is not None and self.rollback.status is ToolStatus.SUCCESS
+        """Whether the rollback undid the whole change (a rollback that left part of it,
+        ``partial_success``, did not: the change partly stays)."""
+        return self.rollback is not None and undid_all(self.rollback)
 
     def to_dict(self) -> dict[str, Any]:
         checks = self.plan.every_check
@@ -142,6 +151,15 @@ class VerifiedChange:
         if self.rollback is not None:
             data["rollback"] = self.rollback.output
         return data
+
+
+def undid_all(rollback: ToolResult) -> bool:
+    """Whether a rollback's result says the whole change was undone: a success whose
+    output, when it has a ``status``, says ``success`` (not ``partial_success``)."""
+    if rollback.status is not ToolStatus.SUCCESS:
+        return False
+    output = rollback.output
+    return not isinstance(output, dict) or output.get("status", "success") == "success"
 
 
 def _held(result: IntentResult, index: int) -> bool:
@@ -216,6 +234,11 @@ async def verify_change(
     )
     if rollback.status is not ToolStatus.SUCCESS:
         reason = "a check failed, and rolling the change back failed (see rollback)"
+    elif not undid_all(rollback):
+        reason = (
+            "a check failed: the change was rolled back except what conflicts with what was "
+            "done since, which stays (see rollback)"
+        )
     elif again.status is CheckStatus.PASS:
         reason = "a check failed: the change was rolled back, and the checks hold again"
     else:

@@ -7,7 +7,8 @@ Taking a restore point and recording what its change did is
   exist) is undone by itself, :mod:`adapters.gns3._tools.restore_scoped`: what the change
   made is deleted, what it deleted is made again as it was, what it changed is set back,
   and nothing else; a conflict with what was done since stops it before anything is
-  touched, unless ``force``;
+  touched, unless ``force`` (go on, touching what is in the way) or ``partial`` (a
+  verified change's rollback: go on, leaving what conflicts as it is);
 * with ``use_snapshot``, the GNS3 snapshot the point holds is restored when every node is
   stopped (the whole project returns to that moment, others' work included), then the
   topology is put back by difference; the ids GNS3 gives everything anew are mapped;
@@ -80,8 +81,11 @@ async def roll_back(
     *,
     use_snapshot: bool = True,
     force: bool = False,
+    partial: bool = False,
 ) -> ToolResult:
-    """Put back what ``point`` kept, then read it back (see the module docstring)."""
+    """Put back what ``point`` kept, then read it back (see the module docstring).
+    ``partial``: undo what does not conflict with what was done since and leave the
+    conflicts as they are (a verified change's rollback), instead of refusing."""
     state = point.state
     items: list[JSON] = []
     notes: JSON = {}
@@ -94,7 +98,7 @@ async def roll_back(
     elif snapshot_info:
         notes["gns3_snapshot"] = "not used (use_snapshot is false)"
     if used_snapshot is None and has_change_record(point):
-        result = await roll_back_change(lab, scope, point, force=force)
+        result = await roll_back_change(lab, scope, point, force=force, partial=partial)
         if not isinstance(result.output, dict) or result.output.get("status") == "conflict":
             return result
         scoped: JSON = {**result.output, "rolled_back_to": _rolled_back_to(point)}

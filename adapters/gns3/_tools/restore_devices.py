@@ -13,6 +13,7 @@ from adapters.gns3._tools.consoles import wait_for_prompt
 from adapters.gns3._tools.registry import CallScope, LabAccess
 from adapters.gns3._tools.restore_take import RestorePointError, read_configuration
 from adapters.gns3._tools.results import item
+from adapters.gns3._undo.judged import refusal
 from adapters.gns3._undo.lines import lines_left, plan_line_undo
 from copilot_core.errors import CopilotError, Gns3Error
 
@@ -145,10 +146,22 @@ async def _send(
     problems: list[str],
     config_mode: bool = True,
 ) -> None:
-    """Send ``commands`` (the forbidden ones are not: said in ``problems``)."""
+    """Send ``commands``, each judged just before by the platform's grammar
+    (:func:`~adapters.gns3._undo.judged.refusal`); the forbidden and the refused ones
+    are not sent: said in ``problems``."""
     allowed: list[str] = []
     blocked: list[str] = []
+    refused = [
+        why for command in commands if (why := refusal(command, keeper.kind, config=config_mode))
+    ]
+    if refused:
+        problems += [f"not sent: {why}" for why in refused]
+        if config_mode:  # lines nested in blocks: one left out puts the next in another
+            problems.append("nothing was sent: a configuration line was refused")
+            return
     for command in commands:
+        if refusal(command, keeper.kind, config=config_mode) is not None:
+            continue
         reason = lab.skills.forbidden.reason(command)
         (allowed if reason is None else blocked).append(command)
     if blocked:
@@ -191,7 +204,8 @@ async def _undo_lines(
     differences += [f"not undone: {conflict}" for conflict in undo.conflicts]
     if undo.notes:
         output["notes"] = undo.notes
-    await _send(lab, snapshot, node, keeper, undo.commands, output, problems)
+    config_mode = keeper.kind is not DeviceKind.LINUX  # a host's lines go to its shell
+    await _send(lab, snapshot, node, keeper, undo.commands, output, problems, config_mode)
     try:
         after = await read_configuration(lab, snapshot, node, keeper)
     except RestorePointError as exc:

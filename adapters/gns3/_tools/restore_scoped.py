@@ -5,7 +5,11 @@ The record (``state["change"]``) is planned against the lab as it is now
 deleted is made again from its saved JSON, what it changed is set back; what others did
 since stays. A plan with conflicts is refused before anything is touched (``status``
 ``conflict`` with the ``conflicts``, and ``would_also_touch``: the extra nodes and links a
-confirmed rollback touches); with ``force`` it is carried out, extras included.
+confirmed rollback touches); with ``force`` it is carried out, extras included. With
+``partial`` (a verified change whose check failed: the change must not stay because of
+what others did since) it is carried out without the extras: everything of the change
+that does not conflict is undone, each conflict is left as it is and said (``not
+undone: …`` among the differences, status ``partial_success``).
 
 Then the devices the point kept get their configuration back (their startup files, and
 the running configuration over the console when they run), on their current node (ids
@@ -26,6 +30,7 @@ from adapters.gns3._tools.registry import CallScope, LabAccess
 from adapters.gns3._tools.restore_devices import line_conflicts, restore_device
 from adapters.gns3._tools.results import batch, item
 from adapters.gns3._undo import Gns3TopologyPort, UndoPlan, carry_out, plan_undo
+from adapters.gns3._undo.plan import without_extras
 from adapters.gns3._undo.record import kept_drawing, kept_link, kept_node, port_names
 from copilot_core import ToolResult, ToolStatus
 from copilot_core.errors import CopilotError
@@ -108,21 +113,27 @@ def _conflict(plan: UndoPlan) -> ToolResult:
 
 
 async def roll_back_change(
-    lab: LabAccess, scope: CallScope, point: RestorePoint, *, force: bool
+    lab: LabAccess, scope: CallScope, point: RestorePoint, *, force: bool, partial: bool = False
 ) -> ToolResult:
     """Undo ``point``'s change and nothing else (see the module docstring)."""
     plan, known, snapshot = await scoped_plan(lab, scope, point)
     devices: JSON = point.state.get("devices") or {}
-    # A router's lines the change set whose context is gone since conflict too (read now,
-    # before anything is touched).
-    plan.conflicts += await line_conflicts(lab, snapshot, devices, plan.devices)
-    if plan.conflicts and not force:
+    # A device's lines of the change that were changed again since conflict too (read
+    # now, before anything is touched).
+    line_conflicting = await line_conflicts(lab, snapshot, devices, plan.devices)
+    plan.conflicts += line_conflicting
+    if plan.conflicts and not force and not partial:
         return _conflict(plan)
+    if partial and not force:
+        # A device's conflicts are said by its own result (``not undone: …``).
+        plan = without_extras(plan)
+        plan.skipped = [c for c in plan.skipped if c not in line_conflicting]
     items: list[JSON] = []
     outcome = await carry_out(
         plan, Gns3TopologyPort(lab.client, scope.token, scope.project_id), known
     )
-    differences = outcome.differences + (plan.skipped if force else [])
+    skipped = [f"not undone: {why}" for why in plan.skipped] if partial else plan.skipped
+    differences = outcome.differences + (skipped if force or partial else [])
     if plan.steps or outcome.problems or differences:
         exact = not differences and not outcome.problems
         output: JSON = {
@@ -172,4 +183,6 @@ async def roll_back_change(
     body: JSON = dict(result.output)
     if plan.conflicts and force:
         body["forced"] = plan.conflicts
+    elif plan.conflicts:
+        body["conflicts"] = plan.conflicts  # left as they are: the rest was undone
     return ToolResult(body, result.status)

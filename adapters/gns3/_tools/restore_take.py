@@ -317,17 +317,18 @@ async def record_what_it_did(lab: LabAccess, scope: CallScope, point: RestorePoi
 
 
 async def _lines_changed(lab: LabAccess, scope: CallScope, devices: JSON) -> JSON | None:
-    """The point's devices, each router kept in lines (FRR, IOS-like) read again now that
-    the change ran, with the lines it added and removed (``lines_changed``, see
-    :mod:`adapters.gns3._undo.lines`): its rollback then undoes those alone. A device that
-    cannot be read again keeps no such record (its rollback puts it back whole)."""
+    """The point's devices, each router kept in lines (FRR, IOS-like) and each Linux host
+    read again now that the change ran, with the lines (a host: the addresses and routes)
+    it added and removed (``lines_changed``, see :mod:`adapters.gns3._undo.lines`): its
+    rollback then undoes those alone. A device that cannot be read again keeps no such
+    record (its rollback puts it back whole)."""
     wanted = {
         name: entry
         for name, entry in devices.items()
         if isinstance(entry, dict)
         and entry.get("captured")
         and isinstance(entry.get("config"), dict)
-        and "lines" in entry["config"]
+        and ("lines" in entry["config"] or "addresses" in entry["config"])
     }
     if not wanted:
         return None

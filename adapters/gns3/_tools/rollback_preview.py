@@ -1,12 +1,13 @@
 """What a rollback will send or change, shown for approval before it runs.
 
 The preview reads the lab as it is now and compares it with the restore point: per device
-the exact commands the rollback will send (the platform's keeper plans them from the kept
-configuration and the one read now, as the rollback itself does; forbidden ones are marked
-"not sent") and the files it will write back; for the topology one line per action (a node
-deleted, made again, started, moved; a link deleted or made again; filters set back;
-drawings). A device whose configuration cannot be read now (stopped, unreachable) says so:
-its commands are worked out when the rollback runs.
+the exact commands the rollback will send (the change's own lines, planned on the
+configuration read now as the rollback itself does: a line of the change that was changed
+again since is a ``conflict: …`` line; forbidden ones, and ones the platform's grammar does
+not read as that one command, are marked "not sent") and the files it will write back;
+for the topology one line per action (a node deleted, made again, started, moved; a link
+deleted or made again; filters set back; drawings). A device whose configuration cannot
+be read now (stopped, unreachable) says so: its commands are worked out when it runs.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._platforms import DeviceKind
 from adapters.gns3._tools.registry import CallScope, LabAccess
 from adapters.gns3._topology_state import _describe_key, _drawing_key, _link_key, read_topology
+from adapters.gns3._undo.judged import refusal
 from adapters.gns3._undo.lines import plan_line_undo
 from copilot_core.errors import CopilotError
 from copilot_core.ports import ChangePreview, RestorePoint
@@ -105,14 +107,17 @@ async def _device_lines(
                     undo = plan_line_undo(keeper, changes, current, name)
                     lines += [f"{CONFLICT}{conflict}" for conflict in undo.conflicts]
                     commands = undo.commands
+                    config = keeper.kind is not DeviceKind.LINUX
                     if not commands and not undo.conflicts:
                         lines.append(f"nothing to send: {name} is as before the change ({when})")
                 else:
-                    commands = keeper.restore(saved, current).commands
+                    restore = keeper.restore(saved, current)
+                    commands, config = restore.commands, restore.config_mode
                     if not commands:
                         lines.append(f"nothing to send: {keeper.kept} is as at {when}")
                 for command in commands:
-                    reason = lab.skills.forbidden.reason(command)
+                    reason = refusal(command, keeper.kind, config=config)
+                    reason = reason or lab.skills.forbidden.reason(command)
                     lines.append(command if reason is None else f"{command}  (not sent: {reason})")
     lines += [f"write back {path} as it was at {when}" for path in entry.get("files") or {}]
     return lines

@@ -167,7 +167,10 @@ def with_plan(preview: ChangePreview, plan: VerificationPlan) -> ChangePreview:
 
 def with_verification(outcome: VerifiedChange) -> ToolResult:
     """The change's result carrying ``verification``; a change rolled back because a check
-    failed is an error result that says so (the model must not report it as done)."""
+    failed is an error result that says so (the model must not report it as done), and
+    one whose check failed and that could not be rolled back (or only in part: what
+    conflicts with others' work since stays) is an error result with ``status``
+    ``failed``, never ``success``."""
     result = outcome.result
     output: Any = result.output
     verification = outcome.to_dict()
@@ -185,10 +188,18 @@ def with_verification(outcome: VerifiedChange) -> ToolResult:
     if outcome.rolled_back:
         body["status"] = "rolled_back"
         body["error"] = f"The change was rolled back: a check failed after it ({failed})."
-    elif outcome.rollback is None:
+        return ToolResult(body, ToolStatus.ERROR, metadata)
+    # The change stays (whole or in part) though a deciding check failed: never success.
+    body["status"] = "failed"
+    if outcome.rollback is None:
         body["error"] = (
             f"A check failed after the change ({failed}), and no restore point was taken to "
             "roll it back with: the change stays."
+        )
+    elif outcome.rollback.status is ToolStatus.SUCCESS:  # undone, except the conflicts
+        body["error"] = (
+            f"A check failed after the change ({failed}); it was rolled back except what "
+            "conflicts with what was done since, which stays: see verification.rollback."
         )
     else:
         body["error"] = (

@@ -22,12 +22,12 @@ earlier undos) is followed everywhere an id of the record is used.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from adapters.gns3._undo.record import COMPARED_NODE_FIELDS, link_label, same_field
 
-__all__ = ["Step", "UndoPlan", "plan_undo", "resolve"]
+__all__ = ["Step", "UndoPlan", "plan_undo", "resolve", "without_extras"]
 
 JSON = dict[str, Any]
 Action = Literal[
@@ -108,6 +108,8 @@ class _Planner:
         self.gone_links: set[str] = set()
         self.gone_nodes: set[str] = set()
         self.remade: set[str] = set()  # record ids of nodes made again
+        #: Record ids of nodes made again only when others' work may be touched.
+        self.remade_extra: set[str] = set()
         names: dict[str, str] = {}
         for group in ("created", "deleted"):
             for node_id, node in ((change.get("nodes") or {}).get(group) or {}).items():
@@ -175,12 +177,21 @@ class _Planner:
                 self.plan.conflicts.append(
                     f"{name} (made by the change) was changed since: {', '.join(changed)}"
                 )
+            linked = False
             for link_id, link in sorted(self.links.items()):
                 if link_id not in self.gone_links and any(e[0] == current for e in _ends(link)):
+                    linked = True
                     self.delete_in_the_way(
                         link_id, f"{name} (made by the change) was linked since: {self.label(link)}"
                     )
-            self.step("delete_node", current, f"delete node {name} (made by the change)")
+            # Deleting it deletes the links made to it since: others' work.
+            self.step(
+                "delete_node",
+                current,
+                f"delete node {name} (made by the change)"
+                + (" (linked since by someone else)" if linked else ""),
+                extra=linked,
+            )
             self.gone_nodes.add(current)
 
     def deleted_nodes(self, group: Mapping[str, JSON]) -> None:
@@ -198,10 +209,14 @@ class _Planner:
                 "create_node",
                 node_id,
                 f"create node {name} again ({saved.get('node_type')}) as it was: its "
-                "properties, ports, label, symbol and position",
+                "properties, ports, label, symbol and position"
+                + (" (a node of that name made since by someone else)" if name in taken else ""),
                 body=dict(saved),
+                extra=name in taken,
             )
             self.remade.add(node_id)
+            if name in taken:
+                self.remade_extra.add(node_id)
 
     def _available(self, node_id: str) -> bool:
         current = self.r(node_id)
@@ -223,15 +238,27 @@ class _Planner:
                     f"link {label} cannot be made again: {', '.join(missing)} deleted since"
                 )
                 continue
+            in_the_way = False
             for node_id, adapter, port in _ends(saved):
                 other = used.get((self.r(node_id), adapter, port))
                 if other is not None and other not in self.gone_links:
+                    in_the_way = True
                     self.delete_in_the_way(
                         other,
                         f"{self.name(node_id)} port {adapter}/{port} was linked since: "
                         f"{self.label(self.links[other])}",
                     )
-            self.step("create_link", link_id, f"link {label} again", body=dict(saved))
+            in_the_way = in_the_way or any(
+                self.r(e[0]) in self.remade_extra or e[0] in self.remade_extra for e in _ends(saved)
+            )
+            self.step(
+                "create_link",
+                link_id,
+                f"link {label} again"
+                + (" (its ports used since by someone else)" if in_the_way else ""),
+                body=dict(saved),
+                extra=in_the_way,
+            )
 
     def changed_nodes(self, group: Mapping[str, JSON], last: list[Step]) -> None:
         for node_id, entry in group.items():
@@ -244,33 +271,45 @@ class _Planner:
                     f"{name} was deleted since: its {', '.join(sorted(fields))} cannot be set back"
                 )
                 continue
-            body: JSON = {}
+            bodies: dict[bool, JSON] = {False: {}, True: {}}
             status: str | None = None
+            status_extra = False
             for key, (before, after) in sorted(fields.items()):
                 if same_field(key, node.get(key), before):
                     continue  # as before the change already
-                if not same_field(key, node.get(key), after):
+                again = not same_field(key, node.get(key), after)
+                if again:
                     self.plan.conflicts.append(
                         f"{name}'s {key} was changed since (it is {node.get(key)!r}; the change "
                         f"made it {after!r}, it was {before!r})"
                     )
                 if key == "status":
-                    status = str(before)
+                    status, status_extra = str(before), again
                 else:
-                    body[key] = before
-            if body:
-                words = ", ".join(
-                    f"name back to {body['name']}" if k == "name" else f"{k} back"
-                    for k in sorted(body)
-                )
-                self.step("update_node", current, f"set {node.get('name')}'s {words}", body=body)
+                    bodies[again][key] = before
+            for extra, body in bodies.items():
+                if body:
+                    words = ", ".join(
+                        f"name back to {body['name']}" if k == "name" else f"{k} back"
+                        for k in sorted(body)
+                    )
+                    line = f"set {node.get('name')}'s {words}" + (
+                        " (changed again since by someone else)" if extra else ""
+                    )
+                    self.step("update_node", current, line, body=body, extra=extra)
             if status in _VERBS:
                 last.append(
                     Step(
                         "node_action",
                         current,
-                        f"{_VERBS[status]} {name}",
+                        f"{_VERBS[status]} {name}"
+                        + (
+                            " (its status changed again since by someone else)"
+                            if status_extra
+                            else ""
+                        ),
                         {"action": _VERBS[status]},
+                        extra=status_extra,
                     )
                 )
 
@@ -282,20 +321,24 @@ class _Planner:
             if link is None or current in self.gone_links:
                 self.cannot(f"link {label} was deleted since: its settings cannot be set back")
                 continue
-            body: JSON = {}
+            bodies: dict[bool, JSON] = {False: {}, True: {}}
             for key, (before, after) in sorted((entry.get("fields") or {}).items()):
                 if same_field(key, link.get(key), before):
                     continue
-                if not same_field(key, link.get(key), after):
+                again = not same_field(key, link.get(key), after)
+                if again:
                     self.plan.conflicts.append(f"link {label}'s {key} was changed since")
-                body[key] = before
-            if body:
-                self.step(
-                    "update_link",
-                    current,
-                    f"set link {label}'s {', '.join(sorted(body))} back",
-                    body=body,
-                )
+                bodies[again][key] = before
+            for extra, body in bodies.items():
+                if body:
+                    self.step(
+                        "update_link",
+                        current,
+                        f"set link {label}'s {', '.join(sorted(body))} back"
+                        + (" (changed again since by someone else)" if extra else ""),
+                        body=body,
+                        extra=extra,
+                    )
 
     def drawings_back(self, group: Mapping[str, Any]) -> None:
         for drawing_id in group.get("created") or {}:
@@ -315,12 +358,18 @@ class _Planner:
                 self.cannot("a drawing the change moved was deleted since")
                 continue
             body = {k: before for k, (before, _after) in (entry.get("fields") or {}).items()}
-            if any(
+            again = any(
                 present.get(k) != after for k, (_b, after) in (entry.get("fields") or {}).items()
-            ):
+            )
+            if again:
                 self.plan.conflicts.append("a drawing the change moved was changed since")
             self.step(
-                "update_drawing", self.r(drawing_id), "put a drawing back as it was", body=body
+                "update_drawing",
+                self.r(drawing_id),
+                "put a drawing back as it was"
+                + (" (moved again since by someone else)" if again else ""),
+                body=body,
+                extra=again,
             )
 
     def devices(self, configured: Mapping[str, str], kept: Mapping[str, str]) -> None:
@@ -373,3 +422,14 @@ def plan_undo(
     ``kept_devices`` (node id -> name): devices whose configuration the restore point
     holds, put back when their node is there after the undo."""
     return _Planner(change, current, id_map or {}).run(kept_devices or {})
+
+
+def without_extras(plan: UndoPlan) -> UndoPlan:
+    """The plan less every step that touches what others did since (``extra``): what an
+    undo that goes past its conflicts without touching them carries out (a verified
+    change's rollback). Each conflict is then skipped, so said (``skipped``)."""
+    return replace(
+        plan,
+        steps=[step for step in plan.steps if not step.extra],
+        skipped=list(dict.fromkeys([*plan.skipped, *plan.conflicts])),
+    )

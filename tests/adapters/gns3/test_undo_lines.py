@@ -4,8 +4,8 @@ An IOS-like router and an FRR container (telnet emulators behind a mocked GNS3 A
 ``test_restore_points``): the copilot adds a static route and an interface line (approved,
 restore point taken, the running configuration read again after it); a colleague then
 configures the same router over its console. The rollback takes back the copilot's lines
-and leaves the colleague's; when the colleague removed the block a copilot line is in, the
-rollback is refused as a conflict and nothing is sent.
+and leaves the colleague's; when the colleague removed the block a copilot line is in,
+that line is undone already (a note) and the rest of the change is undone.
 """
 
 from __future__ import annotations
@@ -144,9 +144,12 @@ async def test_a_rollback_undoes_the_changes_lines_and_keeps_a_colleagues_route(
 
 
 @pytest.mark.parametrize("case", [CISCO, FRR], ids=["ios", "frr"])
-async def test_a_copilot_line_whose_block_a_colleague_removed_is_a_conflict(
+async def test_a_copilot_line_whose_block_a_colleague_removed_is_undone_already(
     lab: EmulatedDeviceLab, store: InMemoryCheckpointStore, case: Case
 ) -> None:
+    """Issue 35 case 7: a line of the change whose block a colleague deleted since has
+    nothing left to undo. It is a note, not a conflict: the rest of the change is undone
+    (it once refused the whole rollback, and the change stayed)."""
     executor, _ = make(lab, store)
     change = copilot_change(case)
     if case.kind is DeviceKind.CISCO_IOS:  # a physical interface cannot go: a routing block
@@ -171,10 +174,9 @@ async def test_a_copilot_line_whose_block_a_colleague_removed_is_a_conflict(
     assert changed.output["status"] == "success", changed.output
     (point,) = await store.restore_points(PROJECT, SESSION)
     await colleague(lab, case, [*gone, case.other_route])
-    before = config_of(lab, case)
-    assert case.route in before
+    assert case.route in config_of(lab, case)
 
-    # The preview names the conflict on the device (the same words the refusal gives).
+    # The preview sends the route's undo alone, and names no conflict.
     assessed = await executor.assess(
         ParsedToolCall.parse(
             "c", "restore_point", json.dumps({"action": "rollback", "restore_point_id": point.id})
@@ -183,30 +185,18 @@ async def test_a_copilot_line_whose_block_a_colleague_removed_is_a_conflict(
     )
     assert assessed.preview is not None
     planned = list(assessed.preview.devices[case.name])
-    assert any(line.startswith("conflict: ") for line in planned), planned
-    assert case.negated_route in planned, planned
+    assert planned == [case.negated_route], planned
 
-    refused = await run(
+    rolled = await run(
         executor,
         "restore_point",
         {"action": "rollback", "restore_point_id": point.id},
         call_id="call-2",
     )
-    assert refused.output["status"] == "conflict", refused.output
-    assert any("gone since" in c and case.name in c for c in refused.output["conflicts"]), (
-        refused.output
-    )
-    assert config_of(lab, case) == before  # nothing touched, the copilot's route included
-
-    forced = await run(
-        executor,
-        "restore_point",
-        {"action": "rollback", "restore_point_id": point.id, "force": True},
-        call_id="call-3",
-    )
-    item = by_device(forced)[case.name]
-    assert item["status"] == "partial_success", forced.output
-    assert any(d.startswith("not undone: ") for d in item["output"]["differences"]), item
+    assert rolled.output["status"] == "success", rolled.output
+    item = by_device(rolled)[case.name]["output"]
+    assert item["state"] == "as before the change", item
+    assert any("undone already" in note for note in item["notes"]), item
     now = config_of(lab, case)
     assert case.route not in now and case.other_route in now, now
 
