@@ -49,6 +49,7 @@ from copilot_core._incomplete import mark_incomplete
 from copilot_core._leases import SessionClaim
 from copilot_core._live import LiveTurn, TurnHandle
 from copilot_core._messages import Message, Role
+from copilot_core._model_choice import choose_model
 from copilot_core._prompts import fallback_title
 from copilot_core._question import question_in_session
 from copilot_core._session import CopilotMode, Session
@@ -59,7 +60,6 @@ from copilot_core._turns import TurnInfo, TurnRequest, TurnResult
 from copilot_core.errors import (
     ConversationInvariantError,
     CopilotError,
-    LLMNotConfiguredError,
     ServiceUnavailableError,
     SessionBusyError,
     error_code,
@@ -85,7 +85,6 @@ from copilot_core.ports import (
     EventSink,
     IdFactory,
     LanguageModelProvider,
-    ModelOverrides,
     ModelSelection,
     SessionLeases,
     TurnControlRelay,
@@ -168,8 +167,10 @@ class TurnRunner:
 
         Raises with nothing stored: ServiceUnavailableError (shutting down, or the turn
         ports cannot be reached), SessionBusyError, LLMNotConfiguredError, the store's
-        errors. The log opens and the relay attaches at once, while the model is resolved
-        and a new session saved: shared ones cost the turn one round trip, hidden there.
+        errors. A model that cannot be built is no refusal: the turn starts and ends with
+        that error (:mod:`copilot_core._model_choice`). The log opens and the relay
+        attaches at once, while the model is resolved and a new session saved: shared ones
+        cost the turn one round trip, hidden there.
         """
         if self._closing:
             raise ServiceUnavailableError(
@@ -195,7 +196,8 @@ class TurnRunner:
         )
         created = False
         try:
-            selection = await self._select_model(backend, request)
+            choice = await choose_model(self._models, backend, request)
+            selection = choice.selection
             mode = (
                 request.copilot_mode
                 or (session.copilot_mode if session else None)
@@ -262,7 +264,9 @@ class TurnRunner:
             generate_title=not session.title,
             agent_id=agent_id,
         )
-        turn.task = asyncio.create_task(self._drive(turn), name=f"turn-{session_id}")
+        turn.task = asyncio.create_task(
+            self._drive(turn, choice.failure), name=f"turn-{session_id}"
+        )
         return TurnHandle(info, self._log, live=turn)
 
     # ==================================================================== clients
@@ -348,10 +352,12 @@ class TurnRunner:
             log.error("%d turn(s) did not end after shutdown was requested", len(stuck))
 
     # ===================================================================== drive
-    async def _drive(self, turn: LiveTurn) -> None:
+    async def _drive(self, turn: LiveTurn, failure: Exception | None = None) -> None:
         assert turn.backend is not None
         assert turn.config is not None
         try:
+            if failure is not None:  # no model could be built: that is the turn's answer
+                raise failure
             events = turn.backend.run(turn.query, turn.history, turn.config)
             async with aclosing(events):
                 async for event in events:
@@ -569,19 +575,6 @@ class TurnRunner:
                 observer.emit(turn.info, event)
             except Exception:
                 log.exception("observer %r failed", observer)
-
-    # =================================================================== models
-    async def _select_model(
-        self, backend: AgentBackend, request: TurnRequest
-    ) -> ModelSelection | None:
-        if not backend.capabilities().uses_llm_settings:
-            return None
-        if self._models is None:
-            raise LLMNotConfiguredError()
-        overrides = ModelOverrides(
-            temperature=request.temperature, max_tokens=request.max_tokens, limits=request.limits
-        )
-        return await self._models.for_user(request.user_id, overrides)
 
 
 async def _together(*steps: Awaitable[None]) -> None:

@@ -20,6 +20,7 @@ vocabulary (the web adapter onto HTTP statuses) in one place::
     │   └── ProjectNotOpenedError      GNS3 project exists but is closed
     ├── LLMNotConfiguredError          the user has no LLM settings yet
     ├── LLMError                       the language model failed
+    │   ├── LLMSetupError              no client could be built from the user's settings
     │   ├── LLMAuthenticationError     the provider rejected the API key
     │   ├── LLMUnavailableError        the base URL cannot be reached
     │   ├── LLMModelNotFoundError      the provider does not know the model
@@ -59,6 +60,7 @@ __all__ = [
     "LLMModelNotFoundError",
     "LLMNotConfiguredError",
     "LLMRateLimitedError",
+    "LLMSetupError",
     "LLMStreamInterruptedError",
     "LLMUnavailableError",
     "NotFoundError",
@@ -205,6 +207,11 @@ class LLMNotConfiguredError(CopilotError):
 
 class LLMError(CopilotError):
     """The language model provider failed."""
+
+
+class LLMSetupError(LLMError):
+    """No model client could be built from the user's settings (the provider's SDK
+    refused them, or is missing or broken): the turn's answer says so; nothing was sent."""
 
 
 class LLMAuthenticationError(LLMError):

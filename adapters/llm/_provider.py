@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
 from adapters.llm._endpoints import check_endpoint
+from adapters.llm._errors import redact
 from adapters.llm._settings import LLMSettings, build_chat_model
-from copilot_core.errors import InvalidRequestError, LLMNotConfiguredError
+from copilot_core.errors import InvalidRequestError, LLMNotConfiguredError, LLMSetupError
 from copilot_core.ports import CallOptions, ModelOverrides, ModelSelection, ModelTimeouts
 
 if TYPE_CHECKING:  # LangChain loads with the first model built (``serve`` answers before)
@@ -17,6 +19,8 @@ if TYPE_CHECKING:  # LangChain loads with the first model built (``serve`` answe
     from adapters.llm._model import LangchainLanguageModel
 
 __all__ = ["LLMSettingsSource", "LLMTimeouts", "SettingsLanguageModelProvider"]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,10 +121,27 @@ class SettingsLanguageModelProvider:
         from adapters.llm._model import LangchainLanguageModel
 
         options = {**waits, **self._factory_options}
-        chat_model = self._factory(settings, model=name, **options)
+        try:
+            chat_model = self._factory(settings, model=name, **options)
+        except Exception as exc:  # whatever the SDK refuses: the turn's answer says so
+            raise _setup_failed(settings, name, exc) from exc
         return LangchainLanguageModel(
             chat_model, base_url=settings.effective_base_url, model_name=name
         )
+
+
+def _setup_failed(settings: LLMSettings, name: str, exc: Exception) -> LLMSetupError:
+    """The error a turn (or ``POST /llm-config/test``) answers when the provider's SDK
+    refuses to build a client: logged here, once, with its traceback; its message says
+    what to check, without the key."""
+    _log.error("building the %s model %r failed", settings.provider, name, exc_info=exc)
+    secrets = (settings.api_key.get_secret_value(),) if settings.api_key is not None else ()
+    why = redact(f"{type(exc).__name__}: {exc}", secrets)[:300]
+    return LLMSetupError(
+        f"The {settings.provider} model {name!r} could not be set up from your LLM settings "
+        f"({why}). Check provider, base_url and model in the LLM settings; if they are "
+        "right, tell the operator (the service logged why)."
+    )
 
 
 def _check(overrides: ModelOverrides) -> None:

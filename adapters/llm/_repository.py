@@ -174,7 +174,13 @@ class LLMSettingsRepository:
                     "Your stored API key cannot be decrypted (the service's encryption key "
                     "changed). Set your API key again with PUT /v3/copilot/llm-config."
                 ) from None
-        return LLMSettings(**settings, api_key=api_key)
+        try:
+            return LLMSettings(**settings, api_key=api_key)
+        except ValidationError:  # a key stored before keys were checked (never shown)
+            raise StoreError(
+                "Your stored API key cannot be sent (it has spaces or characters an HTTP "
+                "header cannot carry). Set it again with PUT /v3/copilot/llm-config."
+            ) from None
 
     # ---------------------------------------------------------------------- writes
     async def put(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
+import string
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
+from urllib.parse import urlsplit
 
-import httpx
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -32,6 +35,7 @@ __all__ = [
     "LLMSettings",
     "PublicLLMSettings",
     "build_chat_model",
+    "checked_base_url",
     "parse_llm_settings",
 ]
 
@@ -127,9 +131,7 @@ class _SettingsFields(BaseModel):
     def _check_base_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
             return None
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("base_url must start with http:// or https://")
-        return value.rstrip("/")
+        return checked_base_url(value).rstrip("/")
 
     @property
     def effective_base_url(self) -> str | None:
@@ -157,6 +159,51 @@ class _SettingsFields(BaseModel):
         return self.provider in LOCAL_PROVIDERS
 
 
+#: What a URL may be written with (RFC 3986's characters; anything else percent-encoded).
+_URL_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@/?#%[]")
+_LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def checked_base_url(value: str) -> str:
+    """``value`` when every HTTP client the SDKs use would take it as it is meant, else
+    :class:`ValueError` saying what is wrong. An allow-list (the characters and shape
+    of an http(s) URL), not the clients' own parsers: they accept more than they can
+    send (a ``\x7f`` passes httpx's parser and fails when the client is built)."""
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    odd = sorted({c for c in value if c not in _URL_CHARACTERS})
+    if odd:
+        shown = ", ".join(repr(c) for c in odd[:5])
+        raise ValueError(f"has characters a URL cannot carry ({shown}); percent-encode them")
+    if _LONE_PERCENT.search(value):
+        raise ValueError("has a % that is not followed by two hexadecimal digits")
+    try:
+        parts = urlsplit(value)
+    except ValueError as exc:  # unbalanced brackets
+        raise ValueError(f"cannot be read as a URL ({exc})") from None
+    path = value[len(parts.scheme) + 3 + len(parts.netloc) :]
+    if "[" in path or "]" in path or "[" in parts.netloc.lstrip("["):
+        raise ValueError("has brackets outside an IPv6 address")
+    if "@" in parts.netloc:
+        raise ValueError("must not carry a user or password (the key goes in api_key)")
+    host = parts.hostname or ""
+    if parts.netloc.startswith("["):
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValueError(f"has an invalid IPv6 address {host!r}") from None
+    elif not host or not all(_LABEL.fullmatch(label) for label in host.rstrip(".").split(".")):
+        raise ValueError(f"has no valid host name ({host!r})")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0 or (port is None and parts.netloc.endswith(":")):
+        raise ValueError("has a port that is not a number from 1 to 65535")
+    return value
+
+
 class LLMSettings(_SettingsFields):
     """Everything needed to build a user's chat model, the API key included.
 
@@ -166,6 +213,21 @@ class LLMSettings(_SettingsFields):
     """
 
     api_key: SecretStr | None = None
+
+    @field_validator("api_key")
+    @classmethod
+    def _check_api_key(cls, value: SecretStr | None) -> SecretStr | None:
+        """A key travels in an HTTP header: printable ASCII, no spaces (a pasted key's
+        surrounding blanks are dropped). The message never shows the key."""
+        if value is None:
+            return None
+        key = value.get_secret_value().strip()
+        if any(not ("!" <= c <= "~") for c in key):
+            raise ValueError(
+                "must be printable ASCII without spaces or line breaks (it is sent in an "
+                "HTTP header)"
+            )
+        return SecretStr(key)
 
     def public(self) -> PublicLLMSettings:
         """The view an API response may show: no key, only whether one is set."""
@@ -219,12 +281,10 @@ def build_chat_model(
     name = model or settings.model
     if settings.provider == "anthropic":
         return _anthropic(settings, name, timeout, max_retries, extra)
-    waits: float | httpx.Timeout = (
-        timeout if connect_timeout is None else httpx.Timeout(timeout, connect=connect_timeout)
-    )
     if settings.provider == "ollama_native":
-        return _ollama(settings, name, waits, extra)
+        return _ollama(settings, name, timeout, connect_timeout, extra)
     if settings.provider in OPENAI_COMPATIBLE_PROVIDERS:
+        import openai
         from langchain_openai import ChatOpenAI
 
         # Servers such as Ollama or vLLM need no key, but the client insists on one.
@@ -235,7 +295,13 @@ def build_chat_model(
             "base_url": settings.effective_base_url,
             "stream_usage": True,
             "max_retries": max_retries,
-            "timeout": waits,
+            # A number, or the SDK's own timeout type (``openai.Timeout``: httpx's under
+            # openai 1.x, httpx2's under 3.x), never another library's.
+            "timeout": (
+                timeout
+                if connect_timeout is None
+                else openai.Timeout(timeout, connect=connect_timeout)
+            ),
         }
         options.update(_sampling(settings), **extra)
         return ChatOpenAI(**options)
@@ -272,11 +338,18 @@ def _anthropic(
 
 
 def _ollama(
-    settings: LLMSettings, name: str, timeout: float | httpx.Timeout, extra: dict[str, Any]
+    settings: LLMSettings,
+    name: str,
+    timeout: float,
+    connect_timeout: float | None,
+    extra: dict[str, Any],
 ) -> BaseChatModel:
     from langchain_ollama import ChatOllama
 
-    client: dict[str, Any] = {"timeout": timeout}
+    # The Ollama SDK hands ``client_kwargs`` to its HTTP client: plain numbers, which
+    # httpx and httpx2 both read, (connect, read, write, pool) — never a client's type.
+    waits = timeout if connect_timeout is None else (connect_timeout, timeout, timeout, timeout)
+    client: dict[str, Any] = {"timeout": waits}
     if settings.has_api_key and settings.api_key is not None:
         # Ollama itself has no keys; a proxy in front of it (or a hosted Ollama) may.
         client["headers"] = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"}

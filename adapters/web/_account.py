@@ -236,7 +236,7 @@ class AccountController(Controller):
         "/llm-config/test",
         operation_id="testLlmConfig",
         status_code=HTTP_200_OK,
-        responses=errors(400, 403, 429, 501),
+        responses=errors(403, 409, 429, 501),
     )
     async def test_llm_config(
         self,

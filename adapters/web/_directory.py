@@ -171,7 +171,7 @@ class DirectoryController(Controller):
         operation_id="createProject",
         guards=[json_body],
         status_code=HTTP_201_CREATED,
-        responses=errors(409, 501, 502),
+        responses=errors(403, 409, 501, 502),
     )
     async def create_project(
         self,
@@ -180,7 +180,8 @@ class DirectoryController(Controller):
         data: JSONBody[CreateProjectRequest],
     ) -> ProjectBody:
         """Create a GNS3 project (GNS3 opens it) with the caller's token: ``{id, name,
-        status}``. 409 with GNS3's words when the name is taken."""
+        status}``. 409 with GNS3's words when the name is taken; 403 when GNS3 does not
+        let the caller create projects (a role without ``Project.Allocate``)."""
         created = await directory.create_project(caller.token, data.name)
         log.info("project_created", project_id=str(created.get("project_id", "")))
         return _projects([created])[0]
@@ -189,13 +190,14 @@ class DirectoryController(Controller):
         "/projects/{project_id:str}/open",
         operation_id="openProject",
         status_code=HTTP_200_OK,
-        responses=errors(404, 501, 502),
+        responses=errors(403, 404, 501, 502),
     )
     async def open_project(
         self, caller: Injected[Caller], directory: Injected[Gns3Directory], project_id: ProjectId
     ) -> ProjectBody:
         """Open a closed GNS3 project with the caller's token (an opened one stays
-        open), so that its chat is available: ``{id, name, status}``."""
+        open), so that its chat is available: ``{id, name, status}``. 403 when GNS3 does
+        not let the caller open it (its role lacks the privilege)."""
         opened = await directory.open_project(caller.token, canonical_uuid(project_id))
         return _projects([opened])[0]
 

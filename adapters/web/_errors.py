@@ -4,9 +4,14 @@ A request the service cannot read (not JSON, nested too deeply) is a 400; one it
 read but does not accept (a value of the wrong type or out of range, an unknown field,
 a malformed id) is a 422, whether the body's model, a parameter or the core refused it.
 
+Every error body also has a stable ``code`` a program can branch on: the core error's
+(:func:`~copilot_core.errors.error_code`: ``llm_not_configured``, ``session_busy``…),
+``invalid_request`` for a value refused, the status's name for Litestar's own
+(``not_found``, ``method_not_allowed``…), ``internal`` for anything unexpected.
+
 No stack trace and no secret ever reaches a response: core errors carry messages
-written for users; anything unexpected becomes a plain 500 (and is logged with
-its traceback, without local variables).
+written for users; anything unexpected becomes a 500 that says what to do (and is
+logged once, with its traceback, without local variables).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from copilot_core.errors import (
     PermissionDeniedError,
     ServiceUnavailableError,
     StoreError,
+    error_code,
 )
 
 __all__ = ["exception_handlers", "status_for"]
@@ -55,7 +61,8 @@ log = structlog.get_logger("adapters.web")
 
 _STATUSES: tuple[tuple[type[CopilotError], int], ...] = (
     (InvalidRequestError, HTTP_422_UNPROCESSABLE_ENTITY),
-    (LLMNotConfiguredError, HTTP_400_BAD_REQUEST),
+    # a valid request the user's state cannot serve yet (the message says how to set it)
+    (LLMNotConfiguredError, HTTP_409_CONFLICT),
     (LLMContextLengthError, HTTP_400_BAD_REQUEST),
     (AuthenticationError, HTTP_401_UNAUTHORIZED),
     (PermissionDeniedError, HTTP_403_FORBIDDEN),
@@ -91,7 +98,9 @@ def _copilot_error(_: Request[Any, Any, Any], exc: CopilotError) -> Response[dic
         headers["Retry-After"] = str(max(int(exc.retry_after + 0.999), 0))
     if status >= 500:
         log.warning("request_failed", error=type(exc).__name__, status=status)
-    return Response({"detail": exc.message}, status_code=status, headers=headers)
+    return Response(
+        {"detail": exc.message, "code": error_code(exc)}, status_code=status, headers=headers
+    )
 
 
 def _wire_name(request: Request[Any, Any, Any], key: str) -> str:
@@ -121,19 +130,44 @@ def _validation_message(request: Request[Any, Any, Any], exc: ValidationExceptio
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
     if isinstance(exc, ValidationException):
         return Response(
-            {"detail": _validation_message(request, exc)},
+            {"detail": _validation_message(request, exc), "code": "invalid_request"},
             status_code=HTTP_422_UNPROCESSABLE_ENTITY,
         )
+    code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
     return Response(
-        {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers or None
+        {"detail": exc.detail, "code": code},
+        status_code=exc.status_code,
+        headers=exc.headers or None,
     )
+
+
+#: Litestar's own errors (routing, body limits, media types), by status.
+_HTTP_CODES = {
+    HTTP_400_BAD_REQUEST: "bad_request",
+    HTTP_401_UNAUTHORIZED: "authentication",
+    HTTP_403_FORBIDDEN: "permission_denied",
+    HTTP_404_NOT_FOUND: "not_found",
+    405: "method_not_allowed",
+    HTTP_409_CONFLICT: "conflict",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    HTTP_422_UNPROCESSABLE_ENTITY: "invalid_request",
+    HTTP_429_TOO_MANY_REQUESTS: "rate_limited",
+    HTTP_500_INTERNAL_SERVER_ERROR: "internal",
+    HTTP_503_SERVICE_UNAVAILABLE: "service_unavailable",
+}
+
+#: What a 500 says: nothing of the failure itself (it is in the log), but what to do.
+_UNEXPECTED = (
+    "The service failed unexpectedly; the incident was logged. Try again; if it fails "
+    "again, tell the operator (the log has the details)."
+)
 
 
 def _unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     log.error("unhandled_error", error=type(exc).__name__, exc_info=exc)
     return Response(
-        {"detail": "Internal server error; the incident was logged."},
-        status_code=HTTP_500_INTERNAL_SERVER_ERROR,
+        {"detail": _UNEXPECTED, "code": "internal"}, status_code=HTTP_500_INTERNAL_SERVER_ERROR
     )
 
 

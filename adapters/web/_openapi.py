@@ -109,12 +109,14 @@ _TURN_HEADERS: dict[str, Any] = {
 }
 
 _WHY = {
-    400: "A body the service cannot read (empty, not JSON, nested too deeply), or no LLM "
-    "configured, or a conversation too long for the model",
+    400: "A body the service cannot read (empty, not JSON, nested too deeply), or a "
+    "conversation too long for the model",
     401: "Missing, malformed or rejected bearer token",
-    403: "Not allowed for this user (a superadmin route, or above the operator's policy)",
+    403: "Not allowed for this user (a superadmin route, above the operator's policy, or "
+    "GNS3 refused the user's role the privilege)",
     404: "Unknown project, session (or another user's), or agent",
-    409: "Project not opened in GNS3, or a turn already running on the session",
+    409: "Project not opened in GNS3, a turn already running on the session, or no LLM "
+    "configured yet (the message says how)",
     413: "A body larger than 4 MiB",
     415: "A body not declared as 'Content-Type: application/json'",
     422: "A value that was read but is refused (missing, unknown, mistyped or out of range); "
@@ -139,9 +141,11 @@ class Limits:
 
 @dataclass
 class ErrorBody:
-    """Every error response: a message for a person."""
+    """Every error response: a message for a person (what happened, what to do) and a
+    stable code for a program (``llm_not_configured``, ``invalid_request``, ``internal``…)."""
 
     detail: str
+    code: str
 
 
 def errors(*codes: int) -> dict[int, ResponseSpec]:

@@ -19,6 +19,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
+    field_validator,
     model_validator,
 )
 
@@ -150,12 +151,20 @@ _IPV6 = "|".join(
         rf":(?:(?::{_H16}){{1,7}}|:)",
     )
 )
-_PORT = r"(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
+_PORT = r"(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
+#: What a URL's path, query and fragment are written with (RFC 3986; anything else is
+#: percent-encoded): a DEL or a space there is refused when stored, not when the model's
+#: client is built.
+_URL_REST = r"(?:[A-Za-z0-9._~!$&'()*+,;=:@/?#-]|%[0-9A-Fa-f]{2})*"
 
 #: A base URL: http(s), a host (a name, an IPv4 address, or an IPv6 address in
-#: brackets), an optional port and path; no user or password (they would be stored in
-#: clear).
-BASE_URL_PATTERN = rf"^https?://(?:{_HOST_NAME}|\[(?:{_IPV6})\])(?::{_PORT})?(?:[/?#]\S*)?$"
+#: brackets), an optional port (1-65535) and path; no user or password (they would be
+#: stored in clear). The LLM adapter refuses the same when the settings are stored.
+BASE_URL_PATTERN = rf"^https?://(?:{_HOST_NAME}|\[(?:{_IPV6})\])(?::{_PORT})?(?:[/?#]{_URL_REST})?$"
+
+#: An API key travels in an HTTP header: printable ASCII without spaces (the blanks
+#: around a pasted key are dropped).
+API_KEY_PATTERN = r"^[ \t\r\n]*[!-~]*[ \t\r\n]*$"
 
 #: The largest integer a query parameter takes: the largest every JSON reader holds
 #: exactly (2^53 - 1; offsets and cursors are stored as 64-bit integers, which an
@@ -276,7 +285,12 @@ class LLMConfigBody(StrictBody):
         pattern=BASE_URL_PATTERN,
         description="An OpenAI-compatible server: http(s)://host[:port][/path], no credentials.",
     )
-    api_key: SecretStr | None = Field(default=None, description="Stored encrypted; write-only.")
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="Stored encrypted; write-only. Printable ASCII (an HTTP header carries "
+        "it); an empty key removes the stored one.",
+        json_schema_extra={"pattern": API_KEY_PATTERN},
+    )
     temperature: float | None = Field(default=None, ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX)
     max_tokens: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
     context_limit: int | None = Field(
@@ -319,9 +333,19 @@ class LLMConfigBody(StrictBody):
         "tool) when it makes none (unset: on for local providers, off for the others).",
     )
 
+    @field_validator("api_key")
+    @classmethod
+    def _check_api_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not re.fullmatch(API_KEY_PATTERN, value.get_secret_value()):
+            raise ValueError("must be printable ASCII without spaces (an HTTP header carries it)")
+        return value
+
     def to_settings(self) -> dict[str, Any]:
-        """The fields the client sent, with the key revealed (in memory only)."""
-        values = self.model_dump(exclude_unset=True, exclude={"api_key"}, mode="json")
+        """The fields the client sent, with the key revealed (in memory only); a field
+        sent as ``null`` is not set (its default applies), as the schema says."""
+        values = self.model_dump(
+            exclude_unset=True, exclude_none=True, exclude={"api_key"}, mode="json"
+        )
         if self.api_key is not None:
             values["api_key"] = self.api_key.get_secret_value()
         return values

@@ -164,11 +164,13 @@ async def run_service(
     with_skills: bool = True,
     language_model: LanguageModel | None = None,
     policy: PolicyBook | None = None,
+    intent_round_s: float = 30.0,
 ) -> AsyncIterator[Service]:
     """The service around the core's fakes; ``store`` and ``authenticator`` replace the
     in-memory store and the static token map (by a real SQLite store, say);
     ``language_model`` replaces the scripted model (by the real adapter over HTTP);
-    ``policy`` is the operator's policy."""
+    ``policy`` is the operator's policy; ``intent_round_s`` the standing intent's
+    ``round_s`` (its answer is due ``wait_s`` plus that)."""
     clock = SteppingClock()
     ids = SequentialUuids()
     store = store or InMemoryCheckpointStore()
@@ -226,7 +228,7 @@ async def run_service(
             directory=directory,
             model_catalog=model_catalog,
             rollback=rollback,
-            intent=StandingIntent(store, tools, clock),  # type: ignore[arg-type]
+            intent=StandingIntent(store, tools, clock, round_s=intent_round_s),  # type: ignore[arg-type]
             policy=policy,
         ),
         settings=WebSettings(

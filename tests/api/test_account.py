@@ -175,15 +175,18 @@ async def test_llm_config_test_is_bounded_in_time(service: Service) -> None:
     assert service.model.closed_early == 1
 
 
-async def test_llm_config_test_without_settings_is_400() -> None:
+async def test_llm_config_test_without_settings_is_a_409_that_says_how() -> None:
+    # A request the schema says is valid: the state (no settings yet) is what is missing.
     async with run_service(configured=False) as service, service.client() as client:
         response = await client.post("/v3/copilot/llm-config/test")
-    assert response.status_code == 400
+    assert response.status_code == 409
+    assert response.json()["code"] == "llm_not_configured"
     assert "PUT /v3/copilot/llm-config" in response.json()["detail"]
 
 
 async def test_every_status_the_llm_test_answers_is_in_the_openapi_document() -> None:
-    # Schemathesis found an undocumented 400 here (issue 29, item 4): no LLM configured.
+    # Schemathesis found an undocumented 400 here (issue 29, item 4): no LLM configured;
+    # then a 400 for a valid request (issue 36): it is a 409 now.
     answered: set[int] = set()
     async with run_service(configured=False) as service, service.client() as client:
         answered.add((await client.post("/v3/copilot/llm-config/test")).status_code)
@@ -196,10 +199,10 @@ async def test_every_status_the_llm_test_answers_is_in_the_openapi_document() ->
         for _ in range(3):
             answered.add((await client.post("/v3/copilot/llm-config/test")).status_code)
         document = (await client.get("/schema/openapi.json")).json()
-    assert answered == {200, 400, 429, 502}
+    assert answered == {200, 409, 429, 502}
     responses = document["paths"]["/v3/copilot/llm-config/test"]["post"]["responses"]
     assert answered <= {int(status) for status in responses}, sorted(responses)
-    assert responses["400"]["content"]["application/json"]["schema"] == {
+    assert responses["409"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/ErrorBody"
     }
 

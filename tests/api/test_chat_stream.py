@@ -292,10 +292,11 @@ async def test_client_disconnect_aborts_when_configured() -> None:
     assert result.content == "part"
 
 
-async def test_llm_not_configured_is_a_400_that_says_how() -> None:
+async def test_llm_not_configured_is_a_409_that_says_how() -> None:
     async with run_service(configured=False) as service, service.client() as client:
         response = await client.post(service.chat_url() + "/stream", json={"message": "hi"})
-        assert response.status_code == 400
+        assert response.status_code == 409
+        assert response.json()["code"] == "llm_not_configured"
         assert "PUT /v3/copilot/llm-config" in response.json()["detail"]
         assert await service.store.list_sessions(OPEN, "u-alice") == []
 

@@ -15,7 +15,8 @@ from tests.api.conftest import OPEN, Service
     ("error", "status"),
     [
         (errors.InvalidRequestError("bad"), 422),
-        (errors.LLMNotConfiguredError(), 400),
+        (errors.LLMNotConfiguredError(), 409),
+        (errors.LLMSetupError("no client"), 502),
         (errors.LLMContextLengthError("too long"), 400),
         (errors.AuthenticationError("who?"), 401),
         (errors.PermissionDeniedError("no"), 403),
@@ -50,7 +51,9 @@ async def test_an_unexpected_failure_is_a_500_without_details(service: Service) 
     async with service.client() as client:
         response = await client.get(service.chat_url(OPEN) + "/sessions")
     assert response.status_code == 500
-    assert response.json() == {"detail": "Internal server error; the incident was logged."}
+    body = response.json()
+    assert body["code"] == "internal"
+    assert "the incident was logged" in body["detail"] and "tell the operator" in body["detail"]
     assert "secret-internal-state" not in response.text
     assert "Traceback" not in response.text
 

@@ -140,7 +140,7 @@ async def test_openapi_documents_every_route_with_an_operation_id(service: Servi
         for method, operation in operations.items():
             error = operation["responses"]["401"]["content"]["application/json"]["schema"]
             assert error == {"$ref": "#/components/schemas/ErrorBody"}, (method, path)
-    assert schema["components"]["schemas"]["ErrorBody"]["required"] == ["detail"]
+    assert schema["components"]["schemas"]["ErrorBody"]["required"] == ["detail", "code"]
 
 
 async def test_cors_is_off_by_default_and_allows_configured_origins(service: Service) -> None:
@@ -243,7 +243,7 @@ async def test_options_and_405_list_every_method_of_the_path(service: Service) -
             refused = await client.request("TRACE", path)
             assert refused.status_code == 405, path
             assert set(refused.headers["allow"].split(", ")) == documented, path
-            assert refused.json() == {"detail": "Method Not Allowed"}
+            assert refused.json() == {"detail": "Method Not Allowed", "code": "method_not_allowed"}
 
 
 async def test_every_success_response_has_a_typed_schema(service: Service) -> None:

@@ -466,3 +466,28 @@ async def test_a_user_s_native_settings_build_their_models(
         "alice", ModelOverrides()
     )
     assert text_of(await collect(selection.model, options=selection.options)) == "from llama"  # type: ignore[arg-type]
+
+
+async def test_the_services_waits_reach_each_native_sdk_as_numbers(
+    anthropic: ScriptedAnthropicServer, ollama: ScriptedOllamaServer
+) -> None:
+    """Each SDK gets numbers (or its own timeout type), never another library's: a new
+    SDK release that changed its HTTP client (openai 3.x moved to httpx2) still builds."""
+
+    class Source:
+        def __init__(self, settings: LLMSettings) -> None:
+            self.settings = settings
+
+        async def get_secret(self, user_id: str) -> LLMSettings | None:
+            return self.settings
+
+    waits = {"connect_timeout": 2.5, "first_token_timeout": 100, "token_timeout": 10}
+    provider = SettingsLanguageModelProvider(Source(ollama_settings(ollama, **waits)))
+    selection = await provider.for_user("alice", ModelOverrides())
+    client = selection.model.chat_model._async_client._client  # type: ignore[attr-defined]
+    assert (client.timeout.connect, client.timeout.read) == (2.5, 130.0)
+
+    provider = SettingsLanguageModelProvider(Source(anthropic_settings(anthropic, **waits)))
+    selection = await provider.for_user("alice", ModelOverrides())
+    sdk = selection.model.chat_model._async_client  # type: ignore[attr-defined]
+    assert sdk.timeout == 130.0  # ChatAnthropic takes one number for every wait
