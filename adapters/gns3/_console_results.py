@@ -34,19 +34,23 @@ class CommandOutcome:
 
     ``late_output`` is what the device printed after its prompt had come back (a log
     message); ``parsed`` holds TextFSM rows when a template knows the command.
+    ``interrupted``: the runner stopped the command because its output flooded or was not
+    text (``truncated`` too; ``error`` says which); a command stopped at its time limit
+    says ``timed_out`` instead.
     """
 
     command: str
     output: str = ""
     truncated: bool = False
     timed_out: bool = False
+    interrupted: bool = False
     error: str | None = None
     late_output: str = ""
     parsed: list[dict[str, Any]] | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.timed_out and self.error is None
+        return not self.timed_out and not self.interrupted and self.error is None
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"command": self.command, "output": self.output}
@@ -56,6 +60,8 @@ class CommandOutcome:
             result["truncated"] = True
         if self.timed_out:
             result["timed_out"] = True
+        if self.interrupted:
+            result["interrupted"] = True
         if self.error is not None:
             result["error"] = self.error
         if self.late_output:

@@ -28,7 +28,8 @@ Platforms:
   pages vtysh's output the way util-linux's ``more`` does on the lab's FRR (a screen of
   ``more_rows``, ``--More--`` in reverse video, the last screen padded with empty lines
   and its ``--More--`` overwritten by ``(END)``, which only ``q`` leaves);
-* :class:`EmulatedLinux` — a bash prompt, ``ping`` without a count never ends;
+* :class:`EmulatedLinux` — a bash prompt, ``ping`` without a count never ends, ``yes`` and
+  ``cat /dev/urandom`` flood the console (text, then bytes that are not text) until Ctrl-C;
 * :class:`EmulatedHuawei` — ``<HUAWEI>``/``[HUAWEI]`` views, ``---- More ----``;
 * :class:`EmulatedGenericDevice` — a prompt of no known platform (``[admin@MikroTik] >``).
 
@@ -48,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import random
 import re
 from collections.abc import Iterable
 from types import TracebackType
@@ -96,6 +98,12 @@ class EmulatedDevice:
         self.busy = False
         self.paging = True
         self.probes = 0  # ping replies (or dots) printed so far, by every ping
+        self.flooded = 0  # bytes written by floods (``yes``, ``cat /dev/urandom``)
+        #: Behave like GNS3's console of a Docker node, whose websocket to the container
+        #: ends on bytes that are not UTF-8: output that is not text closes every client,
+        #: and the console takes no one until the node restarts (``dead``).
+        self.dies_on_binary = False
+        self.dead = False
         self.negotiations: list[tuple[int, int]] = []
         # printed once, right after the prompt that ends the given command (a log message)
         self.after_prompt: dict[str, str] = {}
@@ -152,6 +160,29 @@ class EmulatedDevice:
                 continue
             writer.write(data)
 
+    def write_bytes(self, data: bytes) -> None:
+        """Bytes as a program wrote them (``IAC`` doubled, as a telnet server must)."""
+        data = data.replace(b"\xff", b"\xff\xff")
+        for writer in list(self._clients):
+            if not writer.is_closing():
+                writer.write(data)
+
+    async def flood(self, chunk: bytes) -> int:
+        """Write ``chunk`` again and again until an interrupt key arrives (``yes``, ``cat
+        /dev/urandom``); each write waits for the clients to take it (bounded), as a pty
+        blocks its writer. Returns how many bytes went out."""
+        sent = 0
+        while not self._interrupt.is_set():
+            self.write_bytes(chunk)
+            sent += len(chunk)
+            for writer in list(self._clients):
+                with contextlib.suppress(ConnectionError, OSError, TimeoutError):
+                    async with asyncio.timeout(0.5):
+                        await writer.drain()
+            await asyncio.sleep(0)
+        self.flooded += sent
+        return sent
+
     def prompt(self) -> str:
         raise NotImplementedError
 
@@ -165,6 +196,11 @@ class EmulatedDevice:
         if task is not None:
             self._handlers.add(task)
         self.connections += 1
+        if self.dead:  # GNS3's Docker console after binary output: closed to everyone
+            writer.transport.abort()
+            if task is not None:
+                self._handlers.discard(task)
+            return
         self._clients.add(writer)
         self.peak_clients = max(self.peak_clients, len(self._clients))
         writer.write(_GREETING)
@@ -822,10 +858,38 @@ class EmulatedFrr(EmulatedDevice):
         self.tree = ConfigTree()
         self.globals: list[str] = []
         self.block: str | None = None
+        self.ps1: str | None = None  # the shell's prompt when set with PS1=...
+        self.files = {"/etc/frr/frr.conf", "/etc/frr/vtysh.conf", "/etc/frr/daemons"}
 
     @property
     def config(self) -> list[str]:
         return [*self.globals, *(x for h, c in self.tree.blocks for x in (h, *c))]
+
+    def version(self) -> None:
+        """``show version`` as FRR 8.4's vtysh answers it."""
+        self.write(
+            f"FRRouting 8.4.1 ({self.name}) on Linux(5.15.0-91-generic).\r\n"
+            "Copyright 1996-2005 Kunihiro Ishiguro, et al.\r\n"
+            "configured with:\r\n    '--prefix=/usr' '--sysconfdir=/etc'\r\n"
+        )
+
+    def shell(self, line: str, words: list[str]) -> None:
+        """A line in the container's shell (busybox's ``sh`` or bash)."""
+        if words == ["vtysh"]:
+            self.write("\r\nHello, this is FRRouting (version 8.4.1).\r\n")
+            self.write("Copyright 1996-2005 Kunihiro Ishiguro, et al.\r\n\r\n")
+            self.mode = "vtysh"
+        elif line.startswith("PS1="):
+            self.ps1 = line[4:].strip("'\"")
+        elif words[:3] == ["ip", "-br", "addr"]:
+            self.write("lo               UNKNOWN        127.0.0.1/8\r\n")
+            self.write("eth0             UP             10.0.0.1/24\r\n")
+        elif words[0] == "find" and "-delete" in words and len(words) > 1:
+            self.files = {f for f in self.files if not f.startswith(words[1].rstrip("/") + "/")}
+        elif words[0] == "do":
+            self.write('sh: syntax error: unexpected "do"\r\n')
+        else:
+            self.write(f"sh: {words[0]}: not found\r\n")
 
     def wake_text(self) -> str:
         return self.banner if self.docker else self.banner + self.prompt()
@@ -835,7 +899,11 @@ class EmulatedFrr(EmulatedDevice):
             self._left_more = False
             return {"vtysh": f"{self.name}# "}.get(self.mode, "")
         return {
-            "shell": f"\r\nroot@{self.name}:/# " if self.docker else "\r\n/ # ",
+            "shell": f"\r\n{self.ps1}"
+            if self.ps1 is not None
+            else f"\r\nroot@{self.name}:/# "
+            if self.docker
+            else "\r\n/ # ",
             "vtysh": f"\r\n{self.name}# ",
             "config": f"\r\n{self.name}(config)# ",
             "config-router": f"\r\n{self.name}(config-router)# ",
@@ -864,17 +932,15 @@ class EmulatedFrr(EmulatedDevice):
         if not words:
             return
         if self.mode == "shell":
-            if words == ["vtysh"]:
-                self.write("\r\nHello, this is FRRouting (version 8.4.1).\r\n")
-                self.write("Copyright 1996-2005 Kunihiro Ishiguro, et al.\r\n\r\n")
-                self.mode = "vtysh"
-            elif words[:3] == ["ip", "-br", "addr"]:
-                self.write("lo               UNKNOWN        127.0.0.1/8\r\n")
-                self.write("eth0             UP             10.0.0.1/24\r\n")
-            else:
-                self.write(f"sh: {words[0]}: not found\r\n")
+            self.shell(line, words)
             return
         text = " ".join(words)
+        if words == ["show", "version"] and self.mode == "vtysh":
+            self.version()
+            return
+        if words == ["do", "show", "version"] and self.mode.startswith("config"):
+            self.version()
+            return
         if words == ["exit"] and self.mode == "vtysh":
             self.mode = "shell"
         elif words == ["end"]:
@@ -1073,6 +1139,17 @@ class EmulatedLinux(EmulatedDevice):
             self._ip(words[1:])
         elif words[0] == "uname":
             self.write("Linux host1 6.1.0 #1 SMP x86_64 GNU/Linux\r\n")
+        elif words == ["yes"]:
+            await self.flood(b"y\r\n" * 1024)
+            self.write("^C")
+        elif words == ["cat", "/dev/urandom"] and self.dies_on_binary:
+            self.write_bytes(random.Random(7).randbytes(512))
+            await asyncio.sleep(0.05)
+            self.dead = True
+            self.drop_all()
+        elif words == ["cat", "/dev/urandom"]:
+            await self.flood(random.Random(7).randbytes(8192))
+            self.write("^C")
         elif words[:2] == ["tail", "-f"]:
             while not await self.interruptible_sleep(0.5):
                 pass

@@ -23,6 +23,7 @@ from typing import Any
 
 from adapters.gns3._client import Gns3Client
 from adapters.gns3._console import ConsoleRunner
+from adapters.gns3._console_lock import ConsolePriority, background_console_use, current_priority
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._skills import SkillLibrary
 from adapters.gns3._tools.capture import capture_tools
@@ -89,6 +90,10 @@ from copilot_core.ports import (
 )
 
 __all__ = ["CATALOGUE", "Gns3ToolExecutor", "Gns3TopologySource", "gns3_tools"]
+
+#: The id of the call the core's standing intent makes (``POST …/intent/run``): background
+#: work on the consoles, which waits behind a person's commands.
+STANDING_RUN = "standing-intent"
 
 #: The order tools are offered in (teaching's tools first, then lab automation's own).
 CATALOGUE = (
@@ -250,6 +255,9 @@ class Gns3ToolExecutor:
         of what its preview, assessed once before the approval, says it changes; a call
         with checks (``verify``) as a verified change, decided by the checks its approved
         preview lists."""
+        if call.id == STANDING_RUN and current_priority() is ConsolePriority.INTERACTIVE:
+            with background_console_use():  # a person's console commands go first
+                return await self.execute(call, context, clearance)
         tool = self.registry.get(call.name)
         if tool is None:
             known = ", ".join(t.name for t in self.registry)
@@ -386,7 +394,7 @@ class Gns3ToolExecutor:
     ) -> ToolResult:
         """Undo exactly the change ``point`` was taken for, and mark the point rolled back
         (by the verification, not by a user)."""
-        result = await roll_back(self.lab, scope, point, use_snapshot=False)
+        result = await roll_back(self.lab, scope, point, use_snapshot=False, partial=True)
         store = self.lab.restore_points
         if store is not None:
             output = result.output if isinstance(result.output, dict) else {}

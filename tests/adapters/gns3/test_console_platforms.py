@@ -282,6 +282,7 @@ async def test_frr_commands_run_in_vtysh_and_the_shell_is_restored(device: Emula
     assert transcript.error is None
     assert device.received == [
         "vtysh",
+        "show version",  # vtysh is proven before anything is sent to it
         "configure terminal",
         "router ospf",
         "network 10.0.0.0/24 area 0",
@@ -354,7 +355,7 @@ async def test_a_docker_frr_shell_prompt_is_taken_back_to_vtysh_and_restored(
     transcript = await runner().run(docker_target(device, "\r"), ["show ip route"])
     assert transcript.error is None
     assert transcript.prompt == "root@R1:/#"
-    assert device.received == ["vtysh", "show ip route", "exit"]
+    assert device.received == ["vtysh", "show version", "show ip route", "exit"]
     assert device.mode == "shell"
 
 

@@ -152,7 +152,8 @@ async def test_a_dropped_connection_fails_the_rest(lab: EmulatedDeviceLab):
     )
     first, dropped, skipped = transcript.outcomes
     assert first.ok
-    assert dropped.error == "the device closed the console connection"
+    assert dropped.error is not None
+    assert dropped.error.startswith("the device closed the console connection (if the command")
     assert skipped.error == "not run: the console connection was closed"
     assert lab["R1"].received == ["show version", "show tech-support"]
 

@@ -78,7 +78,8 @@ async def test_a_docker_node_taken_for_linux_is_recognised_as_frr_by_its_prompt(
     )
     assert transcript.error is None, transcript.error
     assert transcript.target.kind is DeviceKind.FRR
-    assert frr.received == ["configure terminal", "router ospf", "end"]
+    # the prompt alone proves nothing: vtysh's answer to ``show version`` does
+    assert frr.received == ["show version", "configure terminal", "router ospf", "end"]
     assert frr.config == ["router ospf"]
 
 
@@ -128,11 +129,12 @@ async def test_vtysh_paging_through_more_comes_back_whole_and_is_left_with_one_q
     ]
     assert transcript.outcomes[2].output.splitlines() == frr.running_config()
     assert transcript.outcomes[4].output == transcript.outcomes[1].output  # paging off
-    assert frr.received == commands  # no key of the pager's reached the prompt
+    # vtysh proven first; no key of the pager's reached the prompt
+    assert frr.received == ["show version", *commands]
     assert transcript.prompt == "R1#"
     again = await runner.run(target, ["show ip route static"])
     assert again.outcomes[0].output == transcript.outcomes[1].output
-    assert frr.received == [*commands, "show ip route static"]
+    assert frr.received == ["show version", *commands, "show version", "show ip route static"]
 
 
 async def test_a_read_that_stops_inside_a_route_line_does_not_end_the_command(

@@ -284,7 +284,8 @@ async def test_the_capture_sends_only_show_commands_and_pings_one_run_per_node(
         "leaf1": ["enable", *shows, "disable"],
         "vmx": ["show interfaces terse", "show ospf neighbor", "show bgp summary",
                 "show configuration | display set"],
-        "FRR1": ["vtysh", "show interface brief", "show ip ospf neighbor", "show bgp summary",
+        "FRR1": ["vtysh", "show version",  # the console runner proves vtysh first
+                 "show interface brief", "show ip ospf neighbor", "show bgp summary",
                  "show ip route", "show running-config", "exit"],
         "PC1": ["show ip", "ping 10.0.2.10 -c 2", "ping 10.0.0.5 -c 2"],
         "PC2": ["show ip", "ping 10.0.1.10 -c 2", "ping 10.0.0.5 -c 2"],
