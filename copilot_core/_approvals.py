@@ -166,13 +166,16 @@ def call_digest(tool_name: str, arguments: Mapping[str, Any]) -> str:
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
     """A call waiting for the user's decision: exactly what would run (the tool, its full
-    arguments) and what it would change (the preview)."""
+    arguments) and what it would change (the preview); ``from_text``: the model wrote the
+    call in its reply's text instead of making it (such a call may be quoted from what a
+    device or a file said, so the card says so)."""
 
     approval_id: str
     tool_call_id: str
     tool_name: str
     arguments: Mapping[str, Any]
     preview: ChangePreview
+    from_text: bool = False
 
     @property
     def digest(self) -> str:

@@ -92,6 +92,7 @@ class TurnApprovals:
                 dict(request.arguments),
                 request.preview.to_dict(),
                 request.digest,
+                request.from_text,
             )
         )
         waiting.add_done_callback(lambda _: self._resolve(approval_id))

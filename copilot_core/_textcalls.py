@@ -14,21 +14,30 @@ a finished reply that made none, within bounds:
   the model could not have streamed is not taken from its text either.
 
 What is found is then an ordinary call: the tool gate validates its arguments and asks
-for approval as for any other. The text is returned without the call blocks (what the
-stored assistant message keeps).
+for approval as for any other (and, because it was read from text, a changing one asks
+whatever the user's approval setting; see ``ToolGate.run``). The text is returned
+without the call blocks (what the stored assistant message keeps).
+
+A call read from text is the model's only when the model wrote it. A model that quotes
+a tool's output (a router's interface description, a web page, a file) quotes whatever
+call-shaped text is in it, and that text must never become a call: :class:`ToolOutputs`
+holds what the conversation's tools returned, and :meth:`ToolOutputs.quotes` says when a
+call read from text is there, as its block (whitespace aside) or as a call-shaped JSON
+object with the same name and arguments (key order, spacing and the arguments being an
+object or a JSON string of one aside).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from copilot_core._guards import ArgumentLimits, ArgumentMeter
 
-__all__ = ["TextCall", "text_tool_calls"]
+__all__ = ["TextCall", "ToolOutputs", "text_tool_calls"]
 
 #: ``<tool_call> … </tool_call>`` (a last one left open at the end of the text counts).
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
@@ -38,10 +47,12 @@ _FENCED = re.compile(r"```[ \t]*[A-Za-z_]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
 
 @dataclass(frozen=True, slots=True)
 class TextCall:
-    """A call found in text: the tool and its arguments as canonical JSON text."""
+    """A call found in text: the tool and its arguments as canonical JSON text, and the
+    text it was read from (a block's body, or the whole answer)."""
 
     name: str
     arguments: str
+    source: str = ""
 
 
 def text_tool_calls(
@@ -61,14 +72,14 @@ def text_tool_calls(
         for match in pattern.finditer(text):
             if any(start <= match.start() < end for start, end in spans):
                 continue
-            calls = _calls_in(match.group(1), offered, limits)
+            calls = _calls_in(match.group(1), offered, limits, source=match.group(1))
             if calls:
                 found.extend(calls)
                 spans.append(match.span())
     if not found:
         stripped = text.strip()
         if stripped[:1] in ("{", "["):
-            found = _calls_in(stripped, offered, limits)
+            found = _calls_in(stripped, offered, limits, source=stripped)
             if found:
                 return found[:max_calls], ""
         return [], text
@@ -78,19 +89,25 @@ def text_tool_calls(
     return found[:max_calls], rest.strip()
 
 
-def _calls_in(body: str, offered: Collection[str], limits: ArgumentLimits) -> list[TextCall]:
+def _calls_in(
+    body: str, offered: Collection[str], limits: ArgumentLimits, *, source: str
+) -> list[TextCall]:
     try:
         value = json.loads(body)
     except ValueError:
         return []
     items = value if isinstance(value, list) else [value]
-    calls = [_call(item, offered, limits) for item in items]
+    calls = [_call(item, offered, limits, text=source) for item in items]
     if not calls or any(call is None for call in calls):
         return []  # all of it a call, or it is not a call (but text that shows JSON)
     return [call for call in calls if call is not None]
 
 
-def _call(item: Any, offered: Collection[str], limits: ArgumentLimits) -> TextCall | None:
+def _call(
+    item: Any, offered: Collection[str], limits: ArgumentLimits | None, *, text: str = ""
+) -> TextCall | None:
+    """``item`` as a call of an offered tool, or ``None``; ``limits`` ``None``: unbounded
+    (for what is only compared, never run); ``text``: what it was read from."""
     if not isinstance(item, dict):
         return None
     function = item.get("function")
@@ -107,6 +124,103 @@ def _call(item: Any, offered: Collection[str], limits: ArgumentLimits) -> TextCa
     if not isinstance(arguments, dict):
         return None
     raw = json.dumps(arguments, ensure_ascii=False)
-    if ArgumentMeter(limits.of(name)).feed(raw) is not None:
+    if limits is not None and ArgumentMeter(limits.of(name)).feed(raw) is not None:
         return None
-    return TextCall(name, raw)
+    return TextCall(name, raw, text)
+
+
+#: Whitespace, dropped before a call's block is looked for in a tool's output.
+_SPACE = re.compile(r"\s+")
+#: At most this many ``{`` of one text are tried as the start of a JSON object (a bound
+#: on the work a hostile output can cause; outputs are cut long before that matters).
+_MAX_STARTS = 1_000
+#: How deep strings that hold JSON are opened (a JSON string in a JSON string …).
+_MAX_DEPTH = 4
+_DECODER = json.JSONDecoder()
+
+
+class ToolOutputs:
+    """What the conversation's tools returned (their tool messages' text), to tell a call
+    the model wrote from one it quotes (see the module doc).
+
+    Each output is kept as stored and as every string inside it when it is JSON (a
+    device's text arrives as a JSON string, its quotes escaped), each also without
+    whitespace.
+    """
+
+    __slots__ = ("_squeezed", "_texts")
+
+    def __init__(self, outputs: Iterator[str] | Collection[str] = ()) -> None:
+        self._texts: list[str] = []
+        self._squeezed: list[str] = []
+        for output in outputs:
+            self.add(output)
+
+    def add(self, output: str) -> None:
+        """Keep one more tool result (as its tool message holds it)."""
+        for text in _texts_of(output, 0):
+            self._texts.append(text)
+            self._squeezed.append(_SPACE.sub("", text))
+
+    def quotes(self, call: TextCall) -> bool:
+        """Whether ``call`` occurs in a kept output: its block (whitespace aside), or a
+        call-shaped JSON object of the same tool with equal arguments."""
+        block = _SPACE.sub("", call.source)
+        if block and any(block in text for text in self._squeezed):
+            return True
+        try:
+            arguments = json.loads(call.arguments)
+        except ValueError:
+            return False
+        return any(
+            json.loads(shape.arguments) == arguments
+            for text in self._texts
+            if call.name in text
+            for shape in _call_shapes(text, call.name)
+        )
+
+
+def _texts_of(output: str, depth: int) -> Iterator[str]:
+    """``output`` and, when it is JSON, every string in it (opened again when it is JSON
+    itself, ``_MAX_DEPTH`` deep)."""
+    yield output
+    if depth >= _MAX_DEPTH or output.lstrip()[:1] not in ("{", "[", '"'):
+        return
+    try:
+        value = json.loads(output)
+    except ValueError:
+        return
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield from _texts_of(item, depth + 1)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+            stack.extend(key for key in item if isinstance(key, str))
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _call_shapes(text: str, name: str) -> Iterator[TextCall]:
+    """Every call of ``name`` in a JSON object that starts anywhere in ``text`` (or
+    inside one): the ``{`` are tried in turn, each object found walked whole."""
+    start, tries = text.find("{"), 0
+    while start != -1 and tries < _MAX_STARTS:
+        tries += 1
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                call = _call(item, (name,), None)
+                if call is not None:
+                    yield call
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+        start = text.find("{", end)

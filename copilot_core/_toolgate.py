@@ -14,7 +14,10 @@ for every caller (the built-in agent, an MCP client) and every tool source:
   the decision back in. :meth:`ToolGate.run` hands each request up as an
   :class:`~copilot_core.events.ApprovalNeeded` record, which the turn runner answers; no
   callback goes back up the stack. A decision is bound to the call's arguments (its
-  ``digest``): one for other arguments runs nothing. A rejected call is answered
+  ``digest``): one for other arguments runs nothing. A call the model wrote in its
+  reply's text rather than made (``from_text``) asks when it changes anything, whatever
+  the policy (``never`` included), and its request says so: text can be quoted from a
+  device, and what a device asks for is not a decision. A rejected call is answered
   ``rejected``, the decision kept with the tool message; an approved one runs with its
   :class:`~copilot_core._tools.Clearance` (the assessment, the decision);
 * the time limit, a cap on the size of a result (a longer one is cut, saying so), and
@@ -39,6 +42,7 @@ from typing import Any
 
 from copilot_core._approvals import (
     ApprovalDecision,
+    ApprovalPolicy,
     ApprovalRequest,
     Assessment,
     ChangePreview,
@@ -131,9 +135,10 @@ class ToolGate:
             return ToolResult.aborted()
 
     async def run(
-        self, calls: Sequence[ParsedToolCall], ctx: ToolContext
+        self, calls: Sequence[ParsedToolCall], ctx: ToolContext, *, from_text: bool = False
     ) -> AsyncGenerator[ToolEvent, None]:
-        """Run the calls of one model message concurrently.
+        """Run the calls of one model message concurrently (``from_text``: the model wrote
+        them in its text; each that changes anything asks, whatever ``ctx.approval``).
 
         Yields ``tool_start`` for each call in order, ``tool_progress`` while they run,
         an :class:`~copilot_core.events.ApprovalNeeded` record for each call that waits
@@ -155,7 +160,7 @@ class ToolGate:
                 yield _end(call, refusal, 0.0)
             else:
                 call_ctx = replace(ctx, progress=progress.reporter(call))
-                flow = self._flow(call, call_ctx, offered, None)
+                flow = self._flow(call, call_ctx, offered, None, from_text=from_text)
                 running[asyncio.create_task(asks.settle(flow))] = call
         if not running:
             return
@@ -219,9 +224,12 @@ class ToolGate:
         ctx: ToolContext,
         offered: dict[str, ToolSpec],
         decision: ApprovalDecision | None,
+        *,
+        from_text: bool = False,
     ) -> Exchange:
         """Assess the call (once), ask for a decision when the policy says so (from the
-        tool's declared effect and the assessment), then run it within the time limit
+        tool's declared effect and the assessment; for a call read from the model's text,
+        at least as ``changes`` would), then run it within the time limit
         (waiting for a decision does not count against it) with what was assessed and
         decided; the last item is the result."""
         refusal = self._refusal(call, offered, ctx)
@@ -234,8 +242,13 @@ class ToolGate:
         try:
             assessment = await self._tools.assess(call, ctx)
             preview = assessment.preview or _generic_preview(call, spec)
-            if decision is None and ctx.approval.requires(spec.effect, assessment):
-                request = ApprovalRequest("", call.id, call.name, arguments, preview)
+            asks = ctx.approval.requires(spec.effect, assessment) or (
+                from_text and ApprovalPolicy.CHANGES.requires(spec.effect, assessment)
+            )
+            if decision is None and asks:
+                request = ApprovalRequest(
+                    "", call.id, call.name, arguments, preview, from_text=from_text
+                )
                 decision = yield request
                 if decision is None:
                     yield ToolResult.error(

@@ -142,6 +142,9 @@ class ApprovalRequiredEvent:
     preview: dict[str, Any]
     #: The ``call_digest`` of the tool and these arguments: the decision is bound to it.
     digest: str = ""
+    #: The model wrote this call in its reply's text instead of making it (it asks
+    #: whatever the approval setting; the card says so).
+    from_text: bool = False
 
 
 @value

@@ -75,6 +75,7 @@ def _fields(event: WireEvent) -> dict[str, Any]:
                 "arguments": event.arguments,
                 "preview": event.preview,
                 "digest": event.digest,
+                "from_text": event.from_text,
             }
         case ApprovalResolvedEvent():
             return {

@@ -579,6 +579,13 @@ class ApprovalCard {
     // The change in words, from its preview; the tool's name in small print.
     const title = el("h3", null, `${plainTitle(preview.summary) || `Run ${event.tool_name}`}?`);
     this.element.append(title, el("small", "approval-tool", event.tool_name));
+    // A call the model wrote in its text rather than made: text that may be quoted from a
+    // device or a file, so it asks whatever the approval setting, and the card says so.
+    if (event.from_text) {
+      this.element.dataset.fromText = "true";
+      this.element.append(el("p", "approval-from-text",
+        "Read from the model's text, not a tool call it made: approve only a change you asked for."));
+    }
     // A console call lists every command it sends, in order and as sent, the ones that
     // change the device marked; other previews list the changing commands per device.
     const listed = preview.commands || {};
