@@ -130,7 +130,7 @@ class AgentSettings:
     #: settings do not say).
     text_tool_calls: bool = False
     #: The tool schemas models read, for users whose settings do not say.
-    tool_set: ToolSet = "full"
+    tool_set: ToolSet = "compact"
 
 
 class BuiltinAgent:

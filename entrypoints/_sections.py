@@ -272,7 +272,8 @@ class AgentSection(_Section):
     tool_set: Literal["full", "compact"] = Field(
         default=_AGENT.tool_set,
         description="The tool schemas models read, for users whose LLM settings do not "
-        "say: full, or compact (short schemas for small models).",
+        "say, whatever the provider: compact (the everyday tools and those the message "
+        "cues, short schemas), or full (every tool with its whole description).",
     )
     tool_call_interval: float = Field(
         default=_AGENT.tool_call_coalescing.interval,

@@ -324,8 +324,9 @@ class LLMConfigBody(StrictBody):
     )
     tool_set: Literal["full", "compact"] | None = Field(
         default=None,
-        description="full: every tool with its whole description; compact: short tool "
-        "schemas for small models (unset: the service's).",
+        description="compact: the everyday tools and those the message cues, with short "
+        "schemas; full: every tool with its whole description (unset: the service's, "
+        "compact by default).",
     )
     text_tool_calls: bool | None = Field(
         default=None,

@@ -212,7 +212,8 @@ def test_a_stored_mode_above_the_users_runs_at_the_highest_allowed(
     assert events[-1]["type"] == "done", events
     offered = [tool["function"]["name"] for tool in llm.requests[0].tools]
     teaching = [t.name for t in gns3_tools().offered(CopilotMode.TEACHING_ASSISTANT)]
-    assert sorted(offered) == sorted(teaching)
+    # (the compact set, the default: the everyday tools of teaching mode, none beyond it)
+    assert "gns3_topology_reader" in offered and set(offered) <= set(teaching)
     assert "execute_multiple_device_config_commands" not in offered
     assert [s["copilot_mode"] for s in sessions] == [TEACHING]
 

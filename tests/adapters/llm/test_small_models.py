@@ -169,11 +169,15 @@ async def test_the_compact_tool_set_keeps_an_everyday_prompt_under_2500_tokens(
     server: ScriptedOpenAIServer,
 ) -> None:
     server.default = Reply(text="ok")
-    full = await run(gns3_tools(), await selection_for(server), "Add two VPCS PCs")
+    everyday = "Add two VPCS PCs named PC1 and PC2"
+    full = await run(gns3_tools(), await selection_for(server, tool_set="full"), everyday)
     compact_selection = await selection_for(server, tool_set="compact")
-    compact = await run(gns3_tools(), compact_selection, "Add two VPCS PCs named PC1 and PC2")
-    assert full and compact
+    compact = await run(gns3_tools(), compact_selection, everyday)
+    unset = await run(gns3_tools(), await selection_for(server), everyday)
+    assert full and compact and unset
     full_body, compact_body = server.requests[0].body, server.requests[1].body
+    # A user whose settings say nothing gets the compact set, whatever the provider.
+    assert server.requests[2].body["tools"] == compact_body["tools"]
 
     full_tools, system = prompt_tokens(full_body)
     compact_tools, compact_system = prompt_tokens(compact_body)
