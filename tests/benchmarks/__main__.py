@@ -10,10 +10,11 @@ SIGKILLed half-way; it needs both servers and starts a gns3-server), ``web_sse``
 gns3-server), ``first_turn``, ``mcp``, ``mcp_sessions`` (one user's MCP sessions at
 the cap and the service's memory over 10,000 attempts; it starts a gns3-server),
 ``page``, ``startup`` (``serve`` to ``/healthz`` and to the page), ``soak`` and
-``prompt_tokens`` (what a model reads before its first token, full and compact tool sets),
-each in its own process. Arguments after ``--`` go to every
-benchmark (``-- --quick`` for a smoke run; ``bench_turns``,
-``bench_store``, ``bench_postgres``, ``bench_redis``, ``bench_replicas``,
+``prompt_tokens`` (what a model reads before its first token, full and compact tool sets)
+and ``readonly_oracle`` (read-only verdicts run on the router lab's real devices; it needs
+the lab and its lock, and says so when the machine cannot run it), each in its own
+process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a smoke run;
+``bench_turns``, ``bench_store``, ``bench_postgres``, ``bench_redis``, ``bench_replicas``,
 ``bench_restore_points``, ``bench_undo`` and ``bench_soak`` know it). They print figures and assert
 nothing about speed; the exit status is non-zero only when a benchmark crashed.
 """
@@ -44,6 +45,7 @@ BENCHMARKS = (
     "startup",
     "soak",
     "prompt_tokens",
+    "readonly_oracle",
 )
 _TAKES_QUICK = {
     "turns",
@@ -54,6 +56,7 @@ _TAKES_QUICK = {
     "soak",
     "restore_points",
     "undo",
+    "readonly_oracle",
 }
 
 

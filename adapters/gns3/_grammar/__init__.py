@@ -3,13 +3,16 @@
 Every platform of the console layer has a grammar (:data:`GRAMMARS`): VPCS, Cisco
 IOS/IOS-XE, Arista EOS, Junos, FRR's vtysh, the Linux shell, Huawei VRP, and the generic
 one for a device of unknown platform. :func:`judge` expands a command the way that CLI
-does (unique prefixes, aliases, ``@``, ``do``, ``|`` filters, the shell's ``;``/``&&``)
-and gives a :class:`Verdict`: read-only only when the expanded command is on the
-platform's read-only list; anything else changes the device (default deny).
+does (unique prefixes, aliases, ``@``, ``do``, ``|`` filters) and gives a
+:class:`Verdict`: read-only only when the line is written in the platform's closed
+alphabet (:mod:`._alphabet`) and is one of its listed read-only forms (on the shell: one
+listed command with listed options read as ``getopt_long`` reads them and listed operand
+shapes, :mod:`._linux`); anything else changes the device (default deny), and the
+reason says why in plain words. :func:`read_only_list` gives each platform's forms.
 
 The generic grammar is the strictest: a command is read-only there when at least one
 platform reads it as read-only and no platform that knows its first word reads it as a
-change (a shell line with ``;``, ``>`` or ``$(…)`` is a change everywhere).
+change (a line with ``;``, ``>`` or ``$(…)`` is a change everywhere).
 
 :func:`forbidden_match` matches the operators' forbidden list on the expanded command,
 in every spelling the device accepts; :func:`control_character_error` refuses a command
@@ -24,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from adapters.gns3._grammar._cisco import ARISTA_EOS, CISCO_IOS, FRR
 from adapters.gns3._grammar._cli import CliGrammar
 from adapters.gns3._grammar._junos import JUNOS
-from adapters.gns3._grammar._shell import LINUX, ShellGrammar
+from adapters.gns3._grammar._shell import LINUX, ShellGrammar, runs_entry
 from adapters.gns3._grammar._verdict import LABELS, Verdict
 from adapters.gns3._grammar._vpcs import VPCS
 from adapters.gns3._grammar._vrp import HUAWEI_VRP
@@ -61,7 +64,7 @@ def _rule_text(rule: ReadRule) -> str:
 
 
 def read_only_list(kind: DeviceKind) -> list[str]:
-    """The platform's read-only commands, as its documentation lists them."""
+    """The platform's read-only forms (their number is the figure of issue 35)."""
     if kind is DeviceKind.GENERIC:
         return sorted({c for k in GRAMMARS for c in read_only_list(k) if k is not DeviceKind.LINUX})
     grammar = GRAMMARS[kind]
@@ -174,14 +177,22 @@ def forbidden_match(
     The entry is read as the platform reads it too. A word the platform expanded must
     equal the entry's word; a word it could not expand (an argument, an ambiguous or
     unknown word) matches when the CLI could take it as an abbreviation of the entry's
-    word (never on the shell, which takes no abbreviations). The generic platform
-    matches every platform's reading."""
+    word (never on the shell, which takes no abbreviations). On the shell an entry's
+    options match in any order and spelling and its command matches its family
+    (:func:`~adapters.gns3._grammar._shell.runs_entry`: ``ping -fc 1000`` and
+    ``ping6 -c 9 -f`` are ``ping -f``, ``traceroute6`` is ``traceroute``). The generic
+    platform matches every platform's reading."""
     kinds = list(GRAMMARS) if kind is DeviceKind.GENERIC else [kind]
     for each in kinds:
         grammar = GRAMMARS[each]
         verdict = grammar.judge(command, config=config)
         runs = [run for start in verdict.runs for run in _unwrapped(start)]
         for entry in entries:
+            if isinstance(grammar, ShellGrammar):
+                words = entry.split()
+                if any(runs_entry(run.words, words) for run in runs):
+                    return entry
+                continue
             wanted = _entry_words(entry, grammar)
             for run in runs:
                 if any(_matches(run, w, abbreviates=grammar.abbreviates) for w in wanted):

@@ -4,8 +4,10 @@ IOS takes an exact word, then one of its built-in exec aliases (``s`` = ``show``
 ``ping``, ``w`` = ``where``, ``u``/``un`` = ``undebug``, ``r`` = ``resume``, ``lo`` =
 ``logout``, ``h`` = ``help``), then a unique prefix (``sh ip int br``, ``wr`` = ``write``,
 ``wr er`` = ``write erase``, ``rel`` = ``reload``). ``do <command>`` (configuration mode)
-runs the exec command. IOS takes one ``|`` filter (what follows is its pattern); EOS and
-FRR take several.
+runs the exec command. IOS takes one ``|`` filter (what follows is its pattern); EOS
+takes several; vtysh has only ``| include``. vtysh's read-only forms take no argument that
+a shell would run as something else: ``ping``/``traceroute`` without an option, ``list``
+and ``who`` alone, no ``find`` (a console left in bash runs ``find … -delete``).
 """
 
 from __future__ import annotations
@@ -147,8 +149,9 @@ FRR = CliGrammar(
         ("write", level("file", "integrated", "memory", "terminal")),
         ("terminal", level("length", "monitor", "no", "paginate")),
     ),
-    rules("show", "ping", "traceroute", "find", "list", "who", "terminal length"),
-    pipes=level("begin", "exclude", "include"),
-    read_pipes=frozenset({"begin", "exclude", "include"}),
+    # No `find REGEX`: typed into the shell under vtysh by mistake, `find` deletes files.
+    rules("show", "terminal length", alone=("list", "who"), plain=("ping", "traceroute")),
+    pipes=level("include"),  # vtysh's only filter (lib/command.c: `| include REGEX`)
+    read_pipes=frozenset({"include"}),
     enter_words=frozenset({"do"}),
 )

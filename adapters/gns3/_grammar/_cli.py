@@ -5,7 +5,9 @@ word (VPCS's silent ``@``), ``do``/``run`` (a command of the operational level g
 configuration mode) taken off, words expanded through the platform's :class:`Level` tree,
 aliases rewritten (VPCS ``write`` = ``save``), then each ``|`` filter expanded through the
 platform's filter words. The line is read-only only when the expanded words start with
-one of the platform's :class:`ReadRule` s and every filter is a read-only one.
+one of the platform's :class:`ReadRule` s, every filter is a read-only one, and every
+character is in the platform's closed alphabet (:mod:`._alphabet`: ``|`` only where the
+CLI has filters, one ``|`` on IOS; no quote, ``#``, ``;``, ``!``, ``>`` …).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from adapters.gns3._grammar._alphabet import outside_alphabet
 from adapters.gns3._grammar._verdict import LABELS, Verdict
 from adapters.gns3._grammar._words import Expansion, Level, ReadRule, expand
 from adapters.gns3._platforms import DeviceKind
@@ -58,6 +61,18 @@ class CliGrammar:
         return LABELS[self.kind]
 
     def judge(self, command: str, *, config: bool = False) -> Verdict:
+        verdict = self._read(command, config=config)
+        if verdict.changes or not verdict.expanded:
+            return verdict
+        text = " ".join(command.split())
+        why = outside_alphabet(command, self.kind, self.label)  # as typed: no tab, no newline
+        if why is None and self.pipe_once and text.count("|") > 1:
+            why = f"'{text}' has more than one '|' ({self.label} takes one filter)"
+        if why is None:
+            return verdict
+        return Verdict(command, self.kind, verdict.expanded, True, why, verdict.runs)
+
+    def _read(self, command: str, *, config: bool) -> Verdict:
         text = " ".join(command.split())
         if not text:
             return Verdict(command, self.kind, "", False, known=False)

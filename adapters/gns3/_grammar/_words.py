@@ -100,10 +100,12 @@ def expand(words: Sequence[str], top: Level) -> Expansion:
 @dataclass(frozen=True, slots=True)
 class ReadRule:
     """Expanded leading words that make a command read-only (``alone``: and nothing
-    after them)."""
+    after them; ``plain``: no word after them starts with ``-``, so that the same line
+    typed into a shell by mistake gives ``ping`` no option)."""
 
     words: tuple[str, ...]
     alone: bool = False
+    plain: bool = False
 
     def matches(self, expansion: Expansion) -> bool:
         size = len(self.words)
@@ -111,13 +113,19 @@ class ReadRule:
             return False
         if tuple(expansion.words[:size]) != self.words:
             return False
+        if self.plain and any(word.startswith("-") for word in expansion.words[size:]):
+            return False
         return not self.alone or len(expansion.words) == size
 
 
-def rules(*specs: str, alone: Sequence[str] = ()) -> tuple[ReadRule, ...]:
-    """Read rules from space-separated words; those in ``alone`` take nothing after."""
+def rules(
+    *specs: str, alone: Sequence[str] = (), plain: Sequence[str] = ()
+) -> tuple[ReadRule, ...]:
+    """Read rules from space-separated words; those in ``alone`` take nothing after,
+    those in ``plain`` take no option."""
     made = [ReadRule(tuple(spec.split())) for spec in specs]
     made += [ReadRule(tuple(spec.split()), alone=True) for spec in alone]
+    made += [ReadRule(tuple(spec.split()), plain=True) for spec in plain]
     return tuple(made)
 
 

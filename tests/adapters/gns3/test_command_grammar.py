@@ -44,6 +44,7 @@ READS = [
     (EOS, "ping 10.0.0.1", "pi", None),
     (FRR, "show ip route", "sh", None),
     (FRR, "show running-config | include router", "sh", None),
+    (FRR, "show interface brief", "sh", None),
     (FRR, "ping 10.0.0.1", "pi", None),
     (JUNOS, "show interfaces terse", "sh", None),
     (JUNOS, "show route | match 10.0", "sh", None),
@@ -92,6 +93,8 @@ CHANGES = [
     (FRR, "clear ip ospf process", "cl", None),
     (FRR, "debug ospf event", "de", None),
     (FRR, "start-shell", "st", None),
+    # vtysh's `find` left the read-only list (issue 35: a console left in bash deletes).
+    (FRR, "find ip", "fi", None),
     (JUNOS, "configure", "co", None),
     (JUNOS, "request system reboot", "req", None),
     (JUNOS, "clear ospf neighbor", "cl", None),
@@ -116,13 +119,22 @@ LINUX_READS = [
     "ip route get 10.0.0.1",
     "ip link",
     "ip neigh",
-    "cat /etc/hosts | grep localhost",
-    "ping -c 1 10.0.0.1 && ip route",
+    "cat /etc/hosts",
+    "grep localhost /etc/hosts",
+    "ping -c 1 10.0.0.1",
     "hostname",
     "ifconfig",
-    "uname -a; uptime",
+    "uname -a",
+    "sysctl net.ipv4.ip_forward",
+    "ss -tuln",
+    "date +%s",
 ]
 LINUX_CHANGES = [
+    # Read-only pieces joined by the shell: a shell line is read-only only as one listed
+    # form in the closed alphabet (issue 35), so these are changes now.
+    "cat /etc/hosts | grep localhost",
+    "ping -c 1 10.0.0.1 && ip route",
+    "uname -a; uptime",
     "ip addr add 10.0.0.1/24 dev eth0",
     "ip a a 10.0.0.1/24 dev eth0",
     "ip route add default via 10.0.0.1",
