@@ -35,6 +35,7 @@ from adapters.gns3 import (
     Gns3ToolSettings,
     Gns3TopologySource,
     SkillLibrary,
+    load_fault_catalog,
 )
 from adapters.llm import (
     HttpModelCatalog,
@@ -273,6 +274,8 @@ class Gateways(containers.DeclarativeContainer):
     projects = providers.Singleton(Gns3ProjectGate, gns3)
     directory = providers.Singleton(Gns3ClientDirectory, gns3, public_url=config.gns3.public_url)
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
+    #: The troubleshooting faults, read and judged at start-up: a bad file stops it.
+    faults = providers.Resource(load_fault_catalog)
     console = providers.Resource(
         open_console_runner,
         command_timeout=config.console.command_timeout,

@@ -9,6 +9,7 @@
 * :class:`Gns3TopologySource` — the core's ``TopologySource``.
 * :class:`ConsoleRunner` — commands over telnet consoles.
 * :class:`SkillLibrary` — device skills and the forbidden-command list, reloadable.
+* :func:`load_fault_catalog` — the troubleshooting faults (:class:`FaultCatalog`), judged.
 * :func:`analyze_pcap` — a packet capture summarised for a model.
 * :class:`Gns3ProjectWatcher` — follows GNS3's project lifecycle (closed, deleted).
 """
@@ -25,6 +26,13 @@ from adapters.gns3._command_policy import (
 )
 from adapters.gns3._console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
 from adapters.gns3._directory import Gns3ClientDirectory
+from adapters.gns3._faults import (
+    FAULTS_DIR,
+    FaultCatalog,
+    FaultCatalogError,
+    baseline_lines,
+    load_fault_catalog,
+)
 from adapters.gns3._lifecycle import Gns3ProjectWatcher, ProjectLifecycleHandler, ReconcileReport
 from adapters.gns3._skills import BUILTIN_SKILLS_DIR, Skill, SkillLibrary
 from adapters.gns3._tools import (
@@ -41,11 +49,14 @@ from adapters.gns3._tools import (
 __all__ = [
     "BUILTIN_SKILLS_DIR",
     "DEFAULT_FORBIDDEN_COMMANDS",
+    "FAULTS_DIR",
     "CommandOutcome",
     "ConsoleRunner",
     "ConsoleTarget",
     "ConsoleTranscript",
     "DeviceKind",
+    "FaultCatalog",
+    "FaultCatalogError",
     "ForbiddenCommandFilter",
     "Gns3Authenticator",
     "Gns3Client",
@@ -64,8 +75,10 @@ __all__ = [
     "SkillLibrary",
     "ToolRegistry",
     "analyze_pcap",
+    "baseline_lines",
     "configuration_reason",
     "device_kind_of",
     "gns3_tools",
+    "load_fault_catalog",
     "openai_schema",
 ]

@@ -31,6 +31,7 @@ PUBLIC_MODULES = {
     "bootstrap",
     "errors",
     "events",
+    "faults",
     "intent",
     "policy",
     "ports",
