@@ -15,6 +15,11 @@ kind                fields
 ``config_line``     ``node``, ``line``, ``present``
 ==================  ==============================================================
 
+Values that are formatted into a device line are typed here, so every entry refuses them
+alike (naming the field): node and interface names are a closed alphabet
+(:data:`SAFE_WORD_PATTERN`), a target (``to``, ``neighbor``, ``peer``, ``via``) is such a name
+or a plain address (:func:`is_plain_address`: no scope id beyond ``[A-Za-z0-9_.-]``).
+
 The service (not the model) turns a check into commands for the node's platform and
 decides it from their parsed output (:class:`Observation`); a platform that cannot answer
 a check gives ``error`` with the reason, never ``pass``. :class:`CheckResult` and
@@ -30,7 +35,15 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    field_validator,
+)
 
 __all__ = [
     "BgpSessionCheck",
@@ -49,6 +62,8 @@ __all__ = [
     "check_node",
     "checks_adapter",
     "dump_check",
+    "is_plain_address",
+    "is_safe_word",
 ]
 
 Name = Annotated[
@@ -57,6 +72,91 @@ Name = Annotated[
 Text = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500, pattern=r"\S")
 ]
+
+# ------------------------------------------------------------------ values of a device line
+# A check's node, interface and target are formatted into the line a device runs (``ping
+# -c 3 -W 2 {to}`` in a shell, ``show interfaces {name}`` on Junos): each is refused here,
+# at the value's model, unless it is written in a closed alphabet, so no quoting or parsing
+# of a CLI is needed to make the line safe. Node and interface names: ASCII letters,
+# digits and ``_ . : / -``, starting with a letter or digit (``R1``, ``PC-2``,
+# ``GigabitEthernet0/0``, ``ge-0/0/0.0``, ``Serial0/0/0:1``); an address: a plain IPv4 or
+# IPv6 address, IPv6 with at most a scope id of letters, digits and ``_ . -``
+# (``fe80::1%eth0``), never ``ipaddress``'s "any text after ``%``".
+_WORD = r"[A-Za-z0-9][A-Za-z0-9_.:/-]*"
+#: A word safe to put in a device line: node and interface names, IPv4, plain IPv6.
+SAFE_WORD_PATTERN = rf"^{_WORD}$"
+_SCOPE = r"[A-Za-z0-9_.-]+"
+#: A check's target, in the closed alphabet: a name (an IPv4 address, or an IPv6 one that
+#: starts with a digit or letter, is such a word too), an IPv6 address starting with ``:``,
+#: and at most a scope id of ``[A-Za-z0-9_.-]`` after ``%``. Exactly what validation
+#: accepts; a target is formatted into a line as an address only when it is a plain one
+#: (:func:`is_plain_address`), else it is resolved as a node's name.
+TARGET_PATTERN = rf"^[A-Za-z0-9:][A-Za-z0-9_.:/-]*(?:%{_SCOPE})?$"
+_NAME_RULE = "only letters, digits and _ . : / -, starting with a letter or digit"
+
+
+def is_safe_word(text: str) -> bool:
+    """``text`` is one word of the closed alphabet of names (safe in any device line)."""
+    return re.fullmatch(SAFE_WORD_PATTERN, text) is not None
+
+
+def is_plain_address(text: str) -> bool:
+    """``text`` is an IPv4 address, or an IPv6 address whose scope id (if any) is made of
+    letters, digits and ``_ . -`` (no prefix length, nothing else)."""
+    address, percent, scope = text.partition("%")
+    if percent and (":" not in address or not re.fullmatch(_SCOPE, scope)):
+        return False
+    if not re.fullmatch(r"[0-9A-Fa-f.:]+", address):
+        return False
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return True
+
+
+def _stripped(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+def _node_name(value: Any) -> Any:
+    value = _stripped(value)
+    if isinstance(value, str) and value and not is_safe_word(value):
+        raise ValueError(f"{value[:80]!r} is not a node name: {_NAME_RULE}")
+    return value
+
+
+def _interface_name(value: Any) -> Any:
+    value = _stripped(value)
+    if isinstance(value, str) and value and not is_safe_word(value):
+        raise ValueError(f"{value[:80]!r} is not an interface name: {_NAME_RULE}")
+    return value
+
+
+def _target(value: Any) -> Any:
+    value = _stripped(value)
+    if isinstance(value, str) and value and not re.fullmatch(TARGET_PATTERN, value):
+        raise ValueError(
+            f"{value[:80]!r} is neither an address (IPv4, or IPv6 with at most a scope id of "
+            f"letters, digits and _ . -) nor a name ({_NAME_RULE})"
+        )
+    return value
+
+
+_WORD_SHAPE = StringConstraints(min_length=1, max_length=200, pattern=SAFE_WORD_PATTERN)
+#: A GNS3 node's name, as checks name it.
+# (the validator after the constraints wraps them: it runs first, and says in words what
+# the pattern refuses; before them, pydantic would leave the pattern out of JSON Schema)
+NodeName = Annotated[str, _WORD_SHAPE, BeforeValidator(_node_name)]
+#: A device's interface name (``eth1``, ``Gi0/0``, ``ge-0/0/0``).
+InterfaceName = Annotated[str, _WORD_SHAPE, BeforeValidator(_interface_name)]
+#: An address, or a node (or interface) name that stands for one.
+Target = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200, pattern=TARGET_PATTERN),
+    BeforeValidator(_target),
+]
+
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 #: An IPv4 prefix as JSON Schema can say it (``10.0.2.0/24``; host bits may be set).
 PREFIX_PATTERN = rf"^{_OCTET}(?:\.{_OCTET}){{3}}/(?:3[0-2]|[12]?[0-9])$"
@@ -72,8 +172,8 @@ class ReachabilityCheck(_Check):
     """``from`` reaches (or does not reach) ``to`` by ping."""
 
     kind: Literal["reachability"]
-    source: Name = Field(alias="from", description="node the ping is sent from")
-    to: Name = Field(description="address, or node name (its address is looked up)")
+    source: NodeName = Field(alias="from", description="node the ping is sent from")
+    to: Target = Field(description="address, or node name (its address is looked up)")
     expect: Literal["reachable", "unreachable"] = Field(
         "reachable", description="reachable (default) or unreachable"
     )
@@ -90,8 +190,8 @@ class OspfNeighborCheck(_Check):
     """``node`` has ``neighbor`` as an OSPF neighbour in ``state``."""
 
     kind: Literal["ospf_neighbor"]
-    node: Name
-    neighbor: Name = Field(description="router id, interface address or node name")
+    node: NodeName
+    neighbor: Target = Field(description="router id, interface address or node name")
     state: Literal["full", "2way", "init", "exstart", "exchange", "loading", "attempt", "down"] = (
         Field("full", description="full (default), 2way, init, exstart, exchange, loading or down")
     )
@@ -101,8 +201,8 @@ class BgpSessionCheck(_Check):
     """``node``'s BGP session with ``peer`` is in ``state``."""
 
     kind: Literal["bgp_session"]
-    node: Name
-    peer: Name = Field(description="peer address or node name")
+    node: NodeName
+    peer: Target = Field(description="peer address or node name")
     state: Literal["established", "idle", "active", "connect", "opensent", "openconfirm"] = Field(
         "established", description="established (default), idle, active, connect..."
     )
@@ -116,10 +216,10 @@ class RouteCheck(_Check):
     learnt by a protocol."""
 
     kind: Literal["route"]
-    node: Name
+    node: NodeName
     prefix: str = Field(pattern=PREFIX_PATTERN, description="an IPv4 prefix, e.g. 10.0.2.0/24")
     present: bool = Field(True, description="true (default): the route is there")
-    via: Name | None = Field(None, description="next-hop address, interface or node name")
+    via: Target | None = Field(None, description="next-hop address, interface or node name")
     protocol: Protocol | None = Field(None, description="ospf, bgp, static, connected...")
 
     @field_validator("prefix", mode="before")
@@ -143,8 +243,8 @@ class InterfaceCheck(_Check):
     """``node``'s ``interface`` is up (administratively and in its link) or down."""
 
     kind: Literal["interface"]
-    node: Name
-    interface: Name = Field(description="interface name, e.g. eth1 or Gi0/0")
+    node: NodeName
+    interface: InterfaceName = Field(description="interface name, e.g. eth1 or Gi0/0")
     state: Literal["up", "down"] = Field("up", description="up (default) or down")
 
 
@@ -152,7 +252,7 @@ class ConfigLineCheck(_Check):
     """``node``'s running configuration has (or lacks) ``line``."""
 
     kind: Literal["config_line"]
-    node: Name
+    node: NodeName
     line: Text = Field(description="a configuration line, e.g. ip ospf network point-to-point")
     present: bool = Field(True, description="true (default): the line is there")
 

@@ -24,8 +24,10 @@ from copilot_core._checks import (
     check_node,
     checks_adapter,
     dump_check,
+    is_plain_address,
+    is_safe_word,
 )
-from copilot_core._standing import MAX_STANDING_CHECKS, StandingIntent
+from copilot_core._standing import MAX_STANDING_CHECKS, RUNNING, StandingIntent
 from copilot_core._verification import CheckProbe, MonotonicClock, WaitClock, verify_checks
 from copilot_core._verified_change import (
     ChangeSteps,
@@ -37,6 +39,7 @@ from copilot_core._verified_change import (
 
 __all__ = [
     "MAX_STANDING_CHECKS",
+    "RUNNING",
     "BgpSessionCheck",
     "ChangeSteps",
     "Check",
@@ -61,6 +64,8 @@ __all__ = [
     "check_node",
     "checks_adapter",
     "dump_check",
+    "is_plain_address",
+    "is_safe_word",
     "verify_change",
     "verify_checks",
 ]

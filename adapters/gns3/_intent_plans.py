@@ -34,7 +34,12 @@ def unsupported(check: Check, kind: DeviceKind, why: str = "") -> Observation:
 
 
 def targets(value: str, resolved: Mapping[str, Sequence[str]]) -> list[str]:
-    return [value] if is_address(value) else list(resolved.get(value, ()))
+    """The addresses ``value`` stands for: itself when it is one, else the node's
+    addresses as its device listed them, each kept only when it is a plain address (a
+    word read from a device is never formatted into a line unless it is one)."""
+    if is_address(value):
+        return [value]
+    return [address for address in resolved.get(value, ()) if is_address(address)]
 
 
 def unparsed(node: str, output: Output) -> Observation:

@@ -10,13 +10,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from adapters.gns3._platforms import DeviceKind
+from copilot_core.intent import is_plain_address
 
 __all__ = [
     "Output",
@@ -43,11 +43,9 @@ class Output:
 
 
 def is_address(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text.split("/", 1)[0])
-    except ValueError:
-        return False
-    return "/" not in text
+    """A plain IPv4 or IPv6 address (no prefix length; an IPv6 scope id only of letters,
+    digits and ``_ . -``): what may be formatted into a ping as the address it is."""
+    return is_plain_address(text)
 
 
 #: The command that lists a node's addresses, per platform.

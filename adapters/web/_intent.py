@@ -11,16 +11,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, get, post, put
+from litestar import Controller, Response, get, post, put
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody, QueryParameter
-from litestar.status_codes import HTTP_200_OK
+from litestar.status_codes import HTTP_200_OK, HTTP_202_ACCEPTED
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapters.web._body import json_body
-from adapters.web._openapi import errors
+from adapters.web._openapi import ErrorBody, errors
 from adapters.web._scopes import ProjectScope, ids_in_path, scopes
 from adapters.web._state import Injected
-from copilot_core.intent import MAX_STANDING_CHECKS, Check, StandingIntent, dump_check
+from copilot_core.intent import MAX_STANDING_CHECKS, RUNNING, Check, StandingIntent, dump_check
 from copilot_core.ports import StandingIntentRecord
 
 __all__ = ["IntentBody", "IntentController", "IntentLastRun", "IntentReply", "IntentRunReply"]
@@ -30,7 +31,8 @@ WaitS = Annotated[
     QueryParameter(
         ge=0,
         le=300,
-        description="Seconds checks that do not hold yet are retried (default 0: one round).",
+        description="Seconds checks that do not hold yet are retried (default 0: one round); "
+        "the answer comes within wait_s + 30 s (202, status running, after that).",
     ),
 ]
 
@@ -73,15 +75,18 @@ class IntentReply(msgspec.Struct, kw_only=True):
         )
 
 
-class IntentRunReply(msgspec.Struct, kw_only=True):
+class IntentRunReply(msgspec.Struct, kw_only=True, omit_defaults=True):
     """What ``verify_intent`` answers: ``status`` (pass, fail, error), ``summary`` (counts),
     ``waited_s`` and per check its ``status``, ``observed``, ``evidence``, ``attempts``,
-    ``waited_s`` and ``reason``."""
+    ``waited_s`` and ``reason``. A run that had not ended when its answer was due (202):
+    ``status`` and each check's ``running``, and ``message`` saying where its result will
+    be."""
 
     status: str
     summary: dict[str, int]
     waited_s: float
     checks: list[dict[str, Any]]
+    message: str | None = None
 
 
 class IntentController(Controller):
@@ -126,18 +131,35 @@ class IntentController(Controller):
         "/run",
         operation_id="runStandingIntent",
         status_code=HTTP_200_OK,
-        responses=errors(404, 409, 501),
+        responses={
+            202: ResponseSpec(
+                IntentRunReply,
+                description="The run had not ended within wait_s + 30 s: status running; "
+                "it goes on and its result becomes the checks' last_run (GET …/intent).",
+                generate_examples=False,
+            ),
+            **errors(404, 501),
+            409: ResponseSpec(
+                ErrorBody,
+                description="The project is not opened in GNS3, or a run of the caller's "
+                "standing intent in it is under way.",
+                generate_examples=False,
+            ),
+        },
     )
     async def run(
         self,
         project: Injected[ProjectScope],
         intent: Injected[StandingIntent],
         wait_s: WaitS = 0.0,
-    ) -> IntentRunReply:
+    ) -> Response[IntentRunReply]:
         """Verify the caller's standing intent now, on the open project's lab, with the
         caller's GNS3 token: the results as ``verify_intent`` gives them (kept as the
-        checks' last run)."""
+        checks' last run). One run per user and project at a time (409 while one is
+        under way); answered within ``wait_s`` + 30 s (202 when it is still running)."""
         output = await intent.run(
             project.project_id, project.user_id, project.caller.token, wait_s=wait_s
         )
-        return msgspec.convert(output, IntentRunReply)
+        reply = msgspec.convert(output, IntentRunReply)
+        running = reply.status == RUNNING
+        return Response(reply, status_code=HTTP_202_ACCEPTED if running else HTTP_200_OK)

@@ -7,6 +7,11 @@ command, the :class:`~adapters.gns3._intent_reading.Output` or the ``error``
 :class:`~copilot_core.intent.Observation` that says why there is none (a rejected command,
 a command that failed, a console that did not answer: transient). :func:`unusable` says
 why a node's console cannot be read at all (not started, no telnet console).
+
+This is the one place where compiled lines (a check's, a capture's) go to a console: each
+is judged here by its platform's grammar (:func:`adapters.gns3._grammar.judge`) just
+before it is sent, and one that is not read-only is never sent; its output is an
+``error`` observation that says why (:func:`refused_lines`).
 """
 
 from __future__ import annotations
@@ -16,14 +21,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.gns3._console import REJECTED, ConsoleTranscript
+from adapters.gns3._console import REJECTED, ConsolePriority, ConsoleTranscript
+from adapters.gns3._grammar import judge
 from adapters.gns3._intent_reading import Output, head
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._platforms import DeviceKind, platform_for
 from adapters.gns3._tools.registry import LabAccess
 from copilot_core.intent import Evidence, Observation
 
-__all__ = ["NodeOutputs", "NodeRun", "read_consoles", "unusable"]
+__all__ = ["NodeOutputs", "NodeRun", "read_consoles", "refused_lines", "unusable"]
 
 JSON = dict[str, Any]
 
@@ -71,34 +77,69 @@ async def read_consoles(
     runs: Mapping[str, NodeRun],
     *,
     deadline: float | None = None,
+    priority: ConsolePriority | None = None,
 ) -> dict[str, NodeOutputs]:
     """Every node's commands, one console run per node, all nodes at once; ``deadline``
-    (event-loop time) bounds them (a command that would start after it is not run)."""
+    (event-loop time) bounds them (a command that would start after it is not run).
+    ``priority``: how the runs wait for a console (background work, such as a lab-state
+    capture, passes :attr:`ConsolePriority.BACKGROUND`; default: the caller's)."""
     names = list(runs)
-    done = await asyncio.gather(*(_read(lab, snapshot, runs[name], deadline) for name in names))
+    done = await asyncio.gather(
+        *(_read(lab, snapshot, runs[name], deadline, priority) for name in names)
+    )
     return dict(zip(names, done, strict=True))
 
 
+def refused_lines(kind: DeviceKind, name: str, commands: list[str]) -> dict[str, Observation]:
+    """The commands of a read-only run that ``kind``'s grammar does not call read-only,
+    each with the ``error`` that says why it is not sent (for good: not transient)."""
+    refused: dict[str, Observation] = {}
+    for command in commands:
+        verdict = judge(command, kind)
+        if verdict.changes:
+            why = verdict.reason or "it is not a read-only form"
+            refused[command] = Observation.error(
+                f"{command!r} was not sent to {name}: a read-only check or capture sends "
+                f"only read-only lines ({why})",
+                Evidence(name, command),
+            )
+    return refused
+
+
 async def _read(
-    lab: LabAccess, snapshot: LabSnapshot, run: NodeRun, deadline: float | None
+    lab: LabAccess,
+    snapshot: LabSnapshot,
+    run: NodeRun,
+    deadline: float | None,
+    priority: ConsolePriority | None,
 ) -> NodeOutputs:
+    """One node's run: every line judged by its platform's grammar just before it is
+    sent (what compiled it is never trusted: a check's template, a capture's read), and
+    only the read-only ones sent."""
     kind = snapshot.kind(run.node)
+    refused = refused_lines(kind, str(run.node.get("name")), run.commands)
+    commands = [command for command in run.commands if command not in refused]
+    if not commands:
+        return NodeOutputs(outputs=dict(refused))
     target = snapshot.console_target(run.node, kind)
     transcript = await lab.runner.run(
         target,
-        run.commands,
+        commands,
         privileged=run.privileged,
-        limits=_limits(lab, kind, run),
+        limits=_limits(lab, kind, commands),
         deadline=deadline,
+        priority=priority,
     )
-    return await _outputs(lab, transcript, run.commands)
+    ran = await _outputs(lab, transcript, commands)
+    ran.outputs.update(refused)
+    return ran
 
 
-def _limits(lab: LabAccess, kind: DeviceKind, run: NodeRun) -> list[float]:
+def _limits(lab: LabAccess, kind: DeviceKind, commands: list[str]) -> list[float]:
     platform = platform_for(kind)
     default = lab.runner.command_timeout
     ceiling = lab.settings.max_command_timeout
-    return [min(ceiling, max(default, platform.fitting_limit(c) or 0.0)) for c in run.commands]
+    return [min(ceiling, max(default, platform.fitting_limit(c) or 0.0)) for c in commands]
 
 
 async def _outputs(

@@ -5,10 +5,13 @@ addresses of the nodes that checks name as targets (one console run per such nod
 compile each check for its node's platform (:mod:`adapters.gns3._intent_compile`); run
 every node's commands in one console run per node, all nodes at once; parse each output
 (FRR's parsers, ntc-templates) and decide each check from it. Nothing a check sends
-changes a device (show commands and pings); the operator's forbidden-command list still
-applies. A console that does not answer, or a node that is not started, is a transient
-``error`` (retried while the wait lasts); an unknown node, a platform that cannot answer
-the check, a rejected command or output no parser reads is an ``error`` for good.
+changes a device: its values are typed at the check's model (names and addresses of a
+closed alphabet), every line is judged by its platform's grammar just before it is sent
+(:mod:`adapters.gns3._tools.console_reads`: a line that is not read-only is an ``error``,
+never sent), and the operator's forbidden-command list still applies. A console that
+does not answer, or a node that is not started, is a transient ``error`` (retried while
+the wait lasts); an unknown node, a platform that cannot answer the check, a rejected
+command or output no parser reads is an ``error`` for good.
 """
 
 from __future__ import annotations

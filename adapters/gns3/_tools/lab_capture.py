@@ -21,15 +21,19 @@ import asyncio
 import time
 from dataclasses import replace
 
+from pydantic import ValidationError
+
+from adapters.gns3._console import ConsolePriority
 from adapters.gns3._intent_compile import Plan, compile_check
 from adapters.gns3._intent_reading import Output
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._lab_state import LabState, NodeState, Reachability
 from adapters.gns3._lab_state_diff import diff_lab_state
 from adapters.gns3._lab_state_reading import PCS, node_state, reads_for
+from adapters.gns3._platforms import DeviceKind
 from adapters.gns3._tools.console_reads import NodeOutputs, NodeRun, read_consoles, unusable
 from adapters.gns3._tools.registry import CallScope, LabAccess
-from copilot_core.intent import CheckStatus, Observation, ReachabilityCheck
+from copilot_core.intent import CheckStatus, Observation, ReachabilityCheck, is_plain_address
 
 __all__ = ["MAX_PINGING", "REACH_COUNT", "LabState", "capture_lab_state", "diff_lab_state"]
 
@@ -69,7 +73,9 @@ async def capture_lab_state(lab: LabAccess, scope: CallScope) -> LabState:
                 refused.setdefault(name, {})[read.command] = reason
         runs[name] = run
     scope.context.report_progress(f"reading the state of {len(runs)} node(s)\n")
-    ran = await read_consoles(lab, snapshot, runs, deadline=deadline)
+    ran = await read_consoles(
+        lab, snapshot, runs, deadline=deadline, priority=ConsolePriority.BACKGROUND
+    )
     ran.update(await _without_privilege(lab, snapshot, runs, ran, deadline))
     for name, run in runs.items():
         states[name] = _state(snapshot, run, ran[name], refused.get(name, {}))
@@ -106,7 +112,9 @@ async def _without_privilege(
             again[name] = NodeRun(run.node, [c for c in run.commands if c in plain])
     if not again:
         return {}
-    redone = await read_consoles(lab, snapshot, again, deadline=deadline)
+    redone = await read_consoles(
+        lab, snapshot, again, deadline=deadline, priority=ConsolePriority.BACKGROUND
+    )
     for name, outputs in redone.items():
         if _answered(outputs):
             for command, got in ran[name].outputs.items():
@@ -176,10 +184,7 @@ async def _reachability(
             if target == source:
                 continue
             address = states[target].addresses[0]
-            check = ReachabilityCheck.model_validate(
-                {"kind": "reachability", "from": source, "to": address, "count": REACH_COUNT}
-            )
-            plan = compile_check(check, source, kind, {})
+            plan = _ping_plan(source, kind, address)
             if isinstance(plan, Plan):
                 reason = lab.skills.forbidden.reason(plan.command, kind)
                 if reason is None:
@@ -190,9 +195,15 @@ async def _reachability(
         outputs = NodeOutputs()
         if run.commands:
             async with gate:
-                outputs = (await read_consoles(lab, snapshot, {source: run}, deadline=deadline))[
-                    source
-                ]
+                outputs = (
+                    await read_consoles(
+                        lab,
+                        snapshot,
+                        {source: run},
+                        deadline=deadline,
+                        priority=ConsolePriority.BACKGROUND,
+                    )
+                )[source]
         pairs = []
         for target, plan in plans.items():
             address = states[target].addresses[0]
@@ -205,6 +216,23 @@ async def _reachability(
 
     found = await asyncio.gather(*(from_one(source) for source in pcs))
     return [pair for pairs in found for pair in pairs]
+
+
+def _ping_plan(source: str, kind: DeviceKind, address: str) -> Plan | Observation:
+    """``source``'s ping of ``address``, an address read from a device's output: one that
+    is not a plain address (a word outside the safe alphabet) is never put in a line."""
+    if not is_plain_address(address):
+        return Observation.error(
+            f"{address[:80]!r}, read from the device as its address, is not a plain address: "
+            "it was not pinged"
+        )
+    try:
+        check = ReachabilityCheck.model_validate(
+            {"kind": "reachability", "from": source, "to": address, "count": REACH_COUNT}
+        )
+    except ValidationError as exc:  # a node name outside the names' alphabet
+        return Observation.error(f"{source} cannot be a check's node: {exc.errors()[0]['msg']}")
+    return compile_check(check, source, kind, {})
 
 
 def _pair(source: str, target: str, address: str, seen: Plan | Observation) -> Reachability:

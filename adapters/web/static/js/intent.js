@@ -226,7 +226,10 @@ export class IntentPanel {
     this.say("");
     this.showRunButton();
     try {
-      if ((await this.ask("POST", "/run")) !== undefined) await this.reload();
+      const answer = await this.ask("POST", "/run");
+      if (answer !== undefined) await this.reload();
+      // 202: the run goes on; its result becomes the last run (the message says so)
+      if (answer && answer.status === "running") this.say(answer.message || "Still running.");
     } catch (error) {
       this.say(`The checks did not run: ${forPeople(error.message)}`, "error");
     } finally {
