@@ -1,6 +1,7 @@
 """The resources the container opens and closes with the service's lifespan: the
 PostgreSQL database, the store, the LLM settings, the GNS3 client, the console runner, the
-GNS3 tools, the configured MCP servers; and the readiness checks over them. Each is an
+GNS3 tools, the configured MCP servers, the standing intent's runs; and the readiness
+checks over them. Each is an
 async generator (``providers.Resource``): what it yields is used, what follows its
 ``yield`` closes it."""
 
@@ -25,7 +26,8 @@ from adapters.mcp import McpServerConfig
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
 from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
 from copilot_core.bootstrap import InMemoryTurnLog
-from copilot_core.ports import Clock, IdFactory, IntentStore, RestorePointStore
+from copilot_core.intent import StandingIntent
+from copilot_core.ports import Clock, IdFactory, IntentStore, RestorePointStore, ToolExecutor
 from entrypoints.settings import StoreSection
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ __all__ = [
     "open_gns3_client",
     "open_llm_settings",
     "open_mcp_sources",
+    "open_standing_intent",
     "open_store",
     "open_tools",
     "readiness_checks",
@@ -105,6 +108,18 @@ async def open_console_runner(**limits: Any) -> AsyncIterator[ConsoleRunner]:
         yield runner
     finally:
         await runner.aclose()
+
+
+async def open_standing_intent(
+    store: IntentStore, tools: ToolExecutor, clock: Clock
+) -> AsyncIterator[StandingIntent]:
+    """Each user's standing intent per project; at shutdown, a run still going on in the
+    background (answered 'running' to its caller) is stopped."""
+    intent = StandingIntent(store, tools, clock)
+    try:
+        yield intent
+    finally:
+        await intent.aclose()
 
 
 async def open_tools(

@@ -75,7 +75,6 @@ from copilot_core import (
     UuidIdFactory,
 )
 from copilot_core.bootstrap import HistoryWindows
-from copilot_core.intent import StandingIntent
 from copilot_core.policy import PolicyBook
 from copilot_core.ports import (
     AgentBackend,
@@ -93,6 +92,7 @@ from entrypoints._resources import (
     open_gns3_client,
     open_llm_settings,
     open_mcp_sources,
+    open_standing_intent,
     open_store,
     open_tools,
     readiness_checks,
@@ -431,7 +431,7 @@ class Core(containers.DeclarativeContainer):
         ChatService, gateways.store, agents, runner, clock=clock, settings=chat_settings
     )
     #: Each user's standing intent per project, run through the tools' ``verify_intent``.
-    intent = providers.Singleton(StandingIntent, gateways.store, gateways.tools, clock)
+    intent = providers.Resource(open_standing_intent, gateways.store, gateways.tools, clock)
     #: The user's undo of a change: the GNS3 tools' ``restore_point`` rollback, through a
     #: gate of its own with the agent's limits, claiming the session as a turn does.
     rollback = providers.Singleton(
