@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -262,7 +262,9 @@ class BuiltinAgent:
                 async with aclosing(batches):
                     async for batch in batches:
                         if not batch:  # the model has not answered yet
-                            yield self._waiting(prompt, lab_cost, specs, started)
+                            yield self._waiting(
+                                prompt, lab_cost, specs, started, selection.server_note
+                            )
                             continue
                         for delta in batch:
                             if abort.is_aborted():
@@ -488,11 +490,17 @@ class BuiltinAgent:
         return [note, *shown]
 
     def _waiting(
-        self, prompt: list[Message], lab_cost: int, specs: Sequence[ToolSpec], started: float
+        self,
+        prompt: list[Message],
+        lab_cost: int,
+        specs: Sequence[ToolSpec],
+        started: float,
+        server_note: Callable[[], str | None] | None = None,
     ) -> StatusEvent:
-        """The note that the model is still reading its prompt (its size, an estimate).
-        (The user's message is counted as stored, without the lab's state: the counts
-        are cached by message id; ``lab_cost`` is the lab's.)"""
+        """The note that the model is still reading its prompt (its size, an estimate),
+        and what the adapter knows of its server (``server_note``: e.g. still busy with
+        a request given up on). (The user's message is counted as stored, without the
+        lab's state: the counts are cached by message id; ``lab_cost`` is the lab's.)"""
         tools = json.dumps([spec.to_openai() for spec in specs], ensure_ascii=False)
         tokens = (
             self._counter.count(prompt)
@@ -500,11 +508,13 @@ class BuiltinAgent:
             + self._counter.count((Message.system(text_id("tools", tools), tools),))
         )
         waited = time.monotonic() - started
-        return StatusEvent(
-            "waiting_for_model",
-            f"waiting for the model: {tokens} prompt tokens ({waited:.0f} s)",
-            {"prompt_tokens": tokens, "waited": round(waited, 1)},
-        )
+        message = f"waiting for the model: {tokens} prompt tokens ({waited:.0f} s)"
+        extra: dict[str, Any] = {"prompt_tokens": tokens, "waited": round(waited, 1)}
+        note = server_note() if server_note is not None else None
+        if note:
+            message += f"; {note}"
+            extra["server_note"] = note
+        return StatusEvent("waiting_for_model", message, extra)
 
     def _struck(self, guard: TurnGuard, stopped: StoppedCall | None) -> str | None:
         """The closing answer when the model has looped too often in this turn."""

@@ -17,7 +17,7 @@ does that.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -219,6 +219,10 @@ class ModelSelection:
     #: Whether tool calls the model writes in its text (a JSON object naming an offered
     #: tool, in a code block or ``<tool_call>`` tags) are run when it makes none.
     text_tool_calls: bool | None = None
+    #: What the adapter knows of the model server that the ``waiting_for_model`` status
+    #: should add, asked at each such status (e.g. that the server may still be busy
+    #: with a request given up on earlier); ``None`` or an answer ``None``: nothing.
+    server_note: Callable[[], str | None] | None = None
 
 
 class LanguageModelProvider(Protocol):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any, cast
 
 import structlog
@@ -18,8 +20,15 @@ from adapters.gns3 import Gns3ProjectWatcher
 from adapters.llm import warm_up
 from adapters.mcp import McpEndpoint
 from adapters.sqlite import SqliteCheckpointStore
-from adapters.web import API_PREFIX, WebDependencies, create_web_app, install_dependencies
+from adapters.web import (
+    API_PREFIX,
+    ReadinessCheck,
+    WebDependencies,
+    create_web_app,
+    install_dependencies,
+)
 from copilot_core import CopilotError
+from copilot_core.errors import ServiceUnavailableError
 from entrypoints.container import Container, build_container, mcp_dependencies, resolve
 from entrypoints.lifecycle import ProjectLifecycle
 from entrypoints.observability import configure_logging
@@ -45,18 +54,43 @@ async def _warn_if_gns3_unreachable(container: Container, gns3_url: str) -> None
         log.info("gns3_reachable", gns3_url=gns3_url, gns3_version=version.get("version"))
 
 
-async def _warm(mcp: McpEndpoint, stopping: asyncio.Event) -> None:
+async def _warm(mcp: McpEndpoint, stopping: asyncio.Event, models_warm: asyncio.Event) -> None:
     """Start-up's deferred work, done while the service answers: LangChain, the
-    providers' integrations and the tokenizer (in a thread), and the MCP endpoint's SDK.
+    providers' integrations, a model call's path and the tokenizer (in a thread; then
+    ``models_warm`` is set: ``/readyz`` waits for it), and the MCP endpoint's SDK.
 
     Stopped by ``stopping`` (shutdown): the thread loads nothing after the step it is in,
     and is not waited for (an import cannot be interrupted; it ends with the process)."""
     halt = threading.Event()  # ``stopping``, as the thread sees it
+    started = time.monotonic()
     try:
-        if await unless_set(in_daemon_thread(warm_up, halt.is_set), stopping):
-            await unless_set(mcp.ready(), stopping)
+        try:
+            loaded = await unless_set(in_daemon_thread(warm_up, halt.is_set), stopping)
+        except Exception:  # not ready forever would be worse: the first turn loads it
+            log.warning("llm_warm_up_failed", exc_info=True)
+            loaded = True
+        if not loaded:  # stopping: readiness stays "not ready"
+            return
+        models_warm.set()
+        log.info("llm_warm_up_done", seconds=round(time.monotonic() - started, 2))
+        await unless_set(mcp.ready(), stopping)
     finally:
         halt.set()
+
+
+def _warm_check(models_warm: asyncio.Event) -> ReadinessCheck:
+    """``/readyz``'s ``warm_up`` check: ready for chats once what a turn's model loads is
+    loaded (until then a turn would wait for those imports, seconds on a busy machine).
+    It answers at once, never waiting for the warm-up."""
+
+    async def check() -> None:
+        if not models_warm.is_set():
+            raise ServiceUnavailableError(
+                "still loading the LLM libraries (start-up warm-up); a chat turn now would "
+                "wait for them"
+            )
+
+    return check
 
 
 def _quiet_generator_closing(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -115,6 +149,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         service.stopping = asyncio.Event()  # this run's: set first thing on shutdown
+        service.models_warm = asyncio.Event()  # this run's: set once the warm-up loaded
         settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             initialised = container.init_resources()
@@ -129,6 +164,9 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             raise
         try:
             deps: WebDependencies = await resolve(container.web.collaborators())
+            # Ready for chats once the warm-up has loaded what a turn's model needs.
+            warm_check = _warm_check(service.models_warm)
+            deps = replace(deps, readiness={**deps.readiness, "warm_up": warm_check})
             install_dependencies(app, deps)
             service.arm(deps.chat)
             gns3_url = settings.gns3.url
@@ -145,8 +183,10 @@ def create_app(settings: Settings | None = None, container: Container | None = N
                 async with mcp.running(service.stopping):
                     # What the first turn would pay for once (imports, tokenizer): loaded in
                     # a thread once the rest has started, while the service already answers
-                    # (/healthz, the page, sign-in).
-                    service.warmed = asyncio.ensure_future(_warm(mcp, service.stopping))
+                    # (/healthz, the page, sign-in); /readyz says ready once it is loaded.
+                    service.warmed = asyncio.ensure_future(
+                        _warm(mcp, service.stopping, service.models_warm)
+                    )
                     yield
             finally:
                 # Already set on a signal (ServiceHandle.begin_shutdown); set here too for

@@ -27,6 +27,10 @@ class ServiceHandle:
         #: Done once what the first turn would pay for is loaded (after listening), or
         #: once a shutdown stopped that.
         self.warmed: asyncio.Future[None] | None = None
+        #: Set once the LLM part of the warm-up has ended (what a turn's model loads: it
+        #: ran, or gave up on a step it could not load): until then ``/readyz`` says the
+        #: service is not ready for chats, since a turn would wait for those imports.
+        self.models_warm = asyncio.Event()
         #: Set first thing on shutdown: start-up's deferred work stops (the warm-up, the
         #: MCP SDK's loading; requests waiting for it are answered 503).
         self.stopping = asyncio.Event()

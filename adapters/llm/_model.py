@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from typing import Any, cast
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessageChunk
@@ -23,6 +24,9 @@ from copilot_core.ports import (
     ToolCallDelta,
     UsageDelta,
 )
+
+if TYPE_CHECKING:
+    from adapters.llm._abandoned import ServerWatch
 
 __all__ = ["LangchainLanguageModel"]
 
@@ -47,6 +51,10 @@ class LangchainLanguageModel:
       appears in them.
     * Closing the iterator (``aclose()``) or cancelling the task that iterates it
       closes the provider's stream at once, which closes its HTTP connection.
+    * ``request_options`` go with every call (the waits an SDK takes only per request,
+      :func:`adapters.llm._settings.request_options`); ``watch`` hears of each request closed
+      before its first token (the model server may still be reading its prompt) and of
+      each the server answered.
     """
 
     def __init__(
@@ -55,8 +63,12 @@ class LangchainLanguageModel:
         *,
         base_url: str | None = None,
         model_name: str | None = None,
+        request_options: Mapping[str, Any] | None = None,
+        watch: ServerWatch | None = None,
     ) -> None:
         self.chat_model = chat_model
+        self.request_options: Mapping[str, Any] = dict(request_options or {})
+        self.watch = watch
         self._provider = ProviderInfo(
             base_url=base_url or _base_url_of(chat_model),
             model=model_name or _model_name_of(chat_model),
@@ -77,7 +89,7 @@ class LangchainLanguageModel:
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], options: CallOptions
     ) -> AsyncGenerator[ModelDelta, None]:
-        kwargs = _call_kwargs(self.chat_model, options)
+        kwargs = {**self.request_options, **_call_kwargs(self.chat_model, options)}
         runnable: Any = self.chat_model
         if tools:
             runnable = self.chat_model.bind_tools([spec.to_openai() for spec in tools])
@@ -91,16 +103,27 @@ class LangchainLanguageModel:
         received = False
         finished = False
         called_tools = False
+        answered = False  # a delta came: the server has read the prompt
+        ended = False  # the server ended the stream (its end, or its failure)
+        sent = time.monotonic()
         indexes = _Indexes()
         try:
             while True:
                 item = await handoff.get()
                 if item is _END:
+                    ended = True
                     break
                 if isinstance(item, _Failed):
+                    # A timeout before the first token is the client giving up (the SDK
+                    # closed the connection); any other failure is the server's answer.
+                    ended = answered or not _timed_out(item.error)
                     raise translate_error(item.error, self._provider, streaming=received) from None
                 received = True
                 for delta in _deltas(cast(BaseMessageChunk, item), indexes):
+                    if not answered:
+                        answered = True
+                        if self.watch is not None:
+                            self.watch.answered()
                     if isinstance(delta, FinishDelta):
                         finished = True
                         if delta.reason == "stop" and called_tools:
@@ -117,8 +140,24 @@ class LangchainLanguageModel:
             # Closing the LangChain stream closes the provider's HTTP response now,
             # not whenever the garbage collector gets to it.
             await _close(chunks)
+            if self.watch is not None and not answered:
+                if ended:
+                    self.watch.answered()
+                else:  # given up (a timeout, the user's abort) while the server was reading
+                    self.watch.gave_up(time.monotonic() - sent)
         if not finished:
             yield FinishDelta("tool_calls" if called_tools else "stop")
+
+
+#: The timeouts of the SDKs and their HTTP clients, by class name (so that no SDK is
+#: imported to recognise its errors): Python's and langchain-openai's chunk timeout
+#: (``TimeoutError``), httpx's and httpx2's, openai's and anthropic's, LangChain's.
+_TIMEOUTS = frozenset({"TimeoutError", "TimeoutException", "APITimeoutError", "ModelTimeoutError"})
+
+
+def _timed_out(error: BaseException) -> bool:
+    """Whether the client gave up waiting (its own timeout, whichever SDK raised it)."""
+    return any(kind.__name__ in _TIMEOUTS for kind in type(error).__mro__)
 
 
 class _Failed:

@@ -7,9 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
-from adapters.llm._endpoints import check_endpoint
+from adapters.llm._abandoned import AbandonedRequests, ServerWatch
+from adapters.llm._endpoints import check_endpoint, endpoint_url
 from adapters.llm._errors import redact
-from adapters.llm._settings import LLMSettings, build_chat_model
+from adapters.llm._settings import LLMSettings, build_chat_model, request_options
+from adapters.llm._warm import integration_loaded
 from copilot_core.errors import InvalidRequestError, LLMNotConfiguredError, LLMSetupError
 from copilot_core.ports import CallOptions, ModelOverrides, ModelSelection, ModelTimeouts
 
@@ -32,8 +34,9 @@ class LLMTimeouts:
     first_token: float = ModelTimeouts().first_token
     between_tokens: float = ModelTimeouts().between_tokens
 
-    #: The HTTP client's own read timeout is this much above the agent's (which end a
-    #: silent stream first, with a message that names the setting).
+    #: Every bound of the SDK's own (its HTTP client's read timeout, langchain-openai's
+    #: chunk timeout) is this much above the agent's, which end a silent stream first,
+    #: with a message that names the setting.
     client_margin: ClassVar[float] = 30.0
 
 
@@ -52,11 +55,16 @@ class SettingsLanguageModelProvider:
     The turn's overrides win over the user's temperature and max_tokens; their
     ``limits`` (the operator's policy) refuse an endpoint it does not allow. The title
     model is ``title_model`` when set, else the chat model itself. The user's timeouts
-    win over ``timeouts`` (the service's): the connection's is the HTTP client's, the
-    first token's and the one between tokens go to the agent (``ModelSelection``), the
-    client's read timeout a margin above them. Building is
-    cheap (langchain-openai shares its HTTP client per base URL), so nothing is
-    cached: a settings change applies from the next turn on.
+    win over ``timeouts`` (the service's): the connection's is the SDK's connect
+    timeout, the first token's and the one between tokens go to the agent
+    (``ModelSelection``), and every wait the SDK bounds of its own (read, chunk) is set
+    a margin above them, so that the user's bounds are the ones in force. Building is
+    cheap, so nothing is cached: a settings change applies from the next turn on.
+
+    A request given up on before its first token (a timeout, the user's abort) may keep
+    a local model server busy reading its prompt: until that server answers the same
+    user again, the selection's ``server_note`` says so, and the agent's
+    ``waiting_for_model`` status with it (see :mod:`adapters.llm._abandoned`).
     """
 
     def __init__(
@@ -71,6 +79,7 @@ class SettingsLanguageModelProvider:
         self._factory = factory
         self._timeouts = timeouts or LLMTimeouts()
         self._factory_options = factory_options
+        self.abandoned = AbandonedRequests()
 
     async def for_user(self, user_id: str, overrides: ModelOverrides) -> ModelSelection:
         _check(overrides)
@@ -79,6 +88,7 @@ class SettingsLanguageModelProvider:
             raise LLMNotConfiguredError()
         if overrides.limits is not None:  # the operator's policy, as it is now
             await check_endpoint(settings.provider, settings.base_url, overrides.limits)
+        await integration_loaded(settings.provider)  # imported off the event loop
         defaults = self._timeouts
         timeouts = ModelTimeouts(
             first_token=settings.first_token_timeout or defaults.first_token,
@@ -89,9 +99,11 @@ class SettingsLanguageModelProvider:
             + LLMTimeouts.client_margin,
             "connect_timeout": settings.connect_timeout or defaults.connect,
         }
-        model = self._model(settings, settings.model, waits)
+        server = endpoint_url(settings.provider, settings.effective_base_url)
+        watch = self.abandoned.watch(user_id, server, linger=timeouts.first_token)
+        model = self._model(settings, settings.model, waits, watch)
         title_model = (
-            self._model(settings, settings.effective_title_model, waits)
+            self._model(settings, settings.effective_title_model, waits, watch)
             if settings.effective_title_model != settings.model
             else model
         )
@@ -113,20 +125,28 @@ class SettingsLanguageModelProvider:
             timeouts=timeouts,
             tool_set=settings.tool_set,
             text_tool_calls=settings.effective_text_tool_calls,
+            server_note=watch.note,
         )
 
     def _model(
-        self, settings: LLMSettings, name: str, waits: dict[str, float]
+        self, settings: LLMSettings, name: str, waits: dict[str, float], watch: ServerWatch
     ) -> LangchainLanguageModel:
         from adapters.llm._model import LangchainLanguageModel
 
         options = {**waits, **self._factory_options}
         try:
             chat_model = self._factory(settings, model=name, **options)
+            per_call = request_options(
+                settings, timeout=waits["timeout"], connect_timeout=waits["connect_timeout"]
+            )
         except Exception as exc:  # whatever the SDK refuses: the turn's answer says so
             raise _setup_failed(settings, name, exc) from exc
         return LangchainLanguageModel(
-            chat_model, base_url=settings.effective_base_url, model_name=name
+            chat_model,
+            base_url=settings.effective_base_url,
+            model_name=name,
+            request_options=per_call,
+            watch=watch,
         )
 
 

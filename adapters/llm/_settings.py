@@ -37,6 +37,7 @@ __all__ = [
     "build_chat_model",
     "checked_base_url",
     "parse_llm_settings",
+    "request_options",
 ]
 
 DEFAULT_CONTEXT_LIMIT = 32_000
@@ -271,12 +272,17 @@ def build_chat_model(
     for the title model): ``ChatOpenAI`` for the OpenAI-compatible providers,
     ``ChatAnthropic`` for ``anthropic``, ``ChatOllama`` for ``ollama_native``.
 
-    ``timeout`` bounds every wait of the HTTP client (``connect_timeout``, when given,
-    the connection's instead; Anthropic's client takes only the one). Usage is always
-    streamed. The client retries at most ``max_retries`` times (0 by
-    default: the user is waiting, and the agent reports the failure instead; Ollama's
-    client never retries). ``extra`` goes to the model's constructor (tests pass an
-    ``http_async_client`` to ``ChatOpenAI``, for instance).
+    ``timeout`` bounds every wait of the client, and replaces each bound the SDK or its
+    LangChain integration would otherwise apply of its own: the HTTP client's read,
+    write and pool timeouts, and langchain-openai's ``stream_chunk_timeout`` (120 s by
+    default, or ``LANGCHAIN_OPENAI_STREAM_CHUNK_TIMEOUT_S``: it ended every call whose
+    first token took longer, whatever the user's ``first_token_timeout``).
+    ``connect_timeout``, when given, bounds the connection instead (``ChatAnthropic``
+    takes only one number: :func:`request_options` carries its connection's bound on
+    each call). Usage is always streamed. The client retries at most ``max_retries``
+    times (0 by default: the user is waiting, and the agent reports the failure
+    instead; Ollama's client never retries). ``extra`` goes to the model's constructor
+    (tests pass an ``http_async_client`` to ``ChatOpenAI``, for instance).
     """
     name = model or settings.model
     if settings.provider == "anthropic":
@@ -302,10 +308,29 @@ def build_chat_model(
                 if connect_timeout is None
                 else openai.Timeout(timeout, connect=connect_timeout)
             ),
+            # langchain-openai's own bound on the wait for each chunk, the first one
+            # included: never shorter than the client's (``None`` would turn it off).
+            "stream_chunk_timeout": timeout,
         }
         options.update(_sampling(settings), **extra)
         return ChatOpenAI(**options)
     raise ValueError(f"unsupported LLM provider {settings.provider!r}")  # pragma: no cover
+
+
+def request_options(
+    settings: LLMSettings, *, timeout: float, connect_timeout: float | None = None
+) -> dict[str, Any]:
+    """What each call of the model built by :func:`build_chat_model` with the same
+    waits must carry for the SDK to apply them all: the Anthropic client bounds its
+    connection only per request (``ChatAnthropic`` takes one number for every wait, and
+    refuses a timeout object), so its calls carry ``anthropic.Timeout`` (read, write
+    and pool ``timeout``, the connection ``connect_timeout``); the other clients take
+    every bound when built (nothing to carry)."""
+    if settings.provider != "anthropic" or connect_timeout is None:
+        return {}
+    import anthropic
+
+    return {"timeout": anthropic.Timeout(timeout, connect=connect_timeout)}
 
 
 def _sampling(settings: LLMSettings, *, max_tokens: str = "max_tokens") -> dict[str, Any]:

@@ -1,23 +1,28 @@
 """How long the first turn after ``serve`` takes before anything streams, against later turns.
 
-Run: ``python -m tests.benchmarks.bench_first_turn [TURNS]``. It prints figures; it asserts
-nothing.
+Run: ``python -m tests.benchmarks.bench_first_turn [RUNS]`` (3 by default). It prints
+figures; it asserts nothing.
 
-The product runs as in production: ``gns3-copilot serve`` in a subprocess, a real
-gns3-server 3.0.6, and the scripted OpenAI-compatible server (real wire protocol, zero
-delay). Each turn is a new session whose model first calls ``gns3_topology_reader``, then
-answers; the figure is the time from the request to the first event of the stream, to the
-first answer token, and to ``done``.
+The product runs as in production: ``gns3-copilot serve`` in a subprocess (a fresh data
+directory each run), a real gns3-server 3.0.6, and the scripted OpenAI-compatible server
+(real wire protocol, zero delay). Each run sends its first turn at once after a probe
+answers ``200``: ``/readyz`` (the service says it is ready for chats: the start-up
+warm-up has loaded what a turn's model needs) or ``/healthz`` (the process answers; the
+warm-up is still loading, and the turn waits for it), then a second turn. Each turn is a
+new session whose model first calls ``gns3_topology_reader``, then answers; the figures
+are the time from the request to the first event of the stream, to the first answer
+token and to ``done``, and the time from the process's start to the probe's ``200``.
 
 A second part explains the first turn's extra time: in a fresh interpreter that has
 imported what ``serve`` imports at start-up, it times each thing the first turn does for
 the first time (the lazy ``langchain_openai`` import, the first ``ChatOpenAI``, the
-tokenizer, the TextFSM template index).
+tokenizer, the TextFSM template index): what the warm-up loads.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -79,39 +84,58 @@ def _turn(api: httpx.Client, project: str, llm: ScriptedOpenAIServer) -> tuple[f
     raise AssertionError("the stream ended without done")
 
 
-def main(turns: int) -> None:
+def one_run(gns3: RealGns3Server, llm: ScriptedOpenAIServer, probe: str) -> dict[str, float]:
+    """A new ``serve``; the first turn at once after ``probe`` answers, then another."""
+    token = gns3.token()
+    created = httpx.post(
+        f"{gns3.url}/v3/projects",
+        json={"name": f"bench-{time.time_ns()}"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    project = str(created.json()["project_id"])
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        with serve_copilot(gns3.url, Path(tmp), probe=probe) as service:
+            up = time.perf_counter() - started
+            with service.api(token) as api:
+                settings = {"provider": "openai", "model": "gpt-4o-mini", "base_url": llm.base_url}
+                api.put("/llm-config", json={**settings, "api_key": API_KEY}).raise_for_status()
+                first = _turn(api, project, llm)
+                second = _turn(api, project, llm)
+    return {"up": up, "first": first[0], "first_done": first[2], "second": second[0]}
+
+
+def main(runs: int) -> None:
+    load = os.getloadavg()[0]
+    print(
+        f"first turn after serve: {runs} runs per probe, a new serve each, real GNS3, "
+        f"zero-delay LLM ({os.cpu_count()} cores, load {load:.1f} at the start)"
+    )
+    results: dict[str, list[dict[str, float]]] = {"/readyz": [], "/healthz": []}
     with (
-        tempfile.TemporaryDirectory() as tmp,
         RealGns3Server(console_ports=(28000, 28099), udp_ports=(28100, 28199)) as gns3,
         ScriptedOpenAIServer(api_key=API_KEY) as llm,
-        serve_copilot(gns3.url, Path(tmp)) as service,
     ):
-        token = gns3.token()
-        created = httpx.post(
-            f"{gns3.url}/v3/projects",
-            json={"name": f"bench-{time.time_ns()}"},
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        project = str(created.json()["project_id"])
-        with service.api(token) as api:
-            settings = {"provider": "openai", "model": "gpt-4o-mini", "base_url": llm.base_url}
-            api.put("/llm-config", json={**settings, "api_key": API_KEY}).raise_for_status()
-            figures = [_turn(api, project, llm) for _ in range(turns)]
-    first, *later = figures
-    print(f"first turn after serve ({turns} turns, new session each, real GNS3, zero-delay LLM):")
-    print(
-        f"  turn 1:      first event {first[0] * 1000:7.0f} ms, first token "
-        f"{first[1] * 1000:7.0f} ms, done {first[2] * 1000:7.0f} ms"
-    )
-    for label, index in (("first event", 0), ("first token", 1), ("done", 2)):
-        values = [f[index] * 1000 for f in later]
-        print(
-            f"  turns 2-{turns} {label:<12} median {statistics.median(values):5.0f} ms "
-            f"(min {min(values):.0f}, max {max(values):.0f})"
-        )
+        for _ in range(runs):  # alternated, so that both see the same load
+            for probe, figures in results.items():
+                figures.append(one_run(gns3, llm, probe))
+    for probe, figures in results.items():
+        print(f"  the first turn sent at once after {probe} answered 200:")
+        for key, what in (
+            ("up", f"start to {probe} 200"),
+            ("first", "turn 1: first event"),
+            ("first_done", "turn 1: done"),
+            ("second", "turn 2: first event"),
+        ):
+            values = sorted(figure[key] * 1000 for figure in figures)
+            print(
+                f"    {what:24s} median {statistics.median(values):6.0f} ms "
+                f"(min {values[0]:.0f}, max {values[-1]:.0f})"
+            )
+    print(f"  load at the end {os.getloadavg()[0]:.1f}")
     print("what the first turn does for the first time, timed in a fresh interpreter:")
     subprocess.run([sys.executable, "-c", _FIRST_USES], check=True)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 6)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)

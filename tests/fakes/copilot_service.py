@@ -53,8 +53,14 @@ class ServedCopilot:
 
 @contextmanager
 def serve_copilot(
-    gns3_url: str, root: Path, env: Mapping[str, str] | None = None, ready_within: float = 180
+    gns3_url: str,
+    root: Path,
+    env: Mapping[str, str] | None = None,
+    ready_within: float = 180,
+    probe: str = "/readyz",
 ) -> Iterator[ServedCopilot]:
+    """``probe``: the route whose ``200`` ends the wait (``/healthz``: the process
+    answers, before the start-up warm-up has loaded the LLM libraries)."""
     port = free_port()
     log = root / "service.log"
     data_dir = root / "data"
@@ -76,7 +82,7 @@ def serve_copilot(
         while time.monotonic() < deadline:
             assert process.poll() is None, log.read_text()
             try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                if httpx.get(f"{url}{probe}", timeout=2).status_code == 200:
                     break
             except httpx.TransportError:
                 pass

@@ -104,6 +104,9 @@ class Reply:
     (the headers and that chunk go at once) before the first token, as a server
     reading a long prompt does; meanwhile ``keepalive`` sends an SSE comment
     (``: keep-alive``) every that many seconds, as some servers do.
+    ``first_chunk_delay`` instead waits after the headers and before the first chunk
+    of all (the role chunk too), sending nothing (unless ``keepalive``): llama.cpp's
+    ``llama-server`` answers so while it reads a long prompt.
     """
 
     text: str = ""
@@ -118,6 +121,7 @@ class Reply:
     interleave: bool = False
     first_token_delay: float = 0.0
     keepalive: float | None = None
+    first_chunk_delay: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +186,15 @@ class RecordedRequest:
     chunks_sent: int = 0
     client_disconnected: bool = False
     finished: threading.Event = field(default_factory=threading.Event)
+    #: ``time.monotonic()`` when the request arrived, and when the server saw the
+    #: client hang up (``None``: it did not).
+    received_at: float = field(default_factory=time.monotonic)
+    disconnected_at: float | None = None
+
+    def hung_up(self) -> None:
+        """Record that the client closed the connection before the reply's end."""
+        self.client_disconnected = True
+        self.disconnected_at = time.monotonic()
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -492,9 +505,10 @@ class ScriptedOpenAIServer:
         hangup = asyncio.ensure_future(reader.read(1))
         try:
             for index, frame in enumerate(self._stream_frames(request, reply)):
-                if index == 1 and reply.first_token_delay:
-                    if await self._read_prompt(reply, writer, hangup):
-                        request.client_disconnected = True
+                delay = {0: reply.first_chunk_delay, 1: reply.first_token_delay}.get(index)
+                if delay:
+                    if await self._read_prompt(delay, reply.keepalive, writer, hangup):
+                        request.hung_up()
                         return
                 elif index and reply.token_delay:
                     await asyncio.wait({hangup}, timeout=reply.token_delay)
@@ -502,7 +516,7 @@ class ScriptedOpenAIServer:
                     if not _is_hangup(hangup):  # stray bytes from the client: keep watching
                         hangup = asyncio.ensure_future(reader.read(1))
                     else:
-                        request.client_disconnected = True
+                        request.hung_up()
                         return
                 if reply.drop_after is not None and request.chunks_sent >= reply.drop_after:
                     writer.transport.abort()
@@ -513,7 +527,7 @@ class ScriptedOpenAIServer:
                     writer.write(b"%x\r\n%s\r\n" % (len(data), data))
                     await writer.drain()
                 except ConnectionError:
-                    request.client_disconnected = True
+                    request.hung_up()
                     return
                 request.chunks_sent += 1
                 if failing:
@@ -524,20 +538,24 @@ class ScriptedOpenAIServer:
             hangup.cancel()
 
     async def _read_prompt(
-        self, reply: Reply, writer: asyncio.StreamWriter, hangup: asyncio.Future[bytes]
+        self,
+        delay: float,
+        keepalive: float | None,
+        writer: asyncio.StreamWriter,
+        hangup: asyncio.Future[bytes],
     ) -> bool:
-        """Wait ``first_token_delay`` (sending keep-alive comments); whether the client
-        hung up meanwhile."""
-        deadline = time.monotonic() + reply.first_token_delay
+        """Wait ``delay`` seconds (sending a keep-alive comment every ``keepalive``
+        seconds, when set); whether the client hung up meanwhile."""
+        deadline = time.monotonic() + delay
         while (left := deadline - time.monotonic()) > 0:
-            step = min(left, reply.keepalive) if reply.keepalive else left
+            step = min(left, keepalive) if keepalive else left
             if hangup.done():  # stray bytes from the client (not a hang-up): just wait
                 await asyncio.sleep(step)
             else:
                 await asyncio.wait({hangup}, timeout=step)
             if hangup.done() and _is_hangup(hangup):
                 return True
-            if reply.keepalive and deadline - time.monotonic() > 0:
+            if keepalive and deadline - time.monotonic() > 0:
                 comment = b": keep-alive\n\n"
                 try:
                     writer.write(b"%x\r\n%s\r\n" % (len(comment), comment))
