@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any
@@ -49,6 +49,7 @@ from copilot_core._approvals import (
     ToolEffect,
     call_digest,
 )
+from copilot_core._callorder import Need, after_failure, blocked, plan
 from copilot_core._session import CopilotMode
 from copilot_core._streams import Aborted, race_abort
 from copilot_core._tools import (
@@ -137,8 +138,11 @@ class ToolGate:
     async def run(
         self, calls: Sequence[ParsedToolCall], ctx: ToolContext, *, from_text: bool = False
     ) -> AsyncGenerator[ToolEvent, None]:
-        """Run the calls of one model message concurrently (``from_text``: the model wrote
-        them in its text; each that changes anything asks, whatever ``ctx.approval``).
+        """Run the calls of one model message (``from_text``: the model wrote them in its
+        text; each that changes anything asks, whatever ``ctx.approval``): concurrently,
+        except that a call waits for every earlier call that creates or changes what it
+        touches, and is not run when one of those did not create what it needs (see
+        :mod:`copilot_core._callorder`).
 
         Yields ``tool_start`` for each call in order, ``tool_progress`` while they run,
         an :class:`~copilot_core.events.ApprovalNeeded` record for each call that waits
@@ -151,17 +155,25 @@ class ToolGate:
         progress = _ProgressRelay(self.progress_interval)
         asks = _Asks()
         running: dict[asyncio.Task[ToolResult], ParsedToolCall] = {}
+        tasks: dict[str, asyncio.Task[ToolResult]] = {}
         started: dict[str, float] = {}
+        refused: dict[str, ToolResult] = {}
+        for call in calls:
+            refusal = self._refusal(call, offered, ctx)
+            if refusal is not None:
+                refused[call.id] = refusal
+        needs = plan(calls, offered, {call.id for call in calls if call.id not in refused})
         for call in calls:
             yield ToolStartEvent(call.name, call.id)
             started[call.id] = time.monotonic()
-            refusal = self._refusal(call, offered, ctx)
-            if refusal is not None:
-                yield _end(call, refusal, 0.0)
+            if call.id in refused:
+                yield _end(call, refused[call.id], 0.0)
             else:
                 call_ctx = replace(ctx, progress=progress.reporter(call))
                 flow = self._flow(call, call_ctx, offered, None, from_text=from_text)
-                running[asyncio.create_task(asks.settle(flow))] = call
+                task = asyncio.create_task(_in_order(flow, needs[call.id], tasks, asks))
+                tasks[call.id] = task
+                running[task] = call
         if not running:
             return
 
@@ -332,6 +344,34 @@ def _unbound(call: ParsedToolCall, decision: ApprovalDecision, digest: str) -> T
         ToolStatus.REJECTED,
         {"approval": decision.to_metadata()},
     )
+
+
+async def _in_order(
+    flow: Exchange,
+    needs: Sequence[Need],
+    tasks: Mapping[str, asyncio.Task[ToolResult]],
+    asks: _Asks,
+) -> ToolResult:
+    """Drive one call's exchange once the earlier calls it needs (``tasks``: the reply's
+    calls by id) have ended; not at all when one of them did not create what it needs."""
+    earlier = {need.call.id: tasks[need.call.id] for need in needs}
+    if earlier:
+        await asyncio.wait(earlier.values())
+    results = {call_id: _outcome(task) for call_id, task in earlier.items()}
+    refusal = blocked(needs, results)
+    if refusal is not None:
+        await flow.aclose()
+        return refusal
+    return after_failure(await asks.settle(flow), needs, results)
+
+
+def _outcome(task: asyncio.Task[ToolResult]) -> ToolResult:
+    """An ended call's result (a cancelled one was aborted)."""
+    if task.cancelled():
+        return ToolResult.aborted()
+    if task.exception() is not None:
+        return ToolResult.error("the call failed with an internal error")
+    return task.result()
 
 
 def _end(call: ParsedToolCall, result: ToolResult, elapsed: float) -> ToolEndEvent:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -23,11 +23,39 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "ToolStatus",
+    "Touch",
+    "TouchKind",
     "call_title",
     "render_tool_output",
 ]
 
 log = logging.getLogger(__name__)
+
+
+class TouchKind(StrEnum):
+    """How one call touches a named resource of the world its tool works on."""
+
+    READ = "read"
+    #: The call brings the resource into being: a later call naming it needs it to succeed.
+    CREATE = "create"
+    #: The call changes (configures, starts, stops, deletes) a resource that exists.
+    CHANGE = "change"
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """One resource a call names, and how: the tool source's declaration, computed from
+    the call's arguments, from which the gate orders the calls of one reply (see
+    :mod:`copilot_core._callorder`). ``resource`` is compared as given (the source folds
+    case where its world does); ``label`` is how a message names it (default: the key)."""
+
+    resource: str
+    kind: TouchKind
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.label or self.resource
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +75,12 @@ class ToolSpec:
     on R1"): the page's tool card shows it. It is the tool source's, computed from the
     call's arguments, never the model's; ``None`` (or a call it cannot name): no title,
     and clients show the tool's name.
+
+    ``touches(arguments)`` declares which resources one call reads, creates or changes
+    (the tool source's, from the call's arguments): the calls of one reply are ordered
+    by it (a call waits for every earlier call that creates or changes something it
+    touches). ``None`` (or a call it cannot read): undeclared, ordered by ``effect``
+    alone (a change runs after every earlier change of the reply).
     """
 
     name: str
@@ -60,6 +94,9 @@ class ToolSpec:
     #: Optional properties the compact set leaves out (options a small model does without).
     compact_omits: tuple[str, ...] = ()
     title: Callable[[dict[str, Any]], str | None] | None = field(
+        default=None, compare=False, repr=False
+    )
+    touches: Callable[[dict[str, Any]], Sequence[Touch] | None] | None = field(
         default=None, compare=False, repr=False
     )
 

@@ -38,6 +38,7 @@ from copilot_core._approvals import (
 from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core._leases import SessionClaim
 from copilot_core._messages import FunctionCall, Message, Role, ToolCall
+from copilot_core._prompts import Line
 from copilot_core._redaction import redact_secrets
 from copilot_core._search import excerpt
 from copilot_core._session import CopilotMode, Session
@@ -61,6 +62,8 @@ from copilot_core._tools import (
     ToolResult,
     ToolSpec,
     ToolStatus,
+    Touch,
+    TouchKind,
     render_tool_output,
 )
 from copilot_core._turn_ports import SessionLeases, TurnControlRelay, TurnLog
@@ -100,6 +103,7 @@ __all__ = [
     "LLMSettingsStore",
     "LanguageModel",
     "LanguageModelProvider",
+    "Line",
     "Message",
     "ModelDelta",
     "ModelOverrides",
@@ -130,6 +134,8 @@ __all__ = [
     "ToolSpec",
     "ToolStatus",
     "TopologySource",
+    "Touch",
+    "TouchKind",
     "TurnControl",
     "TurnControlRelay",
     "TurnInfo",

@@ -35,6 +35,7 @@ from copilot_core._tools import (
     ToolContext,
     ToolResult,
     ToolSpec,
+    Touch,
 )
 from copilot_core._turns import TurnInfo
 from copilot_core.errors import (
@@ -236,9 +237,11 @@ class FakeToolExecutor:
         changes: Callable[[dict[str, Any]], ChangePreview] | None = None,
         effect: ToolEffect | None = None,
         title: Callable[[dict[str, Any]], str | None] | None = None,
+        touches: Callable[[dict[str, Any]], Sequence[Touch] | None] | None = None,
     ) -> FakeToolExecutor:
         """Add a tool; ``changes`` makes its calls changes of the lab, previewed by it;
-        ``title`` names a call (``ToolSpec.title``).
+        ``title`` names a call (``ToolSpec.title``), ``touches`` declares what it reads,
+        creates or changes (``ToolSpec.touches``).
 
         Its declared ``effect`` is, unless given, ``read_only`` for a tool without
         ``changes`` and ``device_change`` for one with.
@@ -252,6 +255,7 @@ class FakeToolExecutor:
             mutates_topology,
             effect,
             title=title,
+            touches=touches,
         )
         self.tools[name] = FakeTool(spec, handler, frozenset(modes), changes)
         return self

@@ -43,7 +43,7 @@ from adapters.gns3._tools.results import batch, item
 from copilot_core import CopilotMode, ToolResult
 from copilot_core.ports import ChangePreview, PreviewCommand, ToolEffect
 
-__all__ = ["command_tools"]
+__all__ = ["changing_devices", "command_tools"]
 
 JSON = dict[str, Any]
 
@@ -392,6 +392,17 @@ def _static_kinds(entries: Entries) -> dict[str, tuple[DeviceKind, ...]]:
         asked = kind_from_name(device_type) if device_type else None
         kinds[name] = (DeviceKind.GENERIC, asked) if asked else (DeviceKind.GENERIC,)
     return kinds
+
+
+def changing_devices(args: ShowCommands | ConfigCommands) -> frozenset[str]:
+    """The devices a call's commands would change, read on every platform without GNS3
+    at hand (the strictest reading, as the approval preview does before it asks GNS3):
+    what the order of a reply's calls goes by."""
+    entries = _entries(args)
+    preview = _preview(
+        entries, _static_kinds(entries), config=isinstance(args, ConfigCommands), verb=""
+    )
+    return frozenset(preview.devices) if preview is not None else frozenset()
 
 
 def _configured(args: ConfigCommands, mode: CopilotMode) -> ChangePreview | None:

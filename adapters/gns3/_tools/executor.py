@@ -56,6 +56,7 @@ from adapters.gns3._tools.restore_take import (
 from adapters.gns3._tools.skills import skill_tools
 from adapters.gns3._tools.titles import TITLES
 from adapters.gns3._tools.topology import topology_tools
+from adapters.gns3._tools.touches import TOUCHES
 from adapters.gns3._tools.verified import (
     VerifyArguments,
     offered_spec,
@@ -146,7 +147,9 @@ def gns3_tools() -> ToolRegistry:
         )
         for tool in family
     }
-    return ToolRegistry(replace(tools[name], title=TITLES[name]) for name in CATALOGUE)
+    return ToolRegistry(
+        replace(tools[name], title=TITLES[name], touches=TOUCHES.get(name)) for name in CATALOGUE
+    )
 
 
 class Gns3ToolExecutor:

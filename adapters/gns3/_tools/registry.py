@@ -15,7 +15,7 @@ list.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sized
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -51,6 +51,7 @@ from copilot_core.ports import (
     IntentStore,
     RestorePointStore,
     ToolEffect,
+    Touch,
 )
 
 __all__ = [
@@ -299,7 +300,9 @@ class Gns3Tool(Generic[ArgsT]):
     default: the preview's devices, and the topology when it changes; ``None``: nothing
     to keep, as for a packet capture, so no restore point); ``example`` is a
     valid argument object shown when a call's arguments are invalid; ``title(args)``
-    names a call for people in plain words (see :mod:`adapters.gns3._tools.titles`).
+    names a call for people in plain words (see :mod:`adapters.gns3._tools.titles`);
+    ``touches(args)`` declares the nodes a call reads, creates or changes, by which the
+    core orders the calls of one reply.
     """
 
     name: str
@@ -319,6 +322,8 @@ class Gns3Tool(Generic[ArgsT]):
     #: state or the topology, unless it says otherwise (a rollback is not itself verified).
     checks_allowed: bool = True
     title: Callable[[ArgsT], str] | None = None
+    #: What a call reads, creates or changes (see :mod:`adapters.gns3._tools.touches`).
+    touches: Callable[[ArgsT], Sequence[Touch] | None] | None = None
 
     @property
     def verifiable(self) -> bool:

@@ -16,7 +16,7 @@ own argument model sees the rest, so every changing tool accepts them the same w
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
@@ -32,12 +32,13 @@ from adapters.gns3._tools.registry import (
 )
 from copilot_core import ToolResult, ToolSpec, ToolStatus
 from copilot_core.intent import Check, VerificationPlan, VerifiedChange, checks_adapter
-from copilot_core.ports import ChangePreview, IntentStore
+from copilot_core.ports import ChangePreview, IntentStore, Touch
 
 __all__ = [
     "VERIFY_FIELDS",
     "VerifyArguments",
     "call_titler",
+    "call_touches",
     "offered_spec",
     "plan_of",
     "split_verification",
@@ -82,7 +83,11 @@ def verification_properties(settings: Gns3ToolSettings) -> JSON:
 def offered_spec(tool: Gns3Tool[Any], lab: LabAccess) -> ToolSpec:
     """The tool's spec, with the three arguments in its schema when it is verifiable, and
     its title of a call."""
-    spec = replace(tool.spec(lab), title=call_titler(tool, lab.settings))
+    spec = replace(
+        tool.spec(lab),
+        title=call_titler(tool, lab.settings),
+        touches=call_touches(tool, lab.settings),
+    )
     if not tool.verifiable:
         return spec
     properties = {**spec.parameters.get("properties", {}), **verification_properties(lab.settings)}
@@ -117,6 +122,25 @@ def call_titler(
         return f"{said}, then verify {checks} check{'' if checks == 1 else 's'}"
 
     return title
+
+
+def call_touches(
+    tool: Gns3Tool[Any], settings: Gns3ToolSettings
+) -> Callable[[JSON], Sequence[Touch] | None] | None:
+    """What a call reads, creates or changes, from its raw arguments (``None`` when they
+    are not valid: the call fails anyway, ordered as undeclared)."""
+    declare = tool.touches
+    if declare is None:
+        return None
+
+    def touches(arguments: JSON) -> Sequence[Touch] | None:
+        split = split_verification(tool, arguments, settings)
+        if isinstance(split, ToolResult):
+            return None
+        args = tool.parse(split[0], settings)
+        return None if isinstance(args, ToolResult) else declare(args)
+
+    return touches
 
 
 def split_verification(
