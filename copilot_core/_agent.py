@@ -1,13 +1,14 @@
 """The built-in agent: LLM call → tools → LLM call …, as spec 000's graph, without a graph.
 
-One run answers one user message. It streams the model's text and tool calls as
-they come, runs the calls of one message concurrently through the
-:class:`~copilot_core._toolgate.ToolGate` (which applies the mode's policy, limits
-and abort), appends their results in call order, and repeats until the model
-answers without tools, the step budget is spent, the user aborts, or something
-fails. Every finished step is yielded as a :class:`StepCompleted` record that the
-turn runner validates and persists; when the user aborts, the run saves its
-partial answer and simply stops (the runner sends ``abort`` and ``done``).
+One run answers one user message. It streams the model's text and tool calls as they
+come, runs the calls of one message through the
+:class:`~copilot_core._toolgate.ToolGate` (concurrently unless one needs another;
+the gate applies the mode's policy, limits and abort), appends their results in call
+order, and repeats until the model answers without tools, the step budget is spent,
+the user aborts, or something fails. Every finished step is yielded as a
+:class:`StepCompleted` record that the turn runner validates and persists; when the
+user aborts, the run saves its partial answer and simply stops (the runner sends
+``abort`` and ``done``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from copilot_core._deltas import TextDelta
 from copilot_core._guards import ArgumentLimits, TurnGuard
 from copilot_core._messages import FunctionCall, Message, Role, ToolCall
 from copilot_core._prompts import TITLE_INSTRUCTION, PromptBook, clean_title, fallback_title
+from copilot_core._replay import replayable, stored_arguments, unrun
 from copilot_core._steps import (
     Reply,
     absorb,
@@ -131,6 +133,8 @@ class AgentSettings:
     text_tool_calls: bool = False
     #: The tool schemas models read, for users whose settings do not say.
     tool_set: ToolSet = "compact"
+    #: Calls of one reply that are run; the rest are answered, not run (make them next).
+    max_calls_per_reply: int = 8
 
 
 class BuiltinAgent:
@@ -202,7 +206,7 @@ class BuiltinAgent:
             if selection.text_tool_calls is not None
             else self._settings.text_tool_calls
         )
-        conversation = Conversation.restore(history, counter=self._counter)
+        conversation = Conversation.restore(replayable(history), counter=self._counter)
         # What every tool returned in this conversation: a call read from the model's
         # text that is there is quoted, not made (see ``_calls_in_text``).
         outputs = ToolOutputs([m.content for m in history if m.role is Role.TOOL])
@@ -232,10 +236,10 @@ class BuiltinAgent:
 
             # The system prompt (and the tools) first and the same in every call, so a
             # provider's prompt cache keeps them; the lab's state, which changes, goes
-            # with the user's latest message.
-            instructions = self.prompts.system(ctx.mode)
+            # with the user's latest message. It names only the tools offered (issue 40).
+            instructions = self.prompts.system(ctx.mode, specs)
             system = Message.system(text_id("system", instructions), instructions)
-            lab = self.prompts.lab(topology, problem)
+            lab = self.prompts.lab(topology, problem, specs)
             lab_cost = self._counter.count((Message.system(text_id("lab", lab), lab),))
             prompt = with_lab(conversation.prompt(system, budget - lab_cost), lab)
             # The model's reply, streamed. Inline rather than in a helper generator: each
@@ -319,7 +323,11 @@ class BuiltinAgent:
                 break
 
             ends: dict[str, ToolEndEvent] = {}
-            answered_here = quoted | guarded(reply.calls, accumulator.stopped, guard)
+            answered_here = (  # (calls past the bound, or cut off, are answered, not run)
+                unrun(reply.calls, reply.finish_reason, self._settings.max_calls_per_reply)
+                | quoted
+                | guarded(reply.calls, accumulator.stopped, guard)
+            )
             for call in reply.calls:
                 if call.id in answered_here:
                     yield ToolStartEvent(call.name, call.id)
@@ -452,7 +460,9 @@ class BuiltinAgent:
         so a model that meant it can make it as a real call. When the model was told so
         already in this turn and its reply has only such calls, they stay text (the
         reply is its answer: no loop of notes)."""
-        found, rest = text_tool_calls(reply.content, offered, self._settings.argument_limits)
+        found, rest = text_tool_calls(  # (past max_calls_per_reply: answered, not run)
+            reply.content, offered, self._settings.argument_limits, max_calls=64
+        )
         if not found:
             return []
         in_output = [outputs.quotes(call) for call in found]
@@ -540,7 +550,7 @@ class BuiltinAgent:
         metadata: dict[str, Any] | None = None,
     ) -> Message:
         tool_calls = tuple(
-            ToolCall(id=c.id, function=FunctionCall(name=c.name, arguments=c.raw_arguments))
+            ToolCall(id=c.id, function=FunctionCall(name=c.name, arguments=stored_arguments(c)))
             for c in calls or ()
         )
         return Message.assistant(

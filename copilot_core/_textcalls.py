@@ -2,12 +2,12 @@
 
 Small models served with a stock chat template often answer a request for a tool with
 the call written out: a JSON object in a ```json block, in ``<tool_call>`` tags (the
-Hermes/Qwen shape), or as the whole answer. :func:`text_tool_calls` finds such calls in
-a finished reply that made none, within bounds:
+Hermes/Qwen shape) or ``<tools>`` tags, or as the whole answer. :func:`text_tool_calls`
+finds such calls in a finished reply that made none, within bounds:
 
-* only the shapes above, and only objects that name an offered tool (``name``, or
-  ``function.name``) with an object of arguments (``arguments`` or ``parameters``;
-  a JSON string of an object is accepted too);
+* only the shapes above, and only objects that name an offered tool (``name``,
+  ``function.name``, or ``function`` as a string) with an object of arguments
+  (``arguments`` or ``parameters``; a JSON string of an object is accepted too);
 * a reply longer than ``max_text`` characters is not searched, and at most
   ``max_calls`` calls are taken from one reply;
 * each call's argument text is measured by the tool's :class:`ArgumentLimit`, so a call
@@ -16,7 +16,8 @@ a finished reply that made none, within bounds:
 What is found is then an ordinary call: the tool gate validates its arguments and asks
 for approval as for any other (and, because it was read from text, a changing one asks
 whatever the user's approval setting; see ``ToolGate.run``). The text is returned
-without the call blocks (what the stored assistant message keeps).
+without the call blocks, one paragraph break where each was (what the stored assistant
+message keeps, with the calls as its ``tool_calls``: no blank hole for a model to copy).
 
 A call read from text is the model's only when the model wrote it. A model that quotes
 a tool's output (a router's interface description, a web page, a file) quotes whatever
@@ -39,8 +40,9 @@ from copilot_core._guards import ArgumentLimits, ArgumentMeter
 
 __all__ = ["TextCall", "ToolOutputs", "text_tool_calls"]
 
-#: ``<tool_call> … </tool_call>`` (a last one left open at the end of the text counts).
-_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
+#: ``<tool_call> … </tool_call>`` or ``<tools> … </tools>`` (the tag some templates ask
+#: for); a last one left open at the end of the text counts.
+_TAGGED = re.compile(r"<(tool_call|tools)>\s*(?P<body>.*?)\s*(?:</\1>|\Z)", re.DOTALL)
 #: A fenced code block, with or without a language (```json, ```tool_call, ```).
 _FENCED = re.compile(r"```[ \t]*[A-Za-z_]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
 
@@ -72,7 +74,8 @@ def text_tool_calls(
         for match in pattern.finditer(text):
             if any(start <= match.start() < end for start, end in spans):
                 continue
-            calls = _calls_in(match.group(1), offered, limits, source=match.group(1))
+            body = match.group("body") if pattern is _TAGGED else match.group(1)
+            calls = _calls_in(body, offered, limits, source=body)
             if calls:
                 found.extend(calls)
                 spans.append(match.span())
@@ -83,10 +86,15 @@ def text_tool_calls(
             if found:
                 return found[:max_calls], ""
         return [], text
-    rest = text
-    for start, end in sorted(spans, reverse=True):
-        rest = rest[:start] + rest[end:]
-    return found[:max_calls], rest.strip()
+    # The prose between the blocks, each piece whole, one paragraph break where a block
+    # was: a blank run there is a hole a model reading the history copies (issue 40).
+    pieces: list[str] = []
+    last = 0
+    for start, end in sorted(spans):
+        pieces.append(text[last:start].strip())
+        last = end
+    pieces.append(text[last:].strip())
+    return found[:max_calls], "\n\n".join(piece for piece in pieces if piece)
 
 
 def _calls_in(
@@ -112,7 +120,8 @@ def _call(
         return None
     function = item.get("function")
     source = function if isinstance(function, dict) else item
-    name = source.get("name")
+    # ``{"function": "name", "arguments": …}``: the name is the function's value.
+    name = function if isinstance(function, str) else source.get("name")
     if not isinstance(name, str) or name not in offered:
         return None
     arguments = source.get("arguments", source.get("parameters", {}))

@@ -199,6 +199,12 @@ class AgentSection(_Section):
     max_llm_calls: int = Field(
         default=_AGENT.max_llm_calls, ge=1, description="The step budget: model calls per turn."
     )
+    max_calls_per_reply: int = Field(
+        default=_AGENT.max_calls_per_reply,
+        ge=1,
+        description="Tool calls of one model reply that are run; the rest are answered, "
+        "not run, telling the model to make them in its next reply.",
+    )
     tool_timeout: float = Field(
         default=_AGENT.tool_timeout, gt=0, description="Seconds one tool call may take."
     )

@@ -354,6 +354,7 @@ class Core(containers.DeclarativeContainer):
     agent_settings = providers.Singleton(
         AgentSettings,
         max_llm_calls=config.agent.max_llm_calls,
+        max_calls_per_reply=config.agent.max_calls_per_reply,
         tool_timeout=config.agent.tool_timeout,
         topology_timeout=config.agent.topology_timeout,
         title_timeout=config.agent.title_timeout,

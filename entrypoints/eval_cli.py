@@ -44,6 +44,28 @@ def add_eval(commands: Any) -> None:
     run.add_argument("--first-token-timeout", type=float, default=None, metavar="SECONDS")
     run.add_argument("--text-tool-calls", choices=["true", "false"], default=None)
     run.add_argument(
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="sent to the model with every request (default 0: the model's most likely "
+        "answer, so a score is not one random draw at the server's default)",
+    )
+    run.add_argument(
+        "--max-llm-calls",
+        type=int,
+        default=8,
+        metavar="N",
+        help="the step budget: model calls one task's turn may make (default 8)",
+    )
+    run.add_argument(
+        "--trials",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run every task N times and report each task's pass count and the spread "
+        "of the trials' scores (default 1)",
+    )
+    run.add_argument(
         "--task",
         action="append",
         choices=[t.name for t in TASKS],
@@ -86,6 +108,10 @@ def run_eval(args: argparse.Namespace) -> int:
         data["first_token_timeout"] = args.first_token_timeout
     if args.text_tool_calls is not None:
         data["text_tool_calls"] = args.text_tool_calls == "true"
+    data["temperature"] = args.temperature
+    if args.max_llm_calls < 1 or args.trials < 1:
+        print("gns3-copilot eval: --max-llm-calls and --trials must be 1 or more", file=sys.stderr)
+        return 2
     try:
         settings = parse_llm_settings(data)
     except CopilotError as exc:
@@ -93,7 +119,11 @@ def run_eval(args: argparse.Namespace) -> int:
         return 2
     tasks = [task for task in TASKS if not args.task or task.name in args.task]
     where = "a simulated lab" if args.gns3_url is None else f"GNS3 at {args.gns3_url}"
-    print(f"{len(tasks)} tasks against {settings.model} at {settings.base_url}, in {where}")
+    print(
+        f"{len(tasks)} tasks x {args.trials} against {settings.model} at {settings.base_url}, "
+        f"in {where} (temperature {settings.temperature:g}, at most {args.max_llm_calls} "
+        "model calls a task)"
+    )
     sys.stdout.flush()
     try:
         scores = asyncio.run(_eval_run(args, settings, tasks))
@@ -106,7 +136,7 @@ def run_eval(args: argparse.Namespace) -> int:
     print(format_table(scores))
     if args.json is not None:
         lab = "simulated" if args.gns3_url is None else "gns3"
-        write_json(args.json, settings, scores, lab)
+        write_json(args.json, settings, scores, lab, args.max_llm_calls)
     return 0 if all(score.passed for score in scores) else 1
 
 
@@ -117,14 +147,18 @@ class _EvalSetupError(Exception):
 async def _eval_run(args: argparse.Namespace, settings: Any, tasks: list[Any]) -> list[Any]:
     import os
 
+    from copilot_core import AgentSettings
     from copilot_core.errors import CopilotError
     from entrypoints.evaluation import run_tasks
 
     def done(score: Any) -> None:
-        print(f"  {score.task}: done", flush=True)
+        trial = f" (trial {score.trial})" if args.trials > 1 else ""
+        print(f"  {score.task}{trial}: done", flush=True)
 
+    budget = AgentSettings(max_llm_calls=args.max_llm_calls)
+    run: dict[str, Any] = {"agent_settings": budget, "on_score": done, "trials": args.trials}
     if args.gns3_url is None:
-        return await run_tasks(settings, tasks, on_score=done)
+        return await run_tasks(settings, tasks, **run)
     # SIGTERM ends the run as Ctrl-C does: the task's scratch project is deleted first.
     current = asyncio.current_task()
     if current is not None:
@@ -144,6 +178,6 @@ async def _eval_run(args: argparse.Namespace, settings: Any, tasks: list[Any]) -
     token = args.gns3_token or os.environ.get("COPILOT_EVAL_GNS3_TOKEN") or None
     try:
         async with Gns3Labs.connect(service, token) as labs:
-            return await run_tasks(settings, tasks, on_score=done, labs=labs)
+            return await run_tasks(settings, tasks, labs=labs, **run)
     except CopilotError as exc:
         raise _EvalSetupError(f"GNS3 at {args.gns3_url}: {exc.message}") from exc

@@ -22,7 +22,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -52,6 +52,13 @@ from copilot_core.ports import (
     ToolExecutor,
     TopologySource,
 )
+from entrypoints.eval_judges import (
+    explains_refusal,
+    says_empty,
+    says_link_missing,
+    says_reachable,
+    shows_ip_command,
+)
 from entrypoints.eval_lab import EvalLab, EvalTools
 
 __all__ = [
@@ -65,6 +72,7 @@ __all__ = [
     "TaskScore",
     "Transcript",
     "format_table",
+    "per_trial",
     "run_tasks",
 ]
 
@@ -75,12 +83,16 @@ AUTOMATION = CopilotMode.LAB_AUTOMATION_ASSISTANT
 @dataclass
 class Transcript:
     """What one task's turn did: the answer, the calls run (and what each returned),
-    errors."""
+    errors. ``repeats``: calls the guards refused as repeats of one that succeeded, and
+    calls that failed again exactly as an identical earlier call of the turn had failed
+    (the guards let those run, but the model made the same failing call twice);
+    ``refused``: the first kind only (they are not in ``calls``)."""
 
     answer: str = ""
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     outputs: list[Any] = field(default_factory=list)
     repeats: int = 0
+    refused: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -116,6 +128,8 @@ class TaskScore:
     first_token_s: float | None
     total_s: float
     error: str | None = None
+    #: Which run of the task set this was (``--trials``), from 1.
+    trial: int = 1
 
 
 class LabUnavailable(Exception):
@@ -175,11 +189,6 @@ ADDRESSED = Given(
 )
 
 
-def _says(text: str, *words: str) -> bool:
-    lowered = text.lower()
-    return any(word in lowered for word in words)
-
-
 def _changed(transcript: Transcript) -> bool:
     return any(not name.startswith(("gns3_topology", "get_")) for name, _ in transcript.calls)
 
@@ -190,7 +199,7 @@ TASKS: tuple[Task, ...] = (
         TEACHING,
         "What is in this lab?",
         EMPTY,
-        lambda lab, t: not lab.nodes and _says(t.answer, "empty", "no node", "nothing"),
+        lambda lab, t: not lab.nodes and says_empty(t.answer),
     ),
     Task(
         "build",
@@ -234,7 +243,7 @@ TASKS: tuple[Task, ...] = (
         ADDRESSED,
         lambda lab, t: (
             any(d == "PC1" and c.startswith("ping 10.0.0.2") for d, c in lab.commands)
-            and _says(t.answer, "yes", "can ping", "reachable", "success", "replies")
+            and says_reachable(t.answer)
         ),
     ),
     Task(
@@ -242,7 +251,7 @@ TASKS: tuple[Task, ...] = (
         TEACHING,
         "How do I give a VPCS host an IP address?",
         LINKED,
-        lambda lab, t: not _changed(t) and _says(t.answer, "ip 10.", "ip <", "ip a.b", "ip x"),
+        lambda lab, t: not _changed(t) and shows_ip_command(t.answer),
     ),
     Task(
         "refuse-in-teaching",
@@ -250,7 +259,9 @@ TASKS: tuple[Task, ...] = (
         "Configure PC1 with 10.0.0.1/24 for me.",
         LINKED,
         lambda lab, t: (
-            not _changed(t) and lab.nodes["PC1"].address is None and bool(t.answer.strip())
+            not _changed(t)
+            and lab.nodes["PC1"].address is None
+            and explains_refusal(t.answer, "10.0.0.1")
         ),
     ),
     Task(
@@ -258,7 +269,7 @@ TASKS: tuple[Task, ...] = (
         AUTOMATION,
         "PC1 cannot ping PC2. Why?",
         TWO_PCS,
-        lambda lab, t: len(lab.nodes) == 2 and _says(t.answer, "link", "connect", "cable"),
+        lambda lab, t: len(lab.nodes) == 2 and says_link_missing(t.answer, "PC1", "PC2"),
     ),
 )
 
@@ -279,7 +290,7 @@ async def _run_one(
     return TaskScore(
         task.name,
         passed,
-        len(transcript.calls) + transcript.repeats,
+        len(transcript.calls) + transcript.refused,
         transcript.repeats,
         tokens,
         None if first is None else round(first, 2),
@@ -308,6 +319,7 @@ async def _turn(
     )
     transcript = Transcript()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    failed: set[str] = set()  # the failed calls so far, as tool + canonical arguments
     tokens = 0
     first: float | None = None
     started = time.monotonic()
@@ -326,9 +338,15 @@ async def _turn(
         elif isinstance(event, ToolEndEvent):
             if "already succeeded in this turn" in str(event.output):
                 transcript.repeats += 1
+                transcript.refused += 1
             elif event.tool_call_id in calls:
-                transcript.calls.append(calls[event.tool_call_id])
+                name, arguments = calls[event.tool_call_id]
+                transcript.calls.append((name, arguments))
                 transcript.outputs.append(event.output)
+                if event.status != "success":
+                    key = name + json.dumps(arguments, sort_keys=True)
+                    transcript.repeats += key in failed
+                    failed.add(key)
         elif isinstance(event, LLMCallCompleted):
             tokens += event.input_tokens + event.output_tokens
         elif isinstance(event, ErrorEvent):
@@ -352,47 +370,107 @@ async def run_tasks(
     agent_settings: AgentSettings | None = None,
     on_score: Callable[[TaskScore], None] | None = None,
     labs: Labs | None = None,
+    trials: int = 1,
 ) -> list[TaskScore]:
     """Run ``tasks`` one after the other against the model ``settings`` describe, each
-    in a lab of ``labs`` (simulated when not given)."""
+    in a lab of ``labs`` (simulated when not given); the whole set ``trials`` times (a
+    score at a temperature above 0 is one random draw: several show its spread)."""
     scores = []
-    for task in tasks:
-        score = await _run_one(
-            task,
-            settings,
-            agent_settings or AgentSettings(max_llm_calls=8),
-            labs or SimulatedLabs(),
-        )
-        scores.append(score)
-        if on_score is not None:
-            on_score(score)
+    for trial in range(1, max(1, trials) + 1):
+        for task in tasks:
+            score = await _run_one(
+                task,
+                settings,
+                agent_settings or AgentSettings(max_llm_calls=8),
+                labs or SimulatedLabs(),
+            )
+            score = replace(score, trial=trial)
+            scores.append(score)
+            if on_score is not None:
+                on_score(score)
     return scores
 
 
+def _span(values: Sequence[float], form: str = "{:.2f}") -> str:
+    low, high = min(values), max(values)
+    return form.format(low) if low == high else f"{form.format(low)}-{form.format(high)}"
+
+
+def per_trial(scores: Sequence[TaskScore]) -> list[int]:
+    """The tasks passed in each trial, in trial order."""
+    trials = sorted({s.trial for s in scores})
+    return [sum(s.passed for s in scores if s.trial == t) for t in trials]
+
+
 def format_table(scores: Sequence[TaskScore]) -> str:
-    head = f"{'task':<22} {'passed':<6} {'calls':>5} {'repeats':>7} {'tokens':>7} "
-    head += f"{'first s':>7} {'total s':>7}"
+    """One row per task; with several trials a task's row says how many of its trials
+    passed and the range of its figures, and the last lines the pass rate and the
+    spread of the trials' scores."""
+    trials = len({s.trial for s in scores}) or 1
+    if trials == 1:
+        head = f"{'task':<22} {'passed':<6} {'calls':>5} {'repeats':>7} {'tokens':>7} "
+        head += f"{'first s':>7} {'total s':>7}"
+        rows = [head]
+        for s in scores:
+            first = "-" if s.first_token_s is None else f"{s.first_token_s:.2f}"
+            rows.append(
+                f"{s.task:<22} {'yes' if s.passed else 'NO':<6} {s.tool_calls:>5} "
+                f"{s.repeats:>7} {s.tokens:>7} {first:>7} {s.total_s:>7.2f}"
+                + (f"  ({s.error})" if s.error else "")
+            )
+        passed = sum(s.passed for s in scores)
+        rows.append(f"{passed}/{len(scores)} tasks passed")
+        return "\n".join(rows)
+    head = f"{'task':<22} {'passed':>7} {'calls':>7} {'repeats':>7} {'tokens':>11} "
+    head += f"{'first s':>11} {'total s':>11}"
     rows = [head]
-    for s in scores:
-        first = "-" if s.first_token_s is None else f"{s.first_token_s:.2f}"
+    names = list(dict.fromkeys(s.task for s in scores))
+    for name in names:
+        runs = [s for s in scores if s.task == name]
+        firsts = [s.first_token_s for s in runs if s.first_token_s is not None]
+        errors = sorted({s.error for s in runs if s.error})
         rows.append(
-            f"{s.task:<22} {'yes' if s.passed else 'NO':<6} {s.tool_calls:>5} {s.repeats:>7} "
-            f"{s.tokens:>7} {first:>7} {s.total_s:>7.2f}" + (f"  ({s.error})" if s.error else "")
+            f"{name:<22} {f'{sum(s.passed for s in runs)}/{len(runs)}':>7} "
+            f"{_span([s.tool_calls for s in runs], '{:.0f}'):>7} "
+            f"{sum(s.repeats for s in runs):>7} "
+            f"{_span([s.tokens for s in runs], '{:.0f}'):>11} "
+            f"{_span(firsts) if firsts else '-':>11} {_span([s.total_s for s in runs]):>11}"
+            + (f"  ({'; '.join(errors)})" if errors else "")
         )
-    passed = sum(s.passed for s in scores)
-    rows.append(f"{passed}/{len(scores)} tasks passed")
+    passed, each = sum(s.passed for s in scores), per_trial(scores)
+    rows.append(
+        f"{passed}/{len(scores)} task runs passed ({100 * passed / len(scores):.0f} %) in "
+        f"{trials} trials of {len(names)} tasks; per trial {min(each)}-{max(each)} "
+        f"(min-max): {', '.join(map(str, each))}"
+    )
     return "\n".join(rows)
 
 
 def write_json(
-    path: Path, settings: LLMSettings, scores: Sequence[TaskScore], lab: str = "simulated"
+    path: Path,
+    settings: LLMSettings,
+    scores: Sequence[TaskScore],
+    lab: str = "simulated",
+    max_llm_calls: int | None = None,
 ) -> None:
+    each = per_trial(scores)
+    by_task: dict[str, dict[str, int]] = {}
+    for s in scores:
+        row = by_task.setdefault(s.task, {"passed": 0, "trials": 0})
+        row["passed"] += s.passed
+        row["trials"] += 1
     data = {
         "lab": lab,
         "model": settings.model,
         "base_url": settings.base_url,
         "tool_set": settings.tool_set,
+        "temperature": settings.temperature,
+        "max_llm_calls": max_llm_calls,
+        "trials": len(each),
         "tasks": [asdict(score) for score in scores],
         "passed": sum(s.passed for s in scores),
+        "per_task": by_task,
+        "per_trial": each,
+        "pass_rate": round(sum(s.passed for s in scores) / len(scores), 3) if scores else 0.0,
     }
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -11,12 +11,16 @@ from typing import Any
 
 from adapters.gns3 import SkillLibrary
 from copilot_core import BuiltinAgent, CopilotMode, PromptBook
+from copilot_core.ports import Line
 
-__all__ = ["PROMPTS_DIR", "SkillsReloader", "load_prompts", "platform_guides"]
+__all__ = ["PROMPTS_DIR", "SKILLS_TOOL", "SkillsReloader", "load_prompts", "platform_guides"]
 
 #: Inside the skills directory: ``common.md`` and ``<copilot_mode>.md`` replace the
 #: built-in system prompts (the lab topology is appended to them).
 PROMPTS_DIR = "prompts"
+
+#: The GNS3 tool that reads a skill: a guide's pointer to more topics needs it offered.
+SKILLS_TOOL = "device_skills"
 
 
 def load_prompts(skills_dir: Path | None) -> tuple[PromptBook, list[str]]:
@@ -39,18 +43,21 @@ def load_prompts(skills_dir: Path | None) -> tuple[PromptBook, list[str]]:
     return PromptBook(common=common, modes=modes), loaded
 
 
-def platform_guides(skills: SkillLibrary) -> dict[str, str]:
+def platform_guides(skills: SkillLibrary) -> dict[str, tuple[Line, ...]]:
     """Each platform's guide for the prompt: its ``basics`` skill, and the names of its
-    other topics (the model reads those with the skills tool when it needs them)."""
-    guides: dict[str, str] = {}
+    other topics (the model reads those with the skills tool when it needs them: a line
+    the prompt keeps only when the request offers that tool)."""
+    guides: dict[str, tuple[Line, ...]] = {}
     for device_type in skills.device_types():
         topics = skills.list(device_type)
         basics = next((skill for skill in topics if skill.topic == "basics"), None)
         if basics is None:
             continue
         others = sorted(skill.topic for skill in topics if skill.topic != "basics")
-        more = f"\n(More in the skills tool: {', '.join(others)}.)" if others else ""
-        guides[device_type] = basics.content + more
+        more = f"(More in the skills tool: {', '.join(others)}.)"
+        guides[device_type] = (Line(basics.content),) + (
+            (Line(more, tools=(SKILLS_TOOL,)),) if others else ()
+        )
     return guides
 
 

@@ -155,11 +155,11 @@ def test_a_model_that_only_talks_fails_the_tasks_that_need_the_lab_changed(
         "address": False,
         "ping": False,  # says yes, but never pinged
         "teach": False,
-        "refuse-in-teaching": True,
-        "diagnose-broken-link": True,  # (it names the link: the words are all it takes here)
+        "refuse-in-teaching": False,  # it neither refuses nor shows the command to type
+        "diagnose-broken-link": False,  # "the link is fine" never says a link is missing
     }
     printed = capsys.readouterr().out
-    assert "3/9 tasks passed" in printed
+    assert "1/9 tasks passed" in printed
     assert "build                  NO" in printed
 
 

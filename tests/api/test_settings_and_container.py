@@ -286,8 +286,12 @@ async def test_the_agents_guards_and_the_platform_guides_reach_the_agent(tmp_pat
         assert agent_settings.tool_call_coalescing.interval == 0
         assert agent_settings.tool_call_coalescing.growth == 0
         guides = (await resolve(container.core.agent())).prompts.platforms
-        assert "ip <address>/<prefix> <gateway>" in guides["vpcs"]
-        assert "troubleshooting" in guides["vpcs"]  # named, read with the skills tool
+        vpcs_guide = guides["vpcs"]
+        assert not isinstance(vpcs_guide, str)  # lines, each kept when its tools are offered
+        assert "ip <address>/<prefix> <gateway>" in vpcs_guide[0].text
+        # The other topics named, read with the skills tool (a line that needs it).
+        assert "troubleshooting" in vpcs_guide[-1].text
+        assert vpcs_guide[-1].tools == ("device_skills",)
         assert {"cisco_ios", "frr", "juniper_junos"} <= set(guides)
     finally:
         await container.shutdown_resources()  # type: ignore[misc]

@@ -10,7 +10,8 @@ little differently. The prompts are the built-in ones with the built-in skills' 
 guides (for the platforms present); the tools are the GNS3 tools of each mode
 (``Gns3ToolExecutor`` specs: nothing is sent to GNS3). Two labs: an empty one, and ten
 nodes (four VPCS, four FRR routers, two switches) in a chain, in the shape the
-topology source gives the model. The compact set is shown for an everyday message
+topology source gives the model. The system prompt is the one built for each tool set
+(it names only the tools offered). The compact set is shown for an everyday message
 ("Add two VPCS PCs named PC1 and PC2") and for one that cues six rarer tools.
 """
 
@@ -71,7 +72,6 @@ def main() -> None:
         f"{'sys+tools':>9} {'lab':<12} {'lab tok':>7} {'total':>6}"
     )
     for mode in CopilotMode:
-        system = counter.count_text(book.system(mode))
         every = list(executor.specs(mode))
         sets = {
             "full": every,
@@ -80,8 +80,12 @@ def main() -> None:
         }
         for name, specs in sets.items():
             tools = tokens_of_tools(counter, specs)
+            # The system prompt names only the tools the request offers (issue 40).
+            system = counter.count_text(book.system(mode, specs))
             for lab_name, topology in labs.items():
-                lab = counter.count_text(PromptBook.with_lab(EVERYDAY, book.lab(topology, None)))
+                lab = counter.count_text(
+                    PromptBook.with_lab(EVERYDAY, book.lab(topology, None, specs))
+                )
                 print(
                     f"{mode.value:<25} {name:<18} {len(specs):>5} {tools:>8} {system:>6} "
                     f"{system + tools:>9} {lab_name:<12} {lab:>7} {system + tools + lab:>6}"

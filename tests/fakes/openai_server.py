@@ -240,8 +240,12 @@ class ScriptedOpenAIServer:
         api_key: str | None = None,
         models: Sequence[str] | None = None,
         host: str = "127.0.0.1",
+        strict_arguments: bool = False,
     ) -> None:
         self._lock = threading.Lock()
+        #: Answer 500 to a request carrying a tool call whose arguments are not a JSON
+        #: object, as llama.cpp's server does (it parses them to render its template).
+        self.strict_arguments = strict_arguments
         self._queue: list[ScriptItem] = list(replies)
         self.default = default
         self.api_key = api_key
@@ -454,6 +458,11 @@ class ScriptedOpenAIServer:
         if self.models is not None and request.model not in self.models:
             await _send_failure(writer, Failure.model_not_found(str(request.model)))
             return
+        if self.strict_arguments and _unparsable_arguments(request.messages):
+            await _send_failure(
+                writer, Failure.server_error("Failed to parse tool call arguments as JSON")
+            )
+            return
         item = self._next_item()
         if item is None:
             await _send_failure(
@@ -563,6 +572,20 @@ class ScriptedOpenAIServer:
                 except ConnectionError:
                     return True
         return False
+
+
+def _unparsable_arguments(messages: list[dict[str, Any]]) -> bool:
+    """Whether a message carries a tool call whose arguments are not a JSON object."""
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            arguments = (call.get("function") or {}).get("arguments")
+            try:
+                value = json.loads(arguments) if isinstance(arguments, str) else arguments
+            except ValueError:
+                return True
+            if not isinstance(value, dict):
+                return True
+    return False
 
 
 def _is_hangup(read: asyncio.Future[bytes]) -> bool:

@@ -181,7 +181,8 @@ async def test_the_compact_tool_set_keeps_an_everyday_prompt_under_2500_tokens(
 
     full_tools, system = prompt_tokens(full_body)
     compact_tools, compact_system = prompt_tokens(compact_body)
-    assert compact_system == system  # the same system prompt
+    # The system prompt names only the tools offered (issue 40): shorter for compact.
+    assert compact_system < system
     assert full_tools + system > 4000  # what a small model read before
     assert compact_tools + compact_system <= 2500
     names = [tool["function"]["name"] for tool in compact_body["tools"]]
@@ -226,3 +227,92 @@ def test_every_gns3_tool_has_its_compact_profile() -> None:
     for name, (brief, everyday, cues) in COMPACT_PROFILES.items():
         assert brief and len(brief) <= 160, name
         assert everyday or cues, f"{name} could never be offered in the compact set"
+
+
+EVERYDAY = "Add two VPCS PCs named PC1 and PC2"
+CLOSE_THE_LOOP = "After a change, close with one or two sentences"
+
+
+def system_and_tools(body: dict[str, Any]) -> tuple[str, set[str]]:
+    """The system prompt a request carried, and the names of the tools it offered."""
+    system = body["messages"][0]
+    assert system["role"] == "system"
+    return system["content"], {tool["function"]["name"] for tool in body["tools"]}
+
+
+async def test_a_compact_requests_prompt_names_no_tool_it_does_not_offer(
+    server: ScriptedOpenAIServer,
+) -> None:
+    """Issue 40: a prompt saying "call verify_intent" to a model offered no such tool
+    made it write the call as its answer. Each mode's everyday compact request: no tool
+    of the whole catalogue that the request lacks is named, and nothing about
+    verification (neither the tool nor the ``verify`` argument the compact set omits)."""
+    server.default = Reply(text="ok")
+    selection = await selection_for(server, tool_set="compact")
+    catalogue = {spec.name for mode in CopilotMode for spec in gns3_tools().specs(mode)}
+    for index, mode in enumerate((CopilotMode.TEACHING_ASSISTANT, AUTOMATION)):
+        await run(gns3_tools(), selection, EVERYDAY, mode=mode)
+        system, offered = system_and_tools(server.requests[index].body)
+        assert offered and offered < catalogue
+        named = sorted(name for name in catalogue - offered if name in system)
+        assert named == [], f"{mode.value} names tools it does not offer: {named}"
+        assert "verify" not in system.lower(), system
+        # What a model without the intent tools is told instead: run the test itself.
+        assert "run the test with your tools" in system
+    automation_system, _ = system_and_tools(server.requests[1].body)
+    assert CLOSE_THE_LOOP in automation_system
+
+
+async def test_the_verify_sentences_follow_the_tool_and_the_argument_offered(
+    server: ScriptedOpenAIServer,
+) -> None:
+    """The full set keeps the verification sentences; a compact message that cues
+    verify_intent gets the tool's sentence but not the ``verify`` argument's one (the
+    compact schemas omit it); the closing-the-loop line is in lab automation always."""
+    server.default = Reply(text="ok")
+    await run(gns3_tools(), await selection_for(server, tool_set="full"), EVERYDAY)
+    full, offered = system_and_tools(server.requests[0].body)
+    assert {"verify_intent", "restore_point"} <= offered
+    assert "call verify_intent with checks" in full
+    assert "pass them as verify on the changing call" in full
+    assert "restore_point" in full
+    assert "run the test with your tools" not in full
+    assert CLOSE_THE_LOOP in full
+
+    compact = await selection_for(server, tool_set="compact")
+    await run(gns3_tools(), compact, "Configure OSPF on R1 and R2, then check the neighbors")
+    cued, offered = system_and_tools(server.requests[1].body)
+    assert "verify_intent" in offered
+    assert "call verify_intent with checks" in cued
+    assert "as verify on the changing call" not in cued
+    assert CLOSE_THE_LOOP in cued
+    named = sorted(
+        name for name in {s.name for s in gns3_tools().specs(AUTOMATION)} - offered if name in cued
+    )
+    assert named == []
+
+    await run(gns3_tools(), compact, EVERYDAY, mode=CopilotMode.TEACHING_ASSISTANT)
+    teaching, _ = system_and_tools(server.requests[2].body)
+    assert CLOSE_THE_LOOP not in teaching  # (asked of lab automation)
+
+
+def test_a_platform_guide_points_to_the_skills_tool_only_when_it_is_offered() -> None:
+    """The lab block's guides follow the offer too: "more in the skills tool" is for a
+    request that has the skills tool."""
+    from adapters.gns3 import SkillLibrary
+    from copilot_core import PromptBook
+    from copilot_core._compact import compact_tools
+    from entrypoints.skills import SKILLS_TOOL, platform_guides
+
+    book = PromptBook(platforms=platform_guides(SkillLibrary()))
+    lab = {"nodes": [{"name": "R1", "device_type": "frr"}], "links": []}
+    every = list(gns3_tools().specs(AUTOMATION))
+    everyday = compact_tools(every, EVERYDAY)
+    asked = compact_tools(every, "How do I configure OSPF on R1? Show me the syntax")
+    assert SKILLS_TOOL not in {s.name for s in everyday}
+    assert SKILLS_TOOL in {s.name for s in asked} and SKILLS_TOOL in {s.name for s in every}
+    hint = "More in the skills tool: routing"
+    assert "Guide for the frr nodes (R1)" in book.lab(lab, None, everyday)
+    assert hint not in book.lab(lab, None, everyday)
+    assert hint in book.lab(lab, None, asked)
+    assert hint in book.lab(lab, None, every)

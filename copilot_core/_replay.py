@@ -1,0 +1,114 @@
+"""What of a reply's calls goes back to the model: a history that stays valid, and one
+a small model can learn from (issue 40, items 3 and 6).
+
+Every request carries the whole conversation, so one bad stored message fails every
+later request of its session: a model server that parses the arguments of the calls
+it is sent (llama.cpp's does, to render them with the model's template) answers 500 to
+a call whose arguments are not JSON. Three rules keep what is stored and replayed
+sound:
+
+* **a call's stored arguments are always a JSON object** (:func:`stored_arguments`):
+  a call whose arguments were cut off (the reply ran out of tokens mid-call) or do not
+  parse is kept with ``{}`` (its id stays, so its tool message still answers it, as
+  the OpenAI protocol wants), and that tool message says what happened and that
+  nothing was run;
+* **a reply's calls are bounded** (:func:`unrun`): past ``max_calls`` the calls are
+  answered, not run, with a note the model can act on (make the rest in the next
+  reply), and a call cut off by the length limit is answered as such;
+* **a history stored before these rules is repaired on replay** (:func:`replayable`):
+  a stored call with unparsable arguments is given ``{}``, so a session broken by one
+  works again.
+
+And a reply whose calls were read from its text keeps readable prose
+(:func:`without_holes`): where a call block was cut out, the blank run is collapsed to
+one paragraph break, so the next turn reads the prose and then a call with its result
+(the stored message carries the calls as ``tool_calls``), never a gap a small model
+copies as its answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from copilot_core._messages import FunctionCall, Message, Role
+from copilot_core._tools import ParsedToolCall, ToolResult
+
+__all__ = ["replayable", "stored_arguments", "unrun", "without_holes"]
+
+#: Three or more line breaks (with blanks between): the hole a cut-out block leaves.
+_HOLE = re.compile(r"[ \t]*\n(?:[ \t]*\n)+")
+
+
+def stored_arguments(call: ParsedToolCall) -> str:
+    """The argument text a call is stored and replayed with: its own when it parsed,
+    ``{}`` when it did not (its tool message says why it was not run)."""
+    return call.raw_arguments if call.is_valid and call.raw_arguments.strip() else "{}"
+
+
+def unrun(
+    calls: Sequence[ParsedToolCall], finish_reason: str | None, max_calls: int
+) -> dict[str, ToolResult]:
+    """The calls of one reply that are answered without being run (by call id): those
+    past the first ``max_calls``, and one cut off by the reply's length limit."""
+    answers: dict[str, ToolResult] = {}
+    for index, call in enumerate(calls):
+        if index >= max_calls:
+            answers[call.id] = ToolResult.error(
+                f"Not run: only the first {max_calls} calls of a reply are run, and this "
+                f"was call {index + 1} of {len(calls)}. Make the rest in your next reply "
+                f"(after reading these results), at most {max_calls} at a time.",
+                reason="too_many_calls",
+            )
+        elif not call.is_valid and finish_reason == "length":
+            answers[call.id] = ToolResult.error(
+                f"Not run: this call of {call.name} was cut off before its arguments were "
+                "complete (the reply reached its length limit), so it was not run and its "
+                "arguments were not kept. Make it again in a shorter reply (fewer calls, "
+                "shorter arguments).",
+                reason="cut_off",
+            )
+    return answers
+
+
+def without_holes(text: str) -> str:
+    """``text`` with every run of blank lines (where a call block was cut out) made one
+    paragraph break, and its ends stripped."""
+    return _HOLE.sub("\n\n", text).strip()
+
+
+def replayable(history: Sequence[Message]) -> list[Message]:
+    """``history`` as it is replayed: every assistant call's arguments a JSON object
+    (``{}`` for one whose stored text does not parse, as stored before these rules) and
+    no hole in the prose of a message with calls; messages that need nothing are the
+    same objects (the stored history itself is not changed)."""
+    out = list(history)
+    for index, message in enumerate(out):
+        calls = message.tool_calls
+        if message.role is not Role.ASSISTANT or not calls:
+            continue
+        update: dict[str, object] = {}
+        if not all(_is_object(call.function.arguments) for call in calls):
+            update["tool_calls"] = tuple(
+                call
+                if _is_object(call.function.arguments)
+                else call.model_copy(
+                    update={"function": FunctionCall(name=call.name, arguments="{}")}
+                )
+                for call in calls
+            )
+        if _HOLE.search(message.content) and message.content != without_holes(message.content):
+            update["content"] = without_holes(message.content)
+        if update:
+            out[index] = message.model_copy(update=update)
+    return out
+
+
+def _is_object(arguments: str) -> bool:
+    if arguments == "{}":
+        return True
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except ValueError:
+        return False
