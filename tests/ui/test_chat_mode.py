@@ -13,7 +13,8 @@ from tests.ui.conftest import Lab, choose_project, sign_in
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.gns3]
 
-AUTOMATION_ONLY_TOOL = "stop_gns3_node"  # offered in lab automation mode only
+# Offered in lab automation mode only, and in its everyday (compact, the default) set.
+AUTOMATION_ONLY_TOOL = "execute_multiple_device_config_commands"
 
 
 def ask(page: Page, text: str) -> None:
