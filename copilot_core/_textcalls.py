@@ -154,26 +154,33 @@ class ToolOutputs:
 
     Each output is kept as stored and as every string inside it when it is JSON (a
     device's text arrives as a JSON string, its quotes escaped), each also without
-    whitespace.
+    whitespace. Outputs are read only when a call is asked about: most turns read no
+    call from text, and a long session's outputs would otherwise be parsed on every
+    turn.
     """
 
-    __slots__ = ("_squeezed", "_texts")
+    __slots__ = ("_pending", "_squeezed", "_texts")
 
     def __init__(self, outputs: Iterator[str] | Collection[str] = ()) -> None:
+        self._pending: list[str] = list(outputs)
         self._texts: list[str] = []
         self._squeezed: list[str] = []
-        for output in outputs:
-            self.add(output)
 
     def add(self, output: str) -> None:
         """Keep one more tool result (as its tool message holds it)."""
-        for text in _texts_of(output, 0):
-            self._texts.append(text)
-            self._squeezed.append(_SPACE.sub("", text))
+        self._pending.append(output)
+
+    def _read(self) -> None:
+        pending, self._pending = self._pending, []
+        for output in pending:
+            for text in _texts_of(output, 0):
+                self._texts.append(text)
+                self._squeezed.append(_SPACE.sub("", text))
 
     def quotes(self, call: TextCall) -> bool:
         """Whether ``call`` occurs in a kept output: its block (whitespace aside), or a
         call-shaped JSON object of the same tool with equal arguments."""
+        self._read()
         block = _SPACE.sub("", call.source)
         if block and any(block in text for text in self._squeezed):
             return True
