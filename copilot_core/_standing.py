@@ -197,6 +197,7 @@ class StandingIntent:
             abort,
             credentials,
             progress=heard,
+            background=True,  # no person waits at a console for it
         )
         call = ParsedToolCall.parse(
             "standing-intent", VERIFY_TOOL, json.dumps({"checks": checks, "wait_s": wait_s})

@@ -219,6 +219,9 @@ class ToolContext:
     )
     #: Which calls wait for the user's approval (the gate asks; its caller answers).
     approval: ApprovalPolicy = ApprovalPolicy.NEVER
+    #: Work no person is waiting on at a console (a standing-intent run): a tool source
+    #: may let a person's calls go first where they share something (a device console).
+    background: bool = False
 
     def report_progress(self, text: str, *, device: str | None = None) -> None:
         """Hand on output produced since the last report (empty text is ignored)."""

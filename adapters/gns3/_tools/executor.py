@@ -92,10 +92,6 @@ from copilot_core.ports import (
 
 __all__ = ["CATALOGUE", "Gns3ToolExecutor", "Gns3TopologySource", "gns3_tools"]
 
-#: The id of the call the core's standing intent makes (``POST …/intent/run``): background
-#: work on the consoles, which waits behind a person's commands.
-STANDING_RUN = "standing-intent"
-
 #: The order tools are offered in (teaching's tools first, then lab automation's own).
 CATALOGUE = (
     "gns3_topology_reader",
@@ -258,7 +254,7 @@ class Gns3ToolExecutor:
         of what its preview, assessed once before the approval, says it changes; a call
         with checks (``verify``) as a verified change, decided by the checks its approved
         preview lists."""
-        if call.id == STANDING_RUN and current_priority() is ConsolePriority.INTERACTIVE:
+        if context.background and current_priority() is ConsolePriority.INTERACTIVE:
             with background_console_use():  # a person's console commands go first
                 return await self.execute(call, context, clearance)
         tool = self.registry.get(call.name)

@@ -30,7 +30,7 @@ from adapters.gns3 import (
     _intent_compile,
     _lab_state_reading,
 )
-from adapters.gns3._console_lock import ConsolePriority
+from adapters.gns3._console_lock import ConsolePriority, current_priority
 from adapters.gns3._grammar import judge
 from adapters.gns3._intent_compile import Plan, compile_check
 from adapters.gns3._intent_plans import targets
@@ -39,7 +39,8 @@ from adapters.gns3._platforms import DeviceKind
 from adapters.gns3._tools.lab_capture import capture_lab_state
 from adapters.gns3._tools.registry import CallScope
 from copilot_core import CopilotMode, ParsedToolCall, ToolResult, ToolStatus
-from copilot_core.intent import checks_adapter
+from copilot_core.intent import StandingIntent, checks_adapter
+from copilot_core.testing import InMemoryCheckpointStore, SteppingClock
 from tests.adapters.gns3.conftest import make_context
 from tests.adapters.gns3.intent_outputs import JUNOS
 from tests.fakes.telnet_devices import EmulatedDeviceLab, EmulatedJunos, EmulatedLinux
@@ -266,3 +267,33 @@ async def test_a_lab_capture_waits_for_consoles_as_background_work(
     state = await capture_lab_state(tools.lab, CallScope(make_context(PROJECT, TOKEN), TOKEN))
     assert state.node("H1") is not None
     assert asked and set(asked) == {ConsolePriority.BACKGROUND}, asked
+
+
+async def test_a_standing_run_waits_for_consoles_behind_a_persons_commands(
+    lab: EmulatedDeviceLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The core's standing intent calls the real GNS3 tools as background work
+    (``ToolContext.background``): its console runs ask for the background priority, so
+    a person's commands go first; a person's own verify_intent stays interactive."""
+    tools = executor(lab)
+    runner = tools.lab.runner
+    asked: list[object] = []
+    run = runner.run
+
+    async def recording(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs.get("priority") or current_priority())
+        return await run(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run", recording)
+    check = {"kind": "reachability", "from": "H1", "to": "10.0.0.6", "name": "H1-H2"}
+    intent = StandingIntent(InMemoryCheckpointStore(), tools, SteppingClock())
+    await intent.put(PROJECT, "user-1", [check])
+    result = await intent.run(PROJECT, "user-1", TOKEN)
+    await intent.aclose()
+    assert result["status"] == "pass", result
+    assert asked and set(asked) == {ConsolePriority.BACKGROUND}, asked
+
+    asked.clear()
+    mine = await verify(tools, [check])
+    assert mine.output["status"] == "pass", mine.output
+    assert asked and set(asked) == {ConsolePriority.INTERACTIVE}, asked
