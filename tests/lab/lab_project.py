@@ -4,6 +4,8 @@ tests read its consoles with (the copilot's own :class:`~adapters.gns3.ConsoleRu
 from __future__ import annotations
 
 import re
+import subprocess
+import time
 from typing import Any
 
 import httpx
@@ -45,6 +47,40 @@ class LabProject:
         node = snapshot.by_name(name)
         assert node is not None, f"no node {name} in {[n['name'] for n in snapshot.nodes]}"
         return snapshot.console_target(node)
+
+    # ---------------------------------------------------------------- the oracle
+    def container(self, node: str) -> str:
+        """The id of ``node``'s Docker container, as gns3-server reports it."""
+        nodes = self.api("GET", "/nodes").json()
+        found = next(n for n in nodes if n["name"] == node)
+        return str(found["properties"]["container_id"])
+
+    def exec(self, node: str, *argv: str) -> subprocess.CompletedProcess[bytes]:
+        """``argv`` run in ``node``'s container by Docker itself, never through the
+        product: what the tests read a device with."""
+        return subprocess.run(
+            ["docker", "exec", self.container(node), *argv], capture_output=True, timeout=60
+        )
+
+    def docker(self, node: str, *argv: str, check: bool = True) -> str:
+        """What ``argv`` printed in ``node``'s container (``check``: it must succeed)."""
+        done = self.exec(node, *argv)
+        if check:
+            assert done.returncode == 0, (argv, done.stdout.decode(), done.stderr.decode())
+        return done.stdout.decode(errors="replace")
+
+    def vtysh(self, node: str, *lines: str) -> str:
+        """What FRR's vtysh printed for ``lines`` on ``node`` (through Docker)."""
+        return self.docker(node, "vtysh", *(arg for line in lines for arg in ("-c", line)))
+
+    def wait_for_vtysh(self, node: str, within: float = 120.0) -> None:
+        """Return once FRR's daemons answer vtysh on ``node`` (a started router)."""
+        deadline = time.monotonic() + within
+        while (done := self.exec(node, "vtysh", "-c", "show version")).returncode != 0:
+            assert time.monotonic() < deadline, (
+                f"vtysh never answered on {node} within {within:g} s: {done.stderr.decode()}"
+            )
+            time.sleep(1)
 
     def delete(self) -> None:
         """Stop the nodes and delete the project (its containers with it)."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -40,21 +39,8 @@ pytestmark = [pytest.mark.timeout(1500), pytest.mark.gns3, pytest.mark.slow]
 FIGURES: dict[str, float] = {}
 
 
-def container(topo: LabProject, node: str) -> str:
-    nodes = topo.api("GET", "/nodes").json()
-    found = next(n for n in nodes if n["name"] == node)
-    return str(found["properties"]["container_id"])
-
-
-def docker(topo: LabProject, node: str, *argv: str) -> subprocess.CompletedProcess[bytes]:
-    """``argv`` in the node's container: the oracle, outside the product."""
-    return subprocess.run(
-        ["docker", "exec", container(topo, node), *argv], capture_output=True, timeout=60
-    )
-
-
 def frr_files(topo: LabProject) -> list[str]:
-    listed = docker(topo, "R1", "ls", "/etc/frr")
+    listed = topo.exec("R1", "ls", "/etc/frr")
     assert listed.returncode == 0, listed.stderr.decode()
     return sorted(listed.stdout.decode().split())
 
@@ -91,10 +77,7 @@ def topology(router_lab: RouterLab) -> Any:
         assert made.status_code == 201, made.text
     assert sorted(n["name"] for n in topo.api("GET", "/nodes").json()) == ["PC1", "PC2", "R1"]
     assert topo.api("POST", "/nodes/start").status_code in (200, 204)
-    deadline = time.monotonic() + 120
-    while docker(topo, "R1", "vtysh", "-c", "show version").returncode != 0:
-        assert time.monotonic() < deadline, "vtysh never answered on R1"
-        time.sleep(1)
+    topo.wait_for_vtysh("R1")
     try:
         yield topo
     finally:
@@ -132,7 +115,7 @@ async def test_a_shell_posing_as_vtysh_gets_no_command_and_frr_keeps_its_files(
     # The attacker: vtysh → bash, and a bash prompt that reads like vtysh's.
     shown = await type_on_console(target, ["exit", "PS1='R1# '"], "R1# ")
     assert "R1# " in shown
-    assert docker(topo, "R1", "pgrep", "-x", "bash").returncode == 0  # the console's bash
+    assert topo.exec("R1", "pgrep", "-x", "bash").returncode == 0  # the console's bash
 
     # A read-only command in teaching mode, through the product.
     started = time.monotonic()
@@ -175,7 +158,7 @@ async def test_a_flood_is_capped_interrupted_and_the_host_console_answers_after(
     assert len(flooded.output) <= runner.max_output_chars
     assert after.ok and "alive-42" in after.output, after.to_dict()
     # Nothing of the flood still runs on the host, and a new run answers at once.
-    assert docker(topo, "PC1", "pgrep", "-x", flood.split()[0]).returncode != 0
+    assert topo.exec("PC1", "pgrep", "-x", flood.split()[0]).returncode != 0
     again = await runner.run(target, ["echo again-$((6*7))"])
     assert again.error is None and "again-42" in again.outcomes[0].output, again.outcomes
 
@@ -234,5 +217,5 @@ async def test_binary_output_closes_gns3s_docker_console_and_the_result_says_so(
         assert "restarted" in again.error, again.error
     # The oracle: is the flood still running in the container?
     FIGURES["urandom_cat_still_running"] = float(
-        docker(topo, "PC2", "pgrep", "-x", "cat").returncode == 0
+        topo.exec("PC2", "pgrep", "-x", "cat").returncode == 0
     )

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -42,28 +41,9 @@ PC1_PC2 = {"kind": "reachability", "from": "PC1", "to": "PC2", "name": "PC1 reac
 
 
 # ------------------------------------------------------------------ the oracle
-def docker_exec(lab: LabProject, node: str, *command: str) -> str:
-    """``command`` run in ``node``'s container by Docker itself (not through a console)."""
-    name = f"GNS3.{node}.{lab.project}"  # gns3-server's name for a Docker node's container
-    listed = subprocess.run(
-        ["docker", "ps", "--format", "{{.ID}} {{.Names}}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout.split("\n")
-    ids = [line.split()[0] for line in listed if line.split()[1:] == [name]]
-    assert len(ids) == 1, f"no single container {name} in {listed}"
-    done = subprocess.run(
-        ["docker", "exec", ids[0], *command], capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, f"{command}: {done.returncode} {done.stderr}"
-    return done.stdout
-
-
 def link_flags(lab: LabProject, node: str, device: str) -> set[str]:
     """The flags iproute2 shows for ``device`` in ``node`` (``UP``: administratively up)."""
-    shown = docker_exec(lab, node, "ip", "-o", "link", "show", device)
+    shown = lab.docker(node, "ip", "-o", "link", "show", device)
     return set(shown.split("<", 1)[1].split(">", 1)[0].split(","))
 
 
@@ -99,9 +79,9 @@ def lab(topology: LabProject) -> LabProject:
 
     asyncio.run(configure())
     # (this kernel has no dummy links: a veth pair, both ends up)
-    docker_exec(topology, "PC1", "ip", "link", "add", "eth1", "type", "veth", "peer", "name", "p1")
-    docker_exec(topology, "PC1", "ip", "link", "set", "p1", "up")
-    docker_exec(topology, "PC1", "ip", "link", "set", "eth1", "up")
+    topology.docker("PC1", "ip", "link", "add", "eth1", "type", "veth", "peer", "name", "p1")
+    topology.docker("PC1", "ip", "link", "set", "p1", "up")
+    topology.docker("PC1", "ip", "link", "set", "eth1", "up")
     assert "UP" in link_flags(topology, "PC1", "eth1")
     return topology
 
@@ -157,7 +137,7 @@ def test_a_legitimate_reachability_check_still_passes_over_http(
         assert check["evidence"][0]["command"].startswith("ping -c 3 -W 2 10.0.2.10")
         assert check["observed"]["replies"] >= 1
     # the oracle: PC1 really reaches PC2 (Docker runs the ping, not the product)
-    assert " 0% packet loss" in docker_exec(lab, "PC1", "ping", "-c", "2", "-W", "2", "10.0.2.10")
+    assert " 0% packet loss" in lab.docker("PC1", "ping", "-c", "2", "-W", "2", "10.0.2.10")
     assert "UP" in link_flags(lab, "PC1", "eth1")
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -110,36 +109,13 @@ class Lab:
         return await self.run("restore_point", arguments)
 
 
-def container(topo: LabProject, node: str) -> str:
-    nodes = topo.api("GET", "/nodes").json()
-    found = next(n for n in nodes if n["name"] == node)
-    return str(found["properties"]["container_id"])
-
-
-def docker(topo: LabProject, node: str, *argv: str, check: bool = True) -> str:
-    """Run ``argv`` in the node's container (the oracle, outside the product)."""
-    done = subprocess.run(
-        ["docker", "exec", container(topo, node), *argv], capture_output=True, timeout=60
-    )
-    if check:
-        assert done.returncode == 0, (argv, done.stdout.decode(), done.stderr.decode())
-    return done.stdout.decode(errors="replace")
-
-
-def vtysh(topo: LabProject, node: str, *lines: str) -> str:
-    argv = ["vtysh"]
-    for line in lines:
-        argv += ["-c", line]
-    return docker(topo, node, *argv)
-
-
 def colleague(topo: LabProject, node: str, *lines: str) -> None:
     """A colleague configuring the router outside the copilot."""
-    vtysh(topo, node, "configure terminal", *lines)
+    topo.vtysh(node, "configure terminal", *lines)
 
 
 def running(topo: LabProject, node: str) -> str:
-    return vtysh(topo, node, "show running-config")
+    return topo.vtysh(node, "show running-config")
 
 
 def block(config: str, header: str) -> list[str]:
@@ -188,17 +164,7 @@ def topology(router_lab: RouterLab) -> Any:
         )
         assert link.status_code == 201, link.text
     assert topo.api("POST", "/nodes/start").status_code in (200, 204)
-    deadline = time.monotonic() + 120
-    while True:  # vtysh answers once FRR's daemons are up
-        done = subprocess.run(
-            ["docker", "exec", container(topo, "R2"), "vtysh", "-c", "show version"],
-            capture_output=True,
-            timeout=60,
-        )
-        if done.returncode == 0:
-            break
-        assert time.monotonic() < deadline, done.stderr.decode()
-        time.sleep(1)
+    topo.wait_for_vtysh("R2")
     colleague(topo, "R2", "interface eth1", "ip address 10.0.12.2/30", "ip ospf cost 50")
     try:
         yield topo
@@ -289,11 +255,7 @@ def _evil_interface(topo: LabProject) -> str:
     for kind in ("dummy", "bridge", "veth"):
         extra = ["peer", "name", "evilpeer"] if kind == "veth" else []
         argv = ["ip", "link", "add", EVIL, "type", kind, *extra]
-        done = subprocess.run(
-            ["docker", "exec", container(topo, "PC1"), *argv],
-            capture_output=True,
-            timeout=60,
-        )
+        done = topo.exec("PC1", *argv)
         if done.returncode == 0:
             return kind
     pytest.fail(f"no interface could be made on PC1: {done.stderr.decode()}")
@@ -303,7 +265,7 @@ async def test_a_hosts_rollback_touches_its_own_address_alone_and_types_no_devic
     lab: Lab,
 ) -> None:
     topo = lab.topo
-    assert "Z" not in docker(topo, "PC1", "ls", "/").split()
+    assert "Z" not in topo.docker("PC1", "ls", "/").split()
     add = {"device_name": "PC1", "commands": ["ip addr add 10.5.0.1/24 dev eth0"]}
     changed = await lab.run("execute_multiple_device_commands", {"device_configs": [add]})
     assert changed.output["status"] == "success", changed.output
@@ -312,9 +274,9 @@ async def test_a_hosts_rollback_touches_its_own_address_alone_and_types_no_devic
         ["eth0", "10.5.0.1/24"]
     ]
     # A colleague's address on eth0, and one on an interface whose name is a shell line.
-    docker(topo, "PC1", "ip", "addr", "add", "10.77.0.1/24", "dev", "eth0")
+    topo.docker("PC1", "ip", "addr", "add", "10.77.0.1/24", "dev", "eth0")
     kind = _evil_interface(topo)
-    docker(topo, "PC1", "ip", "addr", "add", "10.78.0.1/24", "dev", EVIL)
+    topo.docker("PC1", "ip", "addr", "add", "10.78.0.1/24", "dev", EVIL)
     print(f"\nan interface named {EVIL!r} ({kind}) holds 10.78.0.1/24 on PC1", flush=True)
 
     planned = await lab.preview({"action": "rollback", "restore_point_id": point.id})
@@ -323,11 +285,11 @@ async def test_a_hosts_rollback_touches_its_own_address_alone_and_types_no_devic
     assert rolled.output["status"] == "success", rolled.output
     pc1 = by_device(rolled)["PC1"]["output"]
     assert pc1["commands_sent"] == ["ip addr del 10.5.0.1/24 dev eth0"], pc1
-    addresses = docker(topo, "PC1", "ip", "-o", "-4", "addr")
+    addresses = topo.docker("PC1", "ip", "-o", "-4", "addr")
     assert "10.5.0.1/24" not in addresses, addresses
     assert "10.77.0.1/24" in addresses and "10.78.0.1/24" in addresses, addresses
-    assert "Z" not in docker(topo, "PC1", "ls", "/").split(), "a device word ran in bash"
-    docker(topo, "PC1", "ip", "addr", "del", "10.77.0.1/24", "dev", "eth0")
+    assert "Z" not in topo.docker("PC1", "ls", "/").split(), "a device word ran in bash"
+    topo.docker("PC1", "ip", "addr", "del", "10.77.0.1/24", "dev", "eth0")
 
 
 # ====================================================================== case 7
