@@ -1,9 +1,10 @@
 """Session leases: one running piece of work per session (a turn, a rollback).
 
-A :class:`~copilot_core.ports.SessionLeases` hands out :class:`SessionClaim`\\ s: while a
-claim is held, nobody else can claim the session. :class:`InMemorySessionLeases` serves
-one process; a shared implementation (Redis) serves every replica, and fires a claim's
-:attr:`~SessionClaim.lost` token when it can no longer vouch for it.
+A :class:`~copilot_core.ports.SessionLeases` hands out
+:class:`~copilot_core._turns.SessionClaim`\\ s: while a claim is held, nobody else can
+claim the session. :class:`InMemorySessionLeases` serves one process; a shared
+implementation (Redis) serves every replica, and fires a claim's
+:attr:`~copilot_core._turns.SessionClaim.lost` token when it can no longer vouch for it.
 :func:`hold_session` holds a claim for the length of a block.
 """
 
@@ -11,28 +12,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from copilot_core._abort import AbortToken
+from copilot_core._turn_ports import SessionLeases
+from copilot_core._turns import SessionClaim
 from copilot_core.errors import SessionBusyError
 
-if TYPE_CHECKING:
-    from copilot_core.ports import SessionLeases
-
-__all__ = ["InMemorySessionLeases", "SessionClaim", "hold_session"]
-
-
-@dataclass(frozen=True, slots=True)
-class SessionClaim:
-    """A held session: who holds it (``holder``, a turn's or a rollback's id) and a
-    token that fires when the claim is lost before it is released (a shared lease that
-    could not be renewed: someone else may hold the session now, so stop)."""
-
-    project_id: str
-    session_id: str
-    holder: str
-    lost: AbortToken = field(default_factory=AbortToken, compare=False)
+__all__ = ["InMemorySessionLeases", "hold_session"]
 
 
 class InMemorySessionLeases:

@@ -12,11 +12,10 @@ from copilot_core._abort import AbortToken
 from copilot_core._approvals import TurnControl
 from copilot_core._asking import TurnApprovals
 from copilot_core._conversation import Conversation
-from copilot_core._leases import SessionClaim
 from copilot_core._messages import Message
 from copilot_core._session import Session
 from copilot_core._stats import StatsCollector, Usage
-from copilot_core._turns import TurnInfo, TurnResult
+from copilot_core._turns import SessionClaim, TurnInfo, TurnResult
 from copilot_core.events import TurnEvent
 from copilot_core.ports import AgentBackend, AgentRunConfig, TurnLog
 

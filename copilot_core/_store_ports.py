@@ -1,7 +1,8 @@
 """The store's ports: a session's history and counters (:class:`CheckpointStore`), the
 user's standing intent (:class:`IntentStore`) and restore points
 (:class:`RestorePointStore`), with the values they speak; public in
-:mod:`copilot_core.ports`."""
+:mod:`copilot_core.ports`. :func:`owned_session` reads a session by its
+:class:`~copilot_core._session_key.SessionKey`, the one way the core's use cases do."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from typing import Any, Protocol
 from copilot_core._approvals import RestorePoint
 from copilot_core._messages import Message
 from copilot_core._session import CopilotMode, Session
+from copilot_core._session_key import SessionKey
 from copilot_core._stats import Usage
+from copilot_core.errors import SessionNotFoundError
 
 __all__ = [
     "CheckpointStore",
@@ -23,6 +26,7 @@ __all__ = [
     "RestorePointStore",
     "SessionMatch",
     "StandingIntentRecord",
+    "owned_session",
 ]
 
 
@@ -166,6 +170,15 @@ class CheckpointStore(Protocol):
     async def delete_project_sessions(self, project_id: str) -> int:
         """Delete every session of the project; returns how many there were."""
         ...
+
+
+async def owned_session(store: CheckpointStore, key: SessionKey) -> Session:
+    """The session ``key`` names, if it is its user's: another user's session is
+    :class:`SessionNotFoundError`, exactly like one that does not exist."""
+    session = await store.get_session(key.project_id, key.session_id)
+    if session is None or session.user_id != key.user_id:
+        raise SessionNotFoundError(key.session_id)
+    return session
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,7 @@ from typing import Protocol
 
 from copilot_core._abort import AbortToken
 from copilot_core._approvals import ApprovalDecision, DecisionOutcome, TurnControl
-from copilot_core._leases import SessionClaim
-from copilot_core._turns import TurnInfo, TurnState
+from copilot_core._turns import SessionClaim, TurnInfo, TurnState
 from copilot_core.events import TurnEvent, WireEvent
 
 __all__ = ["SessionLeases", "TurnControlRelay", "TurnLog"]
@@ -109,8 +108,9 @@ class TurnControlRelay(Protocol):
 
     async def expect(self, turn: TurnInfo, approval_id: str) -> asyncio.Future[ApprovalDecision]:
         """The turn waits for a decision on ``approval_id``: from now on one may be sent
-        from anywhere, once; returns the future it completes (``control.expect``). Call
-        it before clients can see the ``approval_required``."""
+        from anywhere, once; returns the future it completes (``control.expect``: the
+        one the turn registered there already, when it did: the future its waiting call
+        awaits). Call it before clients can see the ``approval_required``."""
         ...
 
     def resolved(self, turn: TurnInfo, approval_id: str) -> None:

@@ -2,7 +2,7 @@
 
 Events are kept for the whole turn, and for ``retention`` seconds after it, so that a
 client that lost its connection can re-attach and replay what it missed before
-following live (a :class:`~copilot_core.events.TurnEventFeed` per turn). Appending
+following live (a :class:`~copilot_core._turnfeed.TurnEventFeed` per turn). Appending
 never blocks; any number of clients may follow a turn.
 """
 
@@ -13,8 +13,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from copilot_core._abort import AbortToken
+from copilot_core._turnfeed import TurnEventFeed
 from copilot_core._turns import TurnInfo, TurnState
-from copilot_core.events import TurnEvent, TurnEventFeed, WireEvent
+from copilot_core.events import TurnEvent, WireEvent
 
 __all__ = ["InMemoryTurnLog"]
 

@@ -1,21 +1,20 @@
 """What a turn is, from the outside: the request that starts it, who and where it runs,
-where it stands, and how it ended."""
+the claim it holds on its session (a rollback holds one too), where it stands, and how
+it ended: the values the ports of running turns speak."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
+from copilot_core._abort import AbortToken
+from copilot_core._limits import UserLimits
 from copilot_core._messages import Message
 from copilot_core._session import CopilotMode
 from copilot_core._session_key import SessionKey
 from copilot_core._stats import TurnStats
 from copilot_core.events import TurnEvent
 
-if TYPE_CHECKING:
-    from copilot_core.policy import UserLimits
-
-__all__ = ["TurnInfo", "TurnRequest", "TurnResult", "TurnState"]
+__all__ = ["SessionClaim", "TurnInfo", "TurnRequest", "TurnResult", "TurnState"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +65,18 @@ class TurnInfo:
     def key(self) -> SessionKey:
         """The session the turn belongs to."""
         return SessionKey(self.project_id, self.session_id, self.user_id)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionClaim:
+    """A held session: who holds it (``holder``, a turn's or a rollback's id) and a
+    token that fires when the claim is lost before it is released (a shared lease that
+    could not be renewed: someone else may hold the session now, so stop)."""
+
+    project_id: str
+    session_id: str
+    holder: str
+    lost: AbortToken = field(default_factory=AbortToken, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,13 +22,13 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from copilot_core._approvals import ApprovalPolicy
+from copilot_core._limits import APPROVAL_ORDER, MODE_ORDER, UserLimits
 from copilot_core._session import CopilotMode
 from copilot_core.errors import PermissionDeniedError
 from copilot_core.ports import Principal
@@ -44,18 +44,6 @@ __all__ = [
     "UserLimits",
     "check_llm_endpoint",
 ]
-
-#: The copilot modes from the most restricted to the least.
-MODE_ORDER: tuple[CopilotMode, ...] = (
-    CopilotMode.TEACHING_ASSISTANT,
-    CopilotMode.LAB_AUTOMATION_ASSISTANT,
-)
-#: The approval settings from the one that asks least to the one that asks most.
-APPROVAL_ORDER: tuple[ApprovalPolicy, ...] = (
-    ApprovalPolicy.NEVER,
-    ApprovalPolicy.CHANGES,
-    ApprovalPolicy.ALWAYS,
-)
 
 _HOST = re.compile(
     r"^(?=.{1,253}$)(?:\*\.)?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$"
@@ -171,67 +159,6 @@ class OperatorPolicy(BaseModel):
             approval_rule=approval_rule,
             endpoint_rule=endpoint_rule,
         )
-
-
-@dataclass(frozen=True, slots=True)
-class UserLimits:
-    """One user's limits under the operator's policy (the defaults allow everything)."""
-
-    max_mode: CopilotMode = MODE_ORDER[-1]
-    min_approval: ApprovalPolicy = APPROVAL_ORDER[0]
-    #: Each entry a list the endpoint must be on (one per rule that applies); ``None``:
-    #: any endpoint (unless ``deny_private_llm_endpoints``).
-    llm_endpoints: tuple[tuple[str, ...], ...] | None = None
-    deny_private_llm_endpoints: bool = False
-    #: Which rule set each limit (``user alice``, ``group students``, ``default``).
-    mode_rule: str = "default"
-    approval_rule: str = "default"
-    endpoint_rule: str = "default"
-
-    # ------------------------------------------------------------------ modes
-    @property
-    def modes(self) -> tuple[CopilotMode, ...]:
-        """The modes allowed, most restricted first."""
-        return MODE_ORDER[: MODE_ORDER.index(self.max_mode) + 1]
-
-    def allows_mode(self, mode: CopilotMode) -> bool:
-        return MODE_ORDER.index(mode) <= MODE_ORDER.index(self.max_mode)
-
-    def cap_mode(self, mode: CopilotMode) -> CopilotMode:
-        """``mode``, or the highest allowed when it is above it."""
-        return mode if self.allows_mode(mode) else self.max_mode
-
-    def require_mode(self, mode: CopilotMode | None, what: str = "This") -> None:
-        """PermissionDeniedError when ``mode`` is above the highest allowed."""
-        if mode is not None and not self.allows_mode(mode):
-            raise PermissionDeniedError(
-                f"{what} needs the copilot mode {mode.value!r}, but the operator's policy "
-                f"({self.mode_rule}) allows at most {self.max_mode.value!r}; allowed: "
-                f"{', '.join(m.value for m in self.modes)}."
-            )
-
-    # --------------------------------------------------------------- approvals
-    @property
-    def approvals(self) -> tuple[ApprovalPolicy, ...]:
-        """The approval settings allowed, from the one that asks least."""
-        return APPROVAL_ORDER[APPROVAL_ORDER.index(self.min_approval) :]
-
-    def allows_approval(self, approval: ApprovalPolicy) -> bool:
-        return APPROVAL_ORDER.index(approval) >= APPROVAL_ORDER.index(self.min_approval)
-
-    def floor_approval(self, approval: ApprovalPolicy) -> ApprovalPolicy:
-        """``approval``, or the least allowed when it asks less."""
-        return approval if self.allows_approval(approval) else self.min_approval
-
-    def require_approval(self, approval: ApprovalPolicy | None) -> None:
-        """PermissionDeniedError when ``approval`` asks less than the policy requires."""
-        if approval is not None and not self.allows_approval(approval):
-            raise PermissionDeniedError(
-                f"The approval setting {approval.value!r} is below what the operator's "
-                f"policy ({self.approval_rule}) requires: at least "
-                f"{self.min_approval.value!r}; allowed: "
-                f"{', '.join(a.value for a in self.approvals)}."
-            )
 
 
 class GroupDirectory(Protocol):

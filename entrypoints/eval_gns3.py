@@ -1,7 +1,7 @@
 """The real lab of ``gns3-copilot eval --gns3-url``: every task in a scratch GNS3 project.
 
 Per task a project named ``copilot-eval-<task>-<random>`` is created, set up as the
-task's :class:`~entrypoints.evaluation.Given` says (VPCS nodes from GNS3's own template,
+task's :class:`~entrypoints.eval_lab.Given` says (VPCS nodes from GNS3's own template,
 linked, started, addressed), and handed to the agent through the service's own GNS3
 tools (:class:`Gns3ToolExecutor` and :class:`Gns3TopologySource`, built by the
 container's builders from the ``gns3`` and ``console`` settings). Every change is
@@ -33,7 +33,6 @@ from adapters.gns3 import (
     ConsoleRunner,
     Gns3Client,
     Gns3ToolExecutor,
-    Gns3ToolSettings,
     Gns3TopologySource,
     SkillLibrary,
 )
@@ -49,8 +48,8 @@ from copilot_core.errors import CopilotError
 from copilot_core.ports import ApprovalPolicy, ToolExecutor, TopologySource
 from entrypoints._resources import open_console_runner, open_gns3_client, open_tools
 from entrypoints.container import skill_dirs
-from entrypoints.eval_lab import EvalLab, SimNode
-from entrypoints.evaluation import Given, LabUnavailable, Scratch, Task, Transcript
+from entrypoints.eval_lab import EvalLab, Given, SimNode
+from entrypoints.evaluation import LabUnavailable, Scratch, Task, Transcript
 from entrypoints.settings import Settings
 
 __all__ = ["CONSOLE_TOOLS", "Gns3Labs", "console_commands", "project_name"]
@@ -91,13 +90,6 @@ def console_commands(transcript: Transcript) -> list[tuple[str, str]]:
     return ran
 
 
-def tool_settings(settings: Settings) -> Gns3ToolSettings:
-    """The tools' bounds from the ``gns3`` section, as the service builds them."""
-    section = settings.gns3
-    names = Gns3ToolSettings.__dataclass_fields__
-    return Gns3ToolSettings(**{name: getattr(section, name) for name in names})
-
-
 @dataclass
 class _Gns3Scratch:
     labs: Gns3Labs
@@ -126,22 +118,12 @@ class Gns3Labs:
     async def connect(cls, settings: Settings, token: str | None) -> AsyncIterator[Gns3Labs]:
         """The GNS3 server of ``settings.gns3`` with ``token``, else signed in with its
         username and password; the tools built as the service builds them."""
-        console = settings.console
         async with contextlib.AsyncExitStack() as stack:
             client: Gns3Client = await stack.enter_async_context(
-                contextlib.asynccontextmanager(open_gns3_client)(
-                    settings.gns3.url, settings.gns3.timeout
-                )
+                contextlib.asynccontextmanager(open_gns3_client)(settings.gns3)
             )
             runner: ConsoleRunner = await stack.enter_async_context(
-                contextlib.asynccontextmanager(open_console_runner)(
-                    command_timeout=console.command_timeout,
-                    connect_timeout=console.connect_timeout,
-                    max_output_chars=console.max_output_chars,
-                    drain_quiet=console.drain_quiet,
-                    recovery_timeout=console.recovery_timeout,
-                    wake_timeout=console.wake_timeout,
-                )
+                contextlib.asynccontextmanager(open_console_runner)(settings.console)
             )
             skills = SkillLibrary(skill_dirs(settings.skills_dir))
             tools: Gns3ToolExecutor = await stack.enter_async_context(
@@ -149,7 +131,7 @@ class Gns3Labs:
                     client,
                     runner,
                     skills,
-                    tool_settings(settings),
+                    settings.gns3,
                     clock=SystemClock(),
                     ids=UuidIdFactory(),
                 )

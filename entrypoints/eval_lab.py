@@ -16,16 +16,13 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from adapters.gns3 import Gns3Client, Gns3ToolExecutor, Gns3ToolSettings
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
 from copilot_core.ports import NOT_CLEARED, Assessment, Clearance
 
-if TYPE_CHECKING:
-    from entrypoints.evaluation import Given
-
-__all__ = ["TEMPLATES", "EvalLab", "EvalTools", "SimNode"]
+__all__ = ["TEMPLATES", "EvalLab", "EvalTools", "Given", "SimNode"]
 
 #: template -> (node type, device type, ports)
 TEMPLATES = {
@@ -34,6 +31,19 @@ TEMPLATES = {
 }
 _IP = re.compile(r"^ip\s+(\d+\.\d+\.\d+\.\d+)(?:/(\d+)|\s+(\d+\.\d+\.\d+\.\d+))?(?:\s+(\S+))?\s*$")
 _PING = re.compile(r"^ping\s+(\d+\.\d+\.\d+\.\d+)")
+
+
+@dataclass(frozen=True)
+class Given:
+    """The lab a task starts from, simulated here or built in GNS3: VPCS hosts, linked in
+    a line, started, addressed; ``needs_start``: the task itself starts nodes (a real lab
+    checks that it can)."""
+
+    pcs: tuple[str, ...] = ()
+    linked: bool = False
+    started: bool = False
+    addresses: tuple[tuple[str, str], ...] = ()
+    needs_start: bool = False
 
 
 @dataclass
@@ -67,7 +77,7 @@ class EvalLab:
         self.links.append(((a, self._free_port(a) or ""), (b, self._free_port(b) or "")))
 
     def apply(self, given: Given) -> None:
-        """Set the lab up as an :class:`~entrypoints.evaluation.Given` says."""
+        """Set the lab up as a :class:`Given` says."""
         for name in given.pcs:
             self.add(name, started=given.started)
         if given.linked:

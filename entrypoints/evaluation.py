@@ -59,11 +59,10 @@ from entrypoints.eval_judges import (
     says_reachable,
     shows_ip_command,
 )
-from entrypoints.eval_lab import EvalLab, EvalTools
+from entrypoints.eval_lab import EvalLab, EvalTools, Given
 
 __all__ = [
     "TASKS",
-    "Given",
     "LabUnavailable",
     "Labs",
     "Scratch",
@@ -94,18 +93,6 @@ class Transcript:
     repeats: int = 0
     refused: int = 0
     errors: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Given:
-    """The lab a task starts from: VPCS hosts, linked in a line, started, addressed;
-    ``needs_start``: the task itself starts nodes (a real lab checks that it can)."""
-
-    pcs: tuple[str, ...] = ()
-    linked: bool = False
-    started: bool = False
-    addresses: tuple[tuple[str, str], ...] = ()
-    needs_start: bool = False
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from adapters.gns3._console_lock import ConsoleLock, ConsolePriority, current_pr
 from adapters.gns3._console_results import (
     REJECTED,
     CommandOutcome,
+    ConsoleBounds,
     ConsoleTarget,
     ConsoleTranscript,
 )
@@ -100,6 +101,15 @@ class ConsoleRunner:
         self.wake_timeout = wake_timeout
         #: characters one command may print before it is interrupted (a flood: ``yes``)
         self.flood_chars = max(flood_chars, max_output_chars)
+        #: what each session with a console keeps to (the same settings, as one value)
+        self.bounds = ConsoleBounds(
+            command_timeout=command_timeout,
+            wake_timeout=wake_timeout,
+            drain_quiet=drain_quiet,
+            recovery_timeout=recovery_timeout,
+            max_output_chars=max_output_chars,
+            flood_chars=self.flood_chars,
+        )
         self._locks: dict[tuple[str, int], ConsoleLock] = {}
         self._settling: set[asyncio.Task[None]] = set()
 
@@ -148,7 +158,7 @@ class ConsoleRunner:
                     f"{target.host}:{target.port} ({type(exc).__name__}: {exc})"
                 )
                 return transcript
-            session = Session(telnet, target, self)
+            session = Session(telnet, target, self.bounds)
             await self._session(
                 session,
                 transcript,

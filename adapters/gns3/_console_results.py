@@ -1,6 +1,7 @@
 """What a console run is given and gives back: where the console is
-(:class:`ConsoleTarget`), each command's outcome (:class:`CommandOutcome`) and a console's
-transcript (:class:`ConsoleTranscript`)."""
+(:class:`ConsoleTarget`), the bounds its session keeps (:class:`ConsoleBounds`), each
+command's outcome (:class:`CommandOutcome`) and a console's transcript
+(:class:`ConsoleTranscript`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from adapters.gns3._platforms import DeviceKind
 
-__all__ = ["REJECTED", "CommandOutcome", "ConsoleTarget", "ConsoleTranscript"]
+__all__ = ["REJECTED", "CommandOutcome", "ConsoleBounds", "ConsoleTarget", "ConsoleTranscript"]
 
 #: A command's error when the device answered it with its CLI's error message.
 REJECTED = "the device rejected the command"
@@ -26,6 +27,24 @@ class ConsoleTarget:
     #: What the console takes as Enter: ``\r\n`` for most (telnet's end of line), ``\r``
     #: for a Docker node's console, which is in binary mode and takes ``\r\n`` as two.
     enter: str = "\r\n"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleBounds:
+    """How long and how much one session with a console may wait and read: the
+    :class:`~adapters.gns3._console.ConsoleRunner`'s settings, handed to each session it
+    drives (seconds, characters)."""
+
+    command_timeout: float = 30.0
+    #: how long a fresh console may take to show its prompt (bounded by the above too)
+    wake_timeout: float = 10.0
+    #: quiet time that ends a drain of what a console printed unasked
+    drain_quiet: float = 0.15
+    #: how long an interrupted command may take to give the prompt back
+    recovery_timeout: float = 5.0
+    max_output_chars: int = 20_000
+    #: characters one command may print before it is interrupted (a flood: ``yes``)
+    flood_chars: int = 1_000_000
 
 
 @dataclass(slots=True)

@@ -26,14 +26,10 @@ import asyncio
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from adapters.gns3._console_results import REJECTED, CommandOutcome, ConsoleTarget
+from adapters.gns3._console_results import REJECTED, CommandOutcome, ConsoleBounds, ConsoleTarget
 from adapters.gns3._platforms import DeviceKind, Platform, pager_prompt, platform_for
 from adapters.gns3._telnet import ConsoleClosedError, Telnet, clean_text
-
-if TYPE_CHECKING:
-    from adapters.gns3._console import ConsoleRunner
 
 __all__ = ["DEAD", "CommandLostError", "NotReadyError", "Progress", "Session", "may_leave_vtysh"]
 
@@ -63,11 +59,11 @@ class NotReadyError(Exception):
 class Session:
     """One run's conversation with one console."""
 
-    def __init__(self, telnet: Telnet, target: ConsoleTarget, runner: ConsoleRunner) -> None:
+    def __init__(self, telnet: Telnet, target: ConsoleTarget, bounds: ConsoleBounds) -> None:
         self.telnet = telnet
         self.target = target
         self.platform: Platform = platform_for(target.kind)
-        self.runner = runner
+        self.bounds = bounds
         self.prompt = ""
         self.busy = False  # a command was sent and its prompt has not come back
         self.tail = ""  # the last text read (to see a pager when interrupting)
@@ -83,7 +79,7 @@ class Session:
         """Reach the prompt (answering what stands in the way), then drain."""
         await self.telnet.send(self.target.enter)
         raw = ""
-        within = min(self.runner.wake_timeout, self.runner.command_timeout)
+        within = min(self.bounds.wake_timeout, self.bounds.command_timeout)
         deadline = self.loop.time() + within
         while True:
             tail = raw[-400:]
@@ -142,7 +138,7 @@ class Session:
         :attr:`proven` is cleared. A probe that times out is interrupted."""
         in_config = "(config" in self.prompt
         probe = "do show version" if in_config else "show version"
-        outcome = await self.command(probe, min(self.runner.command_timeout, 15.0))
+        outcome = await self.command(probe, min(self.bounds.command_timeout, 15.0))
         if outcome.timed_out or outcome.interrupted:
             await self.interrupt()
         self.proven = outcome.ok and _FRR_VERSION.search(outcome.output) is not None
@@ -154,7 +150,7 @@ class Session:
         text = ""
         for _ in range(50):
             try:
-                text += await self.telnet.read(self.runner.drain_quiet)
+                text += await self.telnet.read(self.bounds.drain_quiet)
             except TimeoutError:
                 break
         return text[-8192:]
@@ -169,8 +165,8 @@ class Session:
     ) -> CommandOutcome:
         """Send ``command`` and read its output to the next prompt, within ``limit`` s."""
         outcome = CommandOutcome(command)
-        cap = self.runner.max_output_chars
-        settle = self.runner.drain_quiet
+        cap = self.bounds.max_output_chars
+        settle = self.bounds.drain_quiet
         await self.telnet.send(command + self.target.enter)
         self.busy = True
         deadline = self.loop.time() + limit
@@ -270,14 +266,14 @@ class Session:
         if total >= 256 and odd * 20 > total:
             self.saw_binary = True
             return "is not text"
-        if total > self.runner.flood_chars:
-            return f"passed {self.runner.flood_chars} characters"
+        if total > self.bounds.flood_chars:
+            return f"passed {self.bounds.flood_chars} characters"
         return None
 
     def _flooded(self, outcome: CommandOutcome, text: str, why: str, raw: str) -> CommandOutcome:
         """The outcome of a command stopped because its output ``why``; the runner
         interrupts it next (the session stays busy until the prompt is back)."""
-        cap = self.runner.max_output_chars
+        cap = self.bounds.max_output_chars
         outcome.interrupted = outcome.truncated = True
         outcome.output = _UNPRINTABLE.sub("?", clean_text(text)).strip("\n")[:cap]
         outcome.error = (
@@ -297,7 +293,7 @@ class Session:
         self.busy = False
         self.previous = outcome
         self.prompt = clean_text(prompt).strip()
-        cap = self.runner.max_output_chars
+        cap = self.bounds.max_output_chars
         output = clean_text(head or text).strip("\n")
         outcome.truncated = bool(head) or len(output) > cap
         outcome.output = output[:cap]
@@ -375,8 +371,8 @@ class Session:
         if _pager_waits(self.tail):
             keys.insert(0, "q")
         keys.append(self.target.enter)
-        deadline = self.loop.time() + self.runner.recovery_timeout
-        step = self.runner.recovery_timeout / len(keys)
+        deadline = self.loop.time() + self.bounds.recovery_timeout
+        step = self.bounds.recovery_timeout / len(keys)
         raw = ""
         try:
             for key in keys:
@@ -389,7 +385,7 @@ class Session:
                         return await self._back(prompt, drain=drain)
                     wait = until - self.loop.time()
                     if candidate:
-                        wait = min(wait, self.runner.drain_quiet)
+                        wait = min(wait, self.bounds.drain_quiet)
                     try:
                         raw = (raw + await self.telnet.read(wait))[-8192:]
                     except TimeoutError:

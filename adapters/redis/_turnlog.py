@@ -16,7 +16,7 @@ Keys (``P`` is the prefix, ``gns3-copilot`` by default):
 * ``P:session:{project_id}:{session_id}``: the id of the session's latest turn.
 
 The replica running a turn keeps its events in memory too (a
-:class:`~copilot_core.events.TurnEventFeed`): its own clients follow it from there,
+:class:`~copilot_core.ports.TurnEventFeed`): its own clients follow it from there,
 while a background writer appends them to the stream in order (``append`` never
 blocks). Its clients see an event only once it is in the stream (a round trip later): a
 client whose replica dies re-attaches on another one right after the last event it
@@ -65,10 +65,9 @@ from copilot_core.events import (
     ApprovalRequiredEvent,
     ApprovalResolvedEvent,
     TurnEvent,
-    TurnEventFeed,
     WireEvent,
 )
-from copilot_core.ports import TurnInfo, TurnState
+from copilot_core.ports import TurnEventFeed, TurnInfo, TurnState
 
 __all__ = ["REPLICA_LOST", "RedisTurnLog"]
 
