@@ -1,14 +1,18 @@
 """The chat's rules on input, defined once: adapters use these names for their own
-schemas (the web API's request bodies, settings) instead of repeating the numbers."""
+schemas (the web API's request bodies, settings) instead of repeating the numbers; and
+the bounds of one call into the lab (:class:`CallBounds`), which the gate applies and the
+core's own calls into the lab take from it."""
 
 from __future__ import annotations
 
 from copilot_core._accumulator import Coalescing
 from copilot_core._guards import ArgumentLimit, ArgumentLimits
+from copilot_core._toolgate import CallBounds
 from copilot_core.errors import InvalidRequestError
 
 __all__ = [
     "AGENT_ID_PATTERN",
+    "BASE_URL_PATTERN",
     "MAX_COMMENT_CHARS",
     "MAX_CURSOR",
     "MAX_MESSAGE_CHARS",
@@ -18,10 +22,34 @@ __all__ = [
     "TITLE_MAX_CHARS",
     "ArgumentLimit",
     "ArgumentLimits",
+    "CallBounds",
     "Coalescing",
     "check_message",
     "check_overrides",
 ]
+
+_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+_HOST_NAME = rf"{_LABEL}(?:\.{_LABEL})*\.?"
+_H16 = "[0-9A-Fa-f]{1,4}"
+_IPV6 = "|".join(
+    (
+        rf"(?:{_H16}:){{7}}{_H16}",
+        rf"(?:{_H16}:){{1,7}}:",
+        *(rf"(?:{_H16}:){{1,{n}}}(?::{_H16}){{1,{7 - n}}}" for n in range(6, 0, -1)),
+        rf":(?:(?::{_H16}){{1,7}}|:)",
+    )
+)
+_PORT = r"(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
+#: What a URL's path, query and fragment are written with (RFC 3986; anything else is
+#: percent-encoded): a DEL or a space there is refused when stored, not when the model's
+#: client is built.
+_URL_REST = r"(?:[A-Za-z0-9._~!$&'()*+,;=:@/?#-]|%[0-9A-Fa-f]{2})*"
+
+#: A base URL: http(s), a host (a name, an IPv4 address, or an IPv6 address in
+#: brackets), an optional port (1-65535) and path; no user or password (they would be
+#: stored in clear): the GNS3 server's, a model server's. The LLM adapter refuses the same
+#: when a user's settings are stored.
+BASE_URL_PATTERN = rf"^https?://(?:{_HOST_NAME}|\[(?:{_IPV6})\])(?::{_PORT})?(?:[/?#]{_URL_REST})?$"
 
 #: The longest user message the chat accepts (characters, after stripping).
 MAX_MESSAGE_CHARS = 32_000

@@ -16,7 +16,9 @@ from pydantic import SecretStr
 
 from adapters.gns3 import (
     ConsoleRunner,
+    ConsoleSettings,
     Gns3Client,
+    Gns3Settings,
     Gns3ToolExecutor,
     Gns3ToolSettings,
     SkillLibrary,
@@ -24,11 +26,11 @@ from adapters.gns3 import (
 from adapters.llm import LLMSettingsRepository
 from adapters.mcp import McpServerConfig
 from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
-from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness
+from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness, SqliteStoreSettings
 from copilot_core.bootstrap import InMemoryTurnLog
-from copilot_core.intent import StandingIntent
-from copilot_core.ports import Clock, IdFactory, IntentStore, RestorePointStore, ToolExecutor
-from entrypoints.settings import StoreSection
+from copilot_core.intent import CheckProbes, StandingIntent
+from copilot_core.ports import Clock, IdFactory, IntentStore, RestorePointStore
+from copilot_core.rules import CallBounds
 
 if TYPE_CHECKING:
     from adapters.mcp import McpToolSource
@@ -66,15 +68,14 @@ async def open_database(
 
 
 async def open_store(
-    data_dir: Path, database: PostgresDatabase | None, section: Mapping[str, Any]
+    data_dir: Path, database: PostgresDatabase | None, settings: SqliteStoreSettings
 ) -> AsyncIterator[SqliteCheckpointStore | PostgresCheckpointStore]:
     """Sessions in PostgreSQL when there is a database, else per-project SQLite
-    databases under ``data_dir/projects``, tuned by the ``store`` section (passed whole:
-    each of its fields is a keyword of the store)."""
+    databases under ``data_dir/projects``, kept as the ``store`` section says."""
     if database is not None:
         yield PostgresCheckpointStore(database)
         return
-    store = SqliteCheckpointStore(data_dir, **StoreSection.model_validate(section).model_dump())
+    store = SqliteCheckpointStore(data_dir, settings=settings)
     await store.open()
     try:
         yield store
@@ -96,14 +97,15 @@ async def open_llm_settings(
         await repository.close()
 
 
-async def open_gns3_client(base_url: str, request_timeout: float) -> AsyncIterator[Gns3Client]:
-    async with Gns3Client(base_url, timeout=request_timeout) as client:
+async def open_gns3_client(settings: Gns3Settings) -> AsyncIterator[Gns3Client]:
+    """The GNS3 server at ``settings.url``, each request bounded by ``settings.timeout``."""
+    async with Gns3Client(settings.url, timeout=settings.timeout) as client:
         yield client
 
 
-async def open_console_runner(**limits: Any) -> AsyncIterator[ConsoleRunner]:
+async def open_console_runner(settings: ConsoleSettings) -> AsyncIterator[ConsoleRunner]:
     """The device consoles; at shutdown, every console still held is let go."""
-    runner = ConsoleRunner(**limits)
+    runner = settings.runner()
     try:
         yield runner
     finally:
@@ -111,11 +113,12 @@ async def open_console_runner(**limits: Any) -> AsyncIterator[ConsoleRunner]:
 
 
 async def open_standing_intent(
-    store: IntentStore, tools: ToolExecutor, clock: Clock
+    store: IntentStore, probes: CheckProbes, clock: Clock, bounds: CallBounds
 ) -> AsyncIterator[StandingIntent]:
-    """Each user's standing intent per project; at shutdown, a run still going on in the
-    background (answered 'running' to its caller) is stopped."""
-    intent = StandingIntent(store, tools, clock)
+    """Each user's standing intent per project, run on the lab's probes within the
+    bounds of a tool call; at shutdown, a run still going on in the background
+    (answered 'running' to its caller) is stopped."""
+    intent = StandingIntent(store, probes, clock, bounds=bounds)
     try:
         yield intent
     finally:

@@ -14,6 +14,13 @@ declaring what it needs from the others (``providers.DependenciesContainer``):
 (databases, HTTP clients) open and close with the app's lifespan
 (``await container.init_resources()`` / ``shutdown_resources()``). Tests override any
 provider with a fake (``container.gateways.store.override(...)``).
+
+Each section of the settings is its component's own settings type and is passed whole
+(``settings=config.agent``), as dependency-injector's asyncio-daemon example passes
+``options=config.monitors.example``; a component that borrows one value of another's
+section names it (``config.chat.provided.approval_timeout``). The agent's gate is the
+one every caller of the tools keeps to (its ``bounds``), and there is one clock and one
+id factory.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from adapters.gns3 import (
     Gns3ClientDirectory,
     Gns3GroupDirectory,
     Gns3ProjectGate,
-    Gns3ToolSettings,
+    Gns3Settings,
     Gns3TopologySource,
     SkillLibrary,
     load_fault_catalog,
@@ -50,7 +57,6 @@ from adapters.mcp import (
     CompositeToolExecutor,
     McpEndpoint,
     McpServerDependencies,
-    McpServerSettings,
     SkillDocument,
     ToolCallRecord,
     WithMcpTools,
@@ -67,25 +73,21 @@ from copilot_core import (
     AgentSettings,
     BuiltinAgent,
     ChatService,
-    ChatSettings,
-    RunnerSettings,
     SystemClock,
     ToolGate,
     TurnRunner,
     UuidIdFactory,
 )
-from copilot_core.bootstrap import HistoryWindows
+from copilot_core.bootstrap import history_windows
 from copilot_core.policy import PolicyBook
 from copilot_core.ports import (
     AgentBackend,
     ApprovalPolicy,
     Clock,
     IdFactory,
-    ModelTimeouts,
     ToolExecutor,
 )
 from copilot_core.rollback import Rollback
-from copilot_core.rules import ArgumentLimit, ArgumentLimits, Coalescing
 from entrypoints._resources import (
     open_console_runner,
     open_database,
@@ -158,16 +160,18 @@ def agent_backends(
     return {"copilot": copilot, **external}
 
 
-def mcp_server_settings(
-    approval_timeout: float, secret_key: SecretStr | None, sessions: Mapping[str, Any]
-) -> McpServerSettings:
-    """The MCP endpoint's settings (``sessions``: the ``mcp`` section); the service's
-    secret key (when set) seals the state of approvals asked over several rounds, so
-    that any replica can resume them."""
-    keys = (secret_key.get_secret_value().encode(),) if secret_key is not None else ()
-    return McpServerSettings(
-        approval_timeout=approval_timeout, request_state_keys=keys, **dict(sessions)
-    )
+def mcp_request_state_keys(secret_key: SecretStr | None) -> tuple[bytes, ...]:
+    """The keys that seal the state of MCP approvals asked over several rounds: the
+    service's secret key when set, so that any replica can resume them."""
+    return (secret_key.get_secret_value().encode(),) if secret_key is not None else ()
+
+
+def mcp_gate(
+    agent_gate: ToolGate, agent_tools: ToolExecutor, gns3: ToolExecutor, agent: AgentSettings
+) -> ToolGate:
+    """The gate the MCP endpoint serves the GNS3 tools through: the agent's own when the
+    GNS3 tools are all the agent calls, else one of the same limits over them alone."""
+    return agent_gate if agent_tools is gns3 else agent.gate(gns3)
 
 
 class McpToolMetrics:
@@ -181,16 +185,15 @@ class McpToolMetrics:
 
 
 def policy_book(
-    section: Mapping[str, Any],
-    client: Gns3Client,
-    username: str | None,
-    password: SecretStr | None,
+    section: PolicySection, client: Gns3Client, gns3: Gns3Settings
 ) -> PolicyBook | None:
     """The operator's policy (the ``policy`` section), or ``None`` without one. Group
-    rules read each user's GNS3 groups with the service's own GNS3 account."""
-    policy = PolicySection.model_validate(section).operator_policy()
+    rules read each user's GNS3 groups with the service's own GNS3 account (the
+    ``gns3`` section's ``username`` and ``password``)."""
+    policy = section.operator_policy()
     if policy is None:
         return None
+    username, password = gns3.username, gns3.password
     groups: Gns3GroupDirectory | None = None
     if policy.needs_groups:
         if username is None or password is None:
@@ -200,36 +203,12 @@ def policy_book(
                 "account, which may read users' GNS3 groups"
             )
         groups = Gns3GroupDirectory(client, username=username, password=password.get_secret_value())
-    return PolicyBook(policy, groups, ttl=float(section["groups_cache_ttl"]))
+    return PolicyBook(policy, groups, ttl=section.groups_cache_ttl)
 
 
 def skill_dirs(skills_dir: Path | None) -> list[Path]:
     """Directories read besides the built-in skills."""
     return [Path(skills_dir)] if skills_dir else []
-
-
-def argument_limits(
-    chars: int, items: int, per_tool: dict[str, dict[str, int | None]]
-) -> ArgumentLimits:
-    """The agent's argument limits from the ``agent`` section (a tool's absent bound is
-    the section's)."""
-    return ArgumentLimits(
-        ArgumentLimit(chars, items),
-        {
-            name: ArgumentLimit(limit.get("max_chars") or chars, limit.get("max_items") or items)
-            for name, limit in per_tool.items()
-        },
-    )
-
-
-def tool_call_coalescing(interval: float) -> Coalescing:
-    """``tool_call`` events of a call being written: at most every ``interval`` seconds."""
-    return Coalescing(interval, AgentSettings().tool_call_coalescing.growth if interval else 0.0)
-
-
-def heartbeat(seconds: float) -> float | None:
-    """The web adapter's heartbeat: ``None`` (off) for the settings' 0."""
-    return seconds or None
 
 
 # ------------------------------------------------------------------ containers
@@ -245,13 +224,13 @@ class Gateways(containers.DeclarativeContainer):
         open_store,
         data_dir=config.data_dir,
         database=database,
-        section=config.store,
+        settings=config.store,
     )
     redis = providers.Resource(open_redis, url=config.redis_url)
     turn_log = providers.Resource(
         open_turn_log,
         client=redis,
-        retention=config.chat.finished_turn_retention,
+        retention=config.chat.provided.finished_turn_retention,
         lease=config.turn_lease,
         prefix=config.redis_prefix,
     )
@@ -267,43 +246,17 @@ class Gateways(containers.DeclarativeContainer):
         secret_key=config.secret_key,
         database=database,
     )
-    gns3 = providers.Resource(
-        open_gns3_client, base_url=config.gns3.url, request_timeout=config.gns3.timeout
-    )
+    gns3 = providers.Resource(open_gns3_client, settings=config.gns3)
     authenticator = providers.Singleton(Gns3Authenticator, gns3)
     projects = providers.Singleton(Gns3ProjectGate, gns3)
-    directory = providers.Singleton(Gns3ClientDirectory, gns3, public_url=config.gns3.public_url)
+    directory = providers.Singleton(
+        Gns3ClientDirectory, gns3, public_url=config.gns3.provided.public_url
+    )
     skills = providers.Singleton(SkillLibrary, providers.Callable(skill_dirs, config.skills_dir))
     #: The troubleshooting faults, read and judged at start-up: a bad file stops it.
     faults = providers.Resource(load_fault_catalog)
-    console = providers.Resource(
-        open_console_runner,
-        command_timeout=config.console.command_timeout,
-        connect_timeout=config.console.connect_timeout,
-        max_output_chars=config.console.max_output_chars,
-        drain_quiet=config.console.drain_quiet,
-        recovery_timeout=config.console.recovery_timeout,
-        wake_timeout=config.console.wake_timeout,
-    )
-    tool_settings = providers.Singleton(
-        Gns3ToolSettings,
-        start_timeout=config.gns3.start_timeout,
-        max_console_wait=config.gns3.max_console_wait,
-        poll_interval=config.gns3.poll_interval,
-        action_settle=config.gns3.action_settle,
-        start_grace=config.gns3.start_grace,
-        max_command_timeout=config.gns3.max_command_timeout,
-        call_budget=config.gns3.call_budget,
-        capture_default_seconds=config.gns3.capture_default_seconds,
-        capture_max_seconds=config.gns3.capture_max_seconds,
-        capture_max_bytes=config.gns3.capture_max_bytes,
-        max_batch=config.gns3.max_batch,
-        max_commands=config.gns3.max_commands,
-        max_verify_wait=config.gns3.max_verify_wait,
-        verify_interval=config.gns3.verify_interval,
-        max_change_verify_wait=config.gns3.max_change_verify_wait,
-    )
-    #: What restore points are stamped and named with (the tools take them first).
+    console = providers.Resource(open_console_runner, settings=config.console)
+    #: The service's one clock and one id factory (restore points, turns, messages…).
     clock = providers.Singleton(SystemClock)
     ids = providers.Singleton(UuidIdFactory)
     tools = providers.Resource(
@@ -311,12 +264,16 @@ class Gateways(containers.DeclarativeContainer):
         gns3,
         console=console,
         skills=skills,
-        settings=tool_settings,
+        settings=config.gns3,
         restore_points=store,
         clock=clock,
         ids=ids,
         intent=store,
     )
+    #: The lab's checks per caller (the GNS3 tools' own, which ``verify_intent`` uses).
+    probes = tools.provided.probes
+    #: The lab's restore feature (the GNS3 tools' own, which ``restore_point`` uses).
+    restore = tools.provided.restore
     topology = providers.Singleton(Gns3TopologySource, gns3)
     mcp_sources = providers.Resource(open_mcp_sources, configs=config.mcp_servers)
     #: What the built-in agent calls: the GNS3 tools, then the MCP servers' tools.
@@ -324,20 +281,13 @@ class Gateways(containers.DeclarativeContainer):
     models = providers.Singleton(
         SettingsLanguageModelProvider,
         llm_settings,
-        timeouts=providers.Factory(
-            LLMTimeouts,
-            connect=config.agent.connect_timeout,
-            first_token=config.agent.first_token_timeout,
-            between_tokens=config.agent.token_timeout,
-        ),
+        timeouts=providers.Callable(LLMTimeouts.of, config.agent),
     )
     model_catalog = providers.Singleton(HttpModelCatalog, llm_settings)
     llm_config = providers.Singleton(LLMSettingsPublicView, llm_settings)
     token_counter = providers.Singleton(TiktokenTokenCounter)
     readiness = providers.Singleton(readiness_checks, store, gns3, turn_log)
-    policy = providers.Singleton(
-        policy_book, config.policy, gns3, config.gns3.username, config.gns3.password
-    )
+    policy = providers.Singleton(policy_book, config.policy, gns3, config.gns3)
 
 
 class Core(containers.DeclarativeContainer):
@@ -348,40 +298,21 @@ class Core(containers.DeclarativeContainer):
     #: Turn observers (metrics, logs): given by the application.
     observers = providers.Dependency(instance_of=list, default=[])
 
-    clock = providers.Singleton(SystemClock)
-    ids = providers.Singleton(UuidIdFactory)
+    clock = gateways.clock
+    ids = gateways.ids
 
-    agent_settings = providers.Singleton(
-        AgentSettings,
-        max_llm_calls=config.agent.max_llm_calls,
-        max_calls_per_reply=config.agent.max_calls_per_reply,
-        tool_timeout=config.agent.tool_timeout,
-        topology_timeout=config.agent.topology_timeout,
-        title_timeout=config.agent.title_timeout,
-        output_reserve_tokens=config.agent.output_reserve_tokens,
-        progress_interval=config.agent.progress_interval,
-        max_result_chars=config.agent.max_result_chars,
-        max_tokens=config.agent.max_tokens,
-        argument_limits=providers.Callable(
-            argument_limits,
-            config.agent.argument_chars,
-            config.agent.argument_items,
-            config.agent.tool_argument_limits,
-        ),
-        tool_call_coalescing=providers.Callable(
-            tool_call_coalescing, config.agent.tool_call_interval
-        ),
-        model_timeouts=providers.Factory(
-            ModelTimeouts,
-            first_token=config.agent.first_token_timeout,
-            between_tokens=config.agent.token_timeout,
-        ),
-        waiting_interval=config.agent.waiting_interval,
-        tool_set=config.agent.tool_set,
-    )
+    #: The ``agent`` section, whole: the agent's, its gate's and the model provider's.
+    agent_settings = config.agent
+
+    #: The gate every tool call of the agent goes through, with the ``agent`` section's
+    #: limits (time, progress, result size).
+    gate = providers.Singleton(AgentSettings.gate, agent_settings, gateways.agent_tools)
+    #: The same section's bounds of one call into the lab, which the core's own calls
+    #: into it keep to (a standing intent's run, a rollback): the gate's ``bounds``.
+    call_bounds = agent_settings.provided.bounds
     agent = providers.Singleton(
         BuiltinAgent,
-        gateways.agent_tools,
+        gate,
         gateways.topology,
         clock=clock,
         ids=ids,
@@ -389,32 +320,16 @@ class Core(containers.DeclarativeContainer):
         settings=agent_settings,
     )
     agents = providers.Singleton(
-        agent_backends, agent, config.agents, config.gns3.url, clock, ids, gateways.mcp_sources
+        agent_backends,
+        agent,
+        config.agents,
+        config.gns3.provided.url,
+        clock,
+        ids,
+        gateways.mcp_sources,
     )
     reload_skills = providers.Singleton(SkillsReloader, gateways.skills, agent, config.skills_dir)
-    chat_settings = providers.Singleton(
-        ChatSettings,
-        max_message_chars=config.chat.max_message_chars,
-        max_page=config.chat.max_page,
-        finished_turn_retention=config.chat.finished_turn_retention,
-        history_chars_per_token=config.chat.history_chars_per_token,
-        history_page=config.chat.history_page,
-        history_cache_sessions=config.chat.history_cache_sessions,
-    )
-    runner_settings = providers.Singleton(
-        RunnerSettings,
-        approval_timeout=config.chat.approval_timeout,
-        draft_interval=config.chat.draft_interval,
-        draft_chars=config.chat.draft_chars,
-        save_timeout=config.chat.save_timeout,
-    )
-    windows = providers.Singleton(
-        HistoryWindows,
-        gateways.store,
-        chars_per_token=config.chat.history_chars_per_token,
-        page=config.chat.history_page,
-        keep=config.chat.history_cache_sessions,
-    )
+    windows = providers.Singleton(history_windows, gateways.store, config.chat)
     runner = providers.Singleton(
         TurnRunner,
         gateways.store,
@@ -425,30 +340,27 @@ class Core(containers.DeclarativeContainer):
         models=gateways.models,
         clock=clock,
         ids=ids,
-        settings=runner_settings,
+        settings=config.chat,
         observers=observers,
     )
     chat = providers.Singleton(
-        ChatService, gateways.store, agents, runner, clock=clock, settings=chat_settings
+        ChatService, gateways.store, agents, runner, clock=clock, settings=config.chat
     )
-    #: Each user's standing intent per project, run through the tools' ``verify_intent``.
-    intent = providers.Resource(open_standing_intent, gateways.store, gateways.tools, clock)
-    #: The user's undo of a change: the GNS3 tools' ``restore_point`` rollback, through a
-    #: gate of its own with the agent's limits, claiming the session as a turn does.
+    #: Each user's standing intent per project, run on the lab's probes within those bounds.
+    intent = providers.Resource(
+        open_standing_intent, gateways.store, gateways.probes, clock, call_bounds
+    )
+    #: The user's undo of a change: the lab's restore feature, within those bounds,
+    #: claiming the session as a turn does.
     rollback = providers.Singleton(
         Rollback,
         gateways.store,
         gateways.store,
-        providers.Singleton(
-            ToolGate,
-            gateways.tools,
-            timeout=config.agent.tool_timeout,
-            max_result_chars=config.agent.max_result_chars,
-        ),
+        gateways.restore,
         gateways.session_leases,
         clock=clock,
         ids=ids,
-        tool="restore_point",
+        bounds=call_bounds,
         windows=runner.provided.windows,
     )
 
@@ -460,19 +372,15 @@ class Web(containers.DeclarativeContainer):
     gateways = providers.DependenciesContainer()
     core = providers.DependenciesContainer()
 
-    settings = providers.Singleton(
-        WebSettings,
-        heartbeat_interval=providers.Callable(heartbeat, config.web.heartbeat_interval),
-        abort_on_disconnect=config.web.abort_on_disconnect,
-        auth_cache_ttl=config.web.auth_cache_ttl,
-        auth_cache_size=config.web.auth_cache_size,
-        readiness_timeout=config.web.readiness_timeout,
-        llm_test_timeout=config.web.llm_test_timeout,
-        cors_origins=config.web.cors_origins,
-    )
+    #: The web adapter's settings: the ``web`` section, whole (``create_app`` takes it).
+    settings = providers.Singleton(config.web)
     #: What follows GNS3 closing or deleting a project (``None`` unless the SQLite store).
     lifecycle = providers.Singleton(
-        project_lifecycle, core.chat, gateways.store, config.data_dir, config.gns3.deleted_projects
+        project_lifecycle,
+        core.chat,
+        gateways.store,
+        config.data_dir,
+        config.gns3.provided.deleted_projects,
     )
     #: GNS3's gate; a project GNS3 says is gone is handled as deleted on that request.
     projects = providers.Singleton(reconciling_gate, gateways.projects, lifecycle)
@@ -513,26 +421,26 @@ class Container(containers.DeclarativeContainer):
     )
     web = providers.Container(Web, config=config, gateways=gateways, core=core)
 
-    #: The GNS3 tools served over MCP, behind a gate of their own with the agent's limit.
+    #: The GNS3 tools served over MCP: the agent's gate when they are all it calls; with
+    #: MCP servers configured, a gate of the same limits over the GNS3 tools alone (the
+    #: endpoint serves the copilot's tools, not those of the servers it uses).
     mcp_tools = providers.Singleton(
-        ToolGate,
-        gateways.tools,
-        timeout=config.agent.tool_timeout,
-        max_result_chars=config.agent.max_result_chars,
+        mcp_gate, core.gate, gateways.agent_tools, gateways.tools, config.agent
     )
     #: Built with the app (mounted at /v3/copilot/mcp); ``mcp_dependencies`` feeds it.
     mcp_endpoint = providers.Singleton(
         McpEndpoint,
-        providers.Callable(
-            mcp_server_settings, config.chat.approval_timeout, config.secret_key, config.mcp
-        ),
+        config.mcp,
+        approval_timeout=config.chat.provided.approval_timeout,
+        request_state_keys=providers.Callable(mcp_request_state_keys, config.secret_key),
     )
 
 
 def build_container(settings: Settings) -> Container:
     container = Container()
-    # model_dump keeps SecretStr values (the key, the URLs with their passwords) as they are
-    container.config.from_dict(settings.model_dump())
+    # Each section is passed whole, as the component's own settings type; the top-level
+    # values as they are (SecretStr stays SecretStr).
+    container.config.from_dict({name: getattr(settings, name) for name in Settings.model_fields})
     return container
 
 

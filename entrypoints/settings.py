@@ -3,16 +3,16 @@ then defaults (see docs/configuration.md).
 
 The service's own settings are top-level (``host``, ``port``, ``data_dir``…); every
 tunable of a component is in that component's section: ``gns3``, ``console``,
-``agent``, ``chat``, ``web``, ``store``. A section's field is
+``agent``, ``chat``, ``web``, ``store``, ``mcp``, ``policy``. A section's field is
 ``COPILOT_<SECTION>__<FIELD>`` in the environment (``COPILOT_WEB__HEARTBEAT_INTERVAL``)
 and ``--<section>-<field>`` on the command line (``--web-heartbeat-interval``). The
 flat names of earlier versions (``COPILOT_HEARTBEAT_INTERVAL``…) still work: they are
 aliases, read after the sectioned names (:data:`FLAT_ALIASES`).
 
-Defaults are not repeated here: each comes from the component that owns it (the
-core's rules and settings, the adapters' constructors), so the service and a library
-user of the same component start from the same values. The sections are declared in
-:mod:`entrypoints._sections`.
+A section's type *is* its component's own settings type (:data:`SECTIONS`), declared
+beside the component with each field's default, bounds and description, once: the
+service hands the section whole to the component, and a library user of the same
+component starts from the same values and the same checks.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Self, get_args, get_origin
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -33,34 +33,44 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from adapters.mcp import McpServerConfig
+from adapters.gns3 import ConsoleSettings, Gns3Settings
+from adapters.mcp import McpServerConfig, McpServerSettings
+from adapters.sqlite import SqliteStoreSettings
 from adapters.subprocess_agent import AgentConfig
-from entrypoints._sections import (
-    AgentSection,
-    ChatSection,
-    ConsoleSection,
-    Gns3Section,
-    McpSection,
-    PolicySection,
-    StoreSection,
-    WebSection,
-)
+from adapters.web import WebSettings
+from copilot_core import AgentSettings, ChatSettings
+from entrypoints._sections import PolicySection
 
 __all__ = [
     "FLAT_ALIASES",
-    "AgentSection",
-    "ChatSection",
-    "ConsoleSection",
-    "Gns3Section",
-    "McpSection",
+    "SECTIONS",
     "PolicySection",
     "Settings",
-    "StoreSection",
-    "WebSection",
     "add_setting_flags",
     "default_data_dir",
+    "section_fields",
     "settings_from_flags",
 ]
+
+#: Each section and the component's settings type it is.
+SECTIONS: Mapping[str, type[Any]] = {
+    "gns3": Gns3Settings,
+    "console": ConsoleSettings,
+    "agent": AgentSettings,
+    "chat": ChatSettings,
+    "web": WebSettings,
+    "store": SqliteStoreSettings,
+    "mcp": McpServerSettings,
+    "policy": PolicySection,
+}
+
+
+def section_fields(model: type[Any]) -> Mapping[str, FieldInfo]:
+    """The fields of a section's type (a pydantic model or a pydantic dataclass)."""
+    fields: Mapping[str, FieldInfo] | None = getattr(model, "__pydantic_fields__", None)
+    if fields is None:
+        raise TypeError(f"{model!r} is not a pydantic model or dataclass")
+    return fields
 
 
 def default_data_dir() -> Path:
@@ -105,16 +115,9 @@ class _FlatAliases(PydanticBaseSettingsSource):
             raw = self._environ.get(name)
             if raw is None:
                 continue
-            annotation = _section_model(section).model_fields[field].annotation
+            annotation = section_fields(SECTIONS[section])[field].annotation
             found.setdefault(section, {})[field] = _parsed(raw, annotation)
         return found
-
-
-def _section_model(section: str) -> type[BaseModel]:
-    model = Settings.model_fields[section].annotation
-    if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise TypeError(f"{section!r} is not a section of the settings")
-    return model
 
 
 def _parsed(raw: str, annotation: Any) -> Any:
@@ -212,13 +215,13 @@ class Settings(BaseSettings):
         ),
     )
 
-    gns3: Gns3Section = Field(default_factory=Gns3Section)
-    console: ConsoleSection = Field(default_factory=ConsoleSection)
-    agent: AgentSection = Field(default_factory=AgentSection)
-    chat: ChatSection = Field(default_factory=ChatSection)
-    web: WebSection = Field(default_factory=WebSection)
-    store: StoreSection = Field(default_factory=StoreSection)
-    mcp: McpSection = Field(default_factory=McpSection)
+    gns3: Gns3Settings = Field(default_factory=Gns3Settings)
+    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    store: SqliteStoreSettings = Field(default_factory=SqliteStoreSettings)
+    mcp: McpServerSettings = Field(default_factory=McpServerSettings)
     policy: PolicySection = Field(default_factory=PolicySection)
 
     @field_validator("redis_url", mode="before")
@@ -278,7 +281,6 @@ class Settings(BaseSettings):
 
 
 # ---------------------------------------------------------------------- flags
-_SECTIONS = ("gns3", "console", "agent", "chat", "web", "store", "mcp", "policy")
 #: Settings that are not flags: a key or a password on a command line is visible to every
 #: user of the machine (the URLs that may hold one are flags, their help says to prefer
 #: the environment); agents and MCP servers are JSON lists (with secrets), best kept in
@@ -325,12 +327,12 @@ def _fields() -> list[tuple[str | None, str, FieldInfo]]:
     top: list[tuple[str | None, str, FieldInfo]] = [
         (None, name, info)
         for name, info in Settings.model_fields.items()
-        if name not in _SECTIONS and name not in _NOT_FLAGS
+        if name not in SECTIONS and name not in _NOT_FLAGS
     ]
     nested: list[tuple[str | None, str, FieldInfo]] = [
         (section, name, info)
-        for section in _SECTIONS
-        for name, info in _section_model(section).model_fields.items()
+        for section, model in SECTIONS.items()
+        for name, info in section_fields(model).items()
         if _dest(section, name) not in _NOT_FLAGS
     ]
     return top + nested

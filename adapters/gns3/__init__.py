@@ -8,6 +8,8 @@
   handler, modes, whether it changes the lab), for any other consumer of the same tools.
 * :class:`Gns3TopologySource` — the core's ``TopologySource``.
 * :class:`ConsoleRunner` — commands over telnet consoles.
+* :class:`Gns3Settings`, :class:`ConsoleSettings` — the service's ``gns3`` and ``console``
+  settings.
 * :class:`SkillLibrary` — device skills and the forbidden-command list, reloadable.
 * :func:`load_fault_catalog` — the troubleshooting faults (:class:`FaultCatalog`), judged.
 * :func:`analyze_pcap` — a packet capture summarised for a model.
@@ -34,6 +36,7 @@ from adapters.gns3._faults import (
     load_fault_catalog,
 )
 from adapters.gns3._lifecycle import Gns3ProjectWatcher, ProjectLifecycleHandler, ReconcileReport
+from adapters.gns3._settings import ConsoleSettings, Gns3Settings
 from adapters.gns3._skills import BUILTIN_SKILLS_DIR, Skill, SkillLibrary
 from adapters.gns3._tools import (
     Gns3Tool,
@@ -52,6 +55,7 @@ __all__ = [
     "FAULTS_DIR",
     "CommandOutcome",
     "ConsoleRunner",
+    "ConsoleSettings",
     "ConsoleTarget",
     "ConsoleTranscript",
     "DeviceKind",
@@ -64,6 +68,7 @@ __all__ = [
     "Gns3GroupDirectory",
     "Gns3ProjectGate",
     "Gns3ProjectWatcher",
+    "Gns3Settings",
     "Gns3Tool",
     "Gns3ToolExecutor",
     "Gns3ToolSettings",

@@ -12,6 +12,7 @@ from adapters.llm._endpoints import check_endpoint, endpoint_url
 from adapters.llm._errors import redact
 from adapters.llm._settings import LLMSettings, build_chat_model, request_options
 from adapters.llm._warm import integration_loaded
+from copilot_core import AgentSettings
 from copilot_core.errors import InvalidRequestError, LLMNotConfiguredError, LLMSetupError
 from copilot_core.ports import CallOptions, ModelOverrides, ModelSelection, ModelTimeouts
 
@@ -25,19 +26,28 @@ __all__ = ["LLMSettingsSource", "LLMTimeouts", "SettingsLanguageModelProvider"]
 _log = logging.getLogger(__name__)
 
 
+_AGENT = AgentSettings()
+
+
 @dataclass(frozen=True, slots=True)
 class LLMTimeouts:
     """The service's waits for a model (seconds), for users whose settings set none:
     connecting to its server, its first token, the pause between two tokens."""
 
-    connect: float = 10.0
-    first_token: float = ModelTimeouts().first_token
-    between_tokens: float = ModelTimeouts().between_tokens
+    connect: float = _AGENT.connect_timeout
+    first_token: float = _AGENT.first_token_timeout
+    between_tokens: float = _AGENT.token_timeout
 
     #: Every bound of the SDK's own (its HTTP client's read timeout, langchain-openai's
     #: chunk timeout) is this much above the agent's, which end a silent stream first,
     #: with a message that names the setting.
     client_margin: ClassVar[float] = 30.0
+
+    @classmethod
+    def of(cls, agent: AgentSettings) -> LLMTimeouts:
+        """The waits the agent's settings give (``connect_timeout``,
+        ``first_token_timeout``, ``token_timeout``)."""
+        return cls(agent.connect_timeout, agent.first_token_timeout, agent.token_timeout)
 
 
 class LLMSettingsSource(Protocol):

@@ -15,7 +15,7 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from adapters.mcp._connection import ConnectionOptions, InvalidArgument, McpCaller, caller_of
-from adapters.mcp._contracts import McpServerDependencies, McpServerSettings
+from adapters.mcp._contracts import McpServerDependencies
 from copilot_core import AbortToken, CopilotMode, ToolContext
 from copilot_core.errors import CopilotError, ProjectNotFoundError
 
@@ -30,10 +30,11 @@ class CatalogHandlers:
     def __init__(
         self,
         dependencies: Callable[[], McpServerDependencies],
-        settings: McpServerSettings,
+        approval_timeout: float,
     ) -> None:
         self._deps = dependencies
-        self._settings = settings
+        #: Seconds an elicited approval may take before the call counts as rejected.
+        self._approval_timeout = approval_timeout
 
     async def _resolve_project(self, caller: McpCaller, reference: str) -> str:
         """The id of the opened project ``reference`` names (an id, or a unique name);

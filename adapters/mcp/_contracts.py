@@ -7,16 +7,19 @@ through these :class:`typing.Protocol` s and :class:`McpServerDependencies`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
-from copilot_core import PromptBook, ToolGate
+from pydantic import ConfigDict, Field, model_validator
+from pydantic.dataclasses import dataclass as settings_dataclass
+
+from copilot_core import PromptBook, RunnerSettings, ToolGate
 from copilot_core.policy import PolicyBook
 from copilot_core.ports import ApprovalPolicy, Authenticator, ProjectGate, TopologySource
 
 __all__ = [
+    "APPROVAL_TIMEOUT",
     "ApprovalSettings",
     "McpServerDependencies",
     "McpServerSettings",
@@ -73,37 +76,44 @@ class ToolCallObserver(Protocol):
     def tool_called(self, record: ToolCallRecord) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
+#: Seconds an elicited approval may take, unless the service says (the chat's own).
+APPROVAL_TIMEOUT = RunnerSettings().approval_timeout
+
+
+@settings_dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid"))
 class McpServerSettings:
-    """How the MCP endpoint behaves."""
+    """How the MCP endpoint behaves: the service's ``mcp`` section
+    (``COPILOT_MCP__<FIELD>``), each setting declared here once."""
 
-    #: Seconds an elicited approval may take before the call counts as rejected.
-    approval_timeout: float = 600.0
-    #: Secrets that seal the multi-round-trip state of 2026-07-28 clients (approvals
-    #: asked with ``input_required``); the first seals, all unseal. Empty: a key of this
-    #: process (with several replicas, give them all the same key).
-    request_state_keys: tuple[bytes, ...] = ()
-    server_name: str = "gns3-copilot"
-    server_version: str = "0.1.0"
-    #: MCP sessions (2025 protocol revisions) one GNS3 user may hold open at once; one
-    #: more is refused with HTTP 429 until one of theirs is closed or expires.
-    max_sessions_per_user: int = 10
-    #: Seconds a session may go without any request in flight before it is closed.
-    session_idle_timeout: float = 600.0
-    #: Sessions of every user together (the SDK's cap: beyond it, 503). Must be above
-    #: ``max_sessions_per_user``, so that no single user can reach it.
-    max_sessions: int = 10_000
+    server_name: ClassVar[str] = "gns3-copilot"
+    server_version: ClassVar[str] = "0.1.0"
 
-    def __post_init__(self) -> None:
-        if self.max_sessions_per_user < 1:
-            raise ValueError("max_sessions_per_user must be at least 1")
-        if not (math.isfinite(self.session_idle_timeout) and self.session_idle_timeout > 0):
-            raise ValueError("session_idle_timeout must be a positive number of seconds")
+    max_sessions_per_user: int = Field(
+        default=10,
+        ge=1,
+        description="MCP sessions one GNS3 user may hold open at once (one more: HTTP 429).",
+    )
+    session_idle_timeout: float = Field(
+        default=600.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds an MCP session may go without a request before it is closed.",
+    )
+    max_sessions: int = Field(
+        default=10_000,
+        ge=2,
+        description="MCP sessions of every user together (beyond: 503); above "
+        "max_sessions_per_user.",
+    )
+
+    @model_validator(mode="after")
+    def _no_user_fills_the_endpoint(self) -> Self:
         if self.max_sessions <= self.max_sessions_per_user:
             raise ValueError(
                 "max_sessions must be above max_sessions_per_user: one user must never "
                 "fill the endpoint for everyone else"
             )
+        return self
 
 
 @dataclass(frozen=True, slots=True)

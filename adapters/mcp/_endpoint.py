@@ -35,7 +35,7 @@ from adapters.mcp._connection import (
     ConnectionOptions,
     McpCaller,
 )
-from adapters.mcp._contracts import McpServerDependencies, McpServerSettings
+from adapters.mcp._contracts import APPROVAL_TIMEOUT, McpServerDependencies, McpServerSettings
 from adapters.mcp._sessions import SessionLedger, TooManySessionsError
 from copilot_core.errors import (
     AuthenticationError,
@@ -79,8 +79,20 @@ class McpEndpoint:
     ``server`` (the SDK's) is built once it runs.
     """
 
-    def __init__(self, settings: McpServerSettings | None = None) -> None:
+    def __init__(
+        self,
+        settings: McpServerSettings | None = None,
+        *,
+        approval_timeout: float = APPROVAL_TIMEOUT,
+        request_state_keys: tuple[bytes, ...] = (),
+    ) -> None:
         self.settings = settings or McpServerSettings()
+        #: Seconds an elicited approval may take before the call counts as rejected.
+        self.approval_timeout = approval_timeout
+        #: Secrets that seal the multi-round-trip state of 2026-07-28 clients (approvals
+        #: asked with ``input_required``); the first seals, all unseal. Empty: a key of
+        #: this process (with several replicas, give them all the same key).
+        self.request_state_keys = request_state_keys
         self._deps: McpServerDependencies | None = None
         self._running = False
         self.server: Server[object] | None = None
@@ -161,7 +173,12 @@ class McpEndpoint:
             from adapters.mcp._server import build_mcp_server
 
             if self.server is None:
-                self.server = build_mcp_server(self._dependencies, self.settings)
+                self.server = build_mcp_server(
+                    self._dependencies,
+                    self.settings,
+                    approval_timeout=self.approval_timeout,
+                    request_state_keys=self.request_state_keys,
+                )
             return StreamableHTTPSessionManager(
                 self.server,
                 json_response=False,

@@ -48,6 +48,7 @@ from adapters.mcp._connection import (
     session_of,
 )
 from adapters.mcp._contracts import (
+    APPROVAL_TIMEOUT,
     McpServerDependencies,
     McpServerSettings,
     ToolCallRecord,
@@ -247,7 +248,7 @@ class _McpHandlers(CatalogHandlers):
         can_elicit = elicitation is not None and (
             elicitation.form is not None or elicitation.url is None
         )
-        timeout = self._settings.approval_timeout
+        timeout = self._approval_timeout
 
         async def refuse(request: ApprovalRequest) -> ApprovalDecision | None:
             return ApprovalDecision(approve=False, reason=_UNAVAILABLE)
@@ -421,11 +422,15 @@ def _call_result(result: ToolResult) -> types.CallToolResult:
 def build_mcp_server(
     dependencies: Callable[[], McpServerDependencies],
     settings: McpServerSettings | None = None,
+    *,
+    approval_timeout: float = APPROVAL_TIMEOUT,
+    request_state_keys: tuple[bytes, ...] = (),
 ) -> Server[Any]:
     """The low-level MCP server; ``dependencies()`` gives the collaborators at call time
-    (raising :class:`~copilot_core.errors.ServiceUnavailableError` before start-up)."""
+    (raising :class:`~copilot_core.errors.ServiceUnavailableError` before start-up).
+    ``approval_timeout`` and ``request_state_keys``: see :class:`McpEndpoint`."""
     settings = settings or McpServerSettings()
-    handlers = _McpHandlers(dependencies, settings)
+    handlers = _McpHandlers(dependencies, approval_timeout)
     server: Server[Any] = Server(
         settings.server_name,
         version=settings.server_version,
@@ -445,7 +450,7 @@ def build_mcp_server(
         on_list_prompts=handlers.list_prompts,
         on_get_prompt=handlers.get_prompt,
     )
-    keys = settings.request_state_keys
+    keys = request_state_keys
     security = (
         RequestStateSecurity(keys=list(keys), bind_principal=principal_of)
         if keys

@@ -12,6 +12,7 @@ from adapters.sqlite._store import (
     DATABASE_NAME,
     ProjectPathResolver,
     SqliteCheckpointStore,
+    SqliteStoreSettings,
     Synchronous,
 )
 
@@ -22,5 +23,6 @@ __all__ = [
     "ProjectPathResolver",
     "SqliteCheckpointStore",
     "SqliteStoreReadiness",
+    "SqliteStoreSettings",
     "Synchronous",
 ]

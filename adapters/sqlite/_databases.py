@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Literal
 
 import aiosqlite
+from pydantic import ConfigDict, Field
+from pydantic.dataclasses import dataclass as settings_dataclass
 
 from adapters.sqlite._schema import migrate
 from copilot_core.errors import InvalidRequestError, StoreCorruptedError, StoreError
@@ -29,6 +31,7 @@ __all__ = [
     "DATABASE_NAME",
     "ProjectDatabases",
     "ProjectPathResolver",
+    "SqliteStoreSettings",
     "Synchronous",
     "rollback",
 ]
@@ -49,6 +52,31 @@ _PAGE_SIZE = 2048
 _SQLITE_BUSY = 5
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
+
+
+@settings_dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid"))
+class SqliteStoreSettings:
+    """How the per-project databases are kept: the service's ``store`` section
+    (``COPILOT_STORE__<FIELD>``), each setting declared here once."""
+
+    max_open: int = Field(
+        default=64,
+        ge=1,
+        description="Databases kept open at once (least recently used ones close).",
+    )
+    busy_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds a write waits for another writer."
+    )
+    synchronous: Synchronous = Field(
+        default="NORMAL",
+        description="SQLite's synchronous mode: FULL survives a power loss at some speed.",
+    )
+    idle_timeout: float | None = Field(
+        default=90.0,
+        gt=0,
+        description="Seconds after which a project's database no one uses is closed "
+        "(it reopens on next use); null: kept open.",
+    )
 
 
 @dataclass(eq=False)
@@ -72,23 +100,14 @@ class ProjectDatabases:
         self,
         data_dir: Path | str,
         project_path: ProjectPathResolver | None = None,
-        *,
-        max_open: int = 64,
-        busy_timeout: float = 10.0,
-        synchronous: Synchronous = "NORMAL",
-        idle_timeout: float | None = 90.0,
+        settings: SqliteStoreSettings | None = None,
     ) -> None:
-        if max_open < 1:
-            raise ValueError("max_open must be at least 1")
-        if synchronous not in ("NORMAL", "FULL"):
-            raise ValueError("synchronous must be 'NORMAL' or 'FULL'")
-        if idle_timeout is not None and idle_timeout <= 0:
-            raise ValueError("idle_timeout must be positive (or None: never)")
+        settings = settings or SqliteStoreSettings()
         self.data_dir = Path(data_dir)
-        self.max_open = max_open
-        self.busy_timeout = busy_timeout
-        self.synchronous: Synchronous = synchronous
-        self.idle_timeout = idle_timeout
+        self.max_open = settings.max_open
+        self.busy_timeout = settings.busy_timeout
+        self.synchronous: Synchronous = settings.synchronous
+        self.idle_timeout = settings.idle_timeout
         self._project_path = project_path
         self._open: OrderedDict[str, _Database] = OrderedDict()
         self._opening: dict[str, asyncio.Lock] = {}

@@ -27,6 +27,7 @@ from adapters.sqlite._databases import (
     DATABASE_NAME,
     ProjectDatabases,
     ProjectPathResolver,
+    SqliteStoreSettings,
     Synchronous,
 )
 from adapters.sqlite._intent import SqliteIntentRows
@@ -44,6 +45,7 @@ __all__ = [
     "DATABASE_NAME",
     "ProjectPathResolver",
     "SqliteCheckpointStore",
+    "SqliteStoreSettings",
     "Synchronous",
 ]
 
@@ -61,12 +63,13 @@ class SqliteCheckpointStore(SqliteIntentRows, SqliteRestorePointRows):
     ``project_path`` is given and knows the project, at
     ``{project_path(project_id)}/gns3-copilot/copilot_checkpoints.db``.
 
-    At most ``max_open`` databases stay open (least recently used ones are closed
-    when idle), and one unused for ``idle_timeout`` seconds is closed (``None``: kept
-    open). Each has one connection in WAL mode with a busy timeout; every write is one
-    transaction: a single statement, or ``BEGIN IMMEDIATE`` … ``COMMIT``.
-    Lifecycle: ``await open()`` (or ``async with``) before use, ``await close()`` at the
-    end; :meth:`close_project` closes one project's database.
+    ``settings`` (:class:`SqliteStoreSettings`): at most ``max_open`` databases stay
+    open (least recently used ones are closed when idle), and one unused for
+    ``idle_timeout`` seconds is closed (``None``: kept open). Each has one connection in
+    WAL mode with a busy timeout; every write is one transaction: a single statement, or
+    ``BEGIN IMMEDIATE`` … ``COMMIT``. Lifecycle: ``await open()`` (or ``async with``)
+    before use, ``await close()`` at the end; :meth:`close_project` closes one project's
+    database.
     """
 
     def __init__(
@@ -74,19 +77,9 @@ class SqliteCheckpointStore(SqliteIntentRows, SqliteRestorePointRows):
         data_dir: Path | str,
         project_path: ProjectPathResolver | None = None,
         *,
-        max_open: int = 64,
-        busy_timeout: float = 10.0,
-        synchronous: Synchronous = "NORMAL",
-        idle_timeout: float | None = 90.0,
+        settings: SqliteStoreSettings | None = None,
     ) -> None:
-        self._databases = ProjectDatabases(
-            data_dir,
-            project_path,
-            max_open=max_open,
-            busy_timeout=busy_timeout,
-            synchronous=synchronous,
-            idle_timeout=idle_timeout,
-        )
+        self._databases = ProjectDatabases(data_dir, project_path, settings)
         self.data_dir = self._databases.data_dir
         self._use = self._databases.use
         self._write = self._databases.write

@@ -62,7 +62,7 @@ log = structlog.get_logger("adapters.web")
 
 
 def _agents(chat: ChatService) -> list[AgentBody]:
-    default = chat.settings.default_agent
+    default = chat.default_agent_id
     return [AgentBody.of(info, backend, default) for info, backend in chat.agents()]
 
 
@@ -165,7 +165,7 @@ class AccountController(Controller):
     @get("/agents", operation_id="listAgents")
     async def agents(self, chat: Injected[ChatService]) -> AgentsBody:
         """The agents a turn may use (``agent_id`` in the stream body)."""
-        return AgentsBody(default=chat.settings.default_agent, agents=_agents(chat))
+        return AgentsBody(default=chat.default_agent_id, agents=_agents(chat))
 
     @get("/llm-config", operation_id="getLlmConfig", responses=errors(404))
     async def get_llm_config(

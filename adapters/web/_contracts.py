@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
+
+from pydantic import ConfigDict, Field
+from pydantic.dataclasses import dataclass as settings_dataclass
 
 from copilot_core import ChatService
 from copilot_core.intent import StandingIntent
@@ -125,26 +128,45 @@ SkillsReloader = Callable[[], Awaitable[Mapping[str, Any]]]
 ReadinessCheck = Callable[[], Awaitable[object]]
 
 
-@dataclass(frozen=True, slots=True)
+@settings_dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid"))
 class WebSettings:
-    """How the HTTP service behaves (filled from the service's settings)."""
+    """How the HTTP service behaves: the service's ``web`` section
+    (``COPILOT_WEB__<FIELD>``), each setting declared here once."""
 
-    #: Seconds without an event before a ``heartbeat`` is sent; ``None`` disables.
-    heartbeat_interval: float | None = 15.0
-    #: Abort a turn when its streaming client disconnects (default: let it finish).
-    abort_on_disconnect: bool = False
-    #: Seconds a validated token is remembered (keyed by its SHA-256); 0 disables.
-    auth_cache_ttl: float = 30.0
-    auth_cache_size: int = 1024
-    #: Seconds each readiness check may take.
-    readiness_timeout: float = 3.0
-    #: Seconds ``POST /llm-config/test`` waits for the model's first reply.
-    llm_test_timeout: float = 20.0
-    #: Browser origins allowed to call the API from another site (CORS); empty: none.
-    cors_origins: tuple[str, ...] = ()
-    title: str = "gns3-copilot"
-    version: str = "0.1.0"
-    debug: bool = False
+    title: ClassVar[str] = "gns3-copilot"
+    version: ClassVar[str] = "0.1.0"
+    debug: ClassVar[bool] = False
+
+    heartbeat_interval: float | None = Field(
+        default=15.0,
+        ge=0,
+        description="Seconds of quiet before an SSE heartbeat; 0 disables.",
+    )
+    abort_on_disconnect: bool = Field(
+        default=False,
+        description="Abort a turn when its streaming client disconnects.",
+    )
+    auth_cache_ttl: float = Field(
+        default=30.0, ge=0, description="Seconds a validated token is remembered."
+    )
+    auth_cache_size: int = Field(default=1024, ge=1, description="Tokens remembered at most.")
+    readiness_timeout: float = Field(
+        default=3.0, gt=0, description="Seconds each /readyz check may take."
+    )
+    llm_test_timeout: float = Field(
+        default=20.0,
+        gt=0,
+        description="Seconds POST /llm-config/test waits for the model.",
+    )
+    cors_origins: tuple[str, ...] = Field(
+        default=(),
+        description='Browser origins allowed cross-site (JSON list, e.g. ["https://ui.lab"]).',
+    )
+
+    @property
+    def heartbeat(self) -> float | None:
+        """The SSE streams' heartbeat: ``None`` (none) for 0."""
+        return self.heartbeat_interval or None
 
 
 @dataclass(frozen=True, slots=True)

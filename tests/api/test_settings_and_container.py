@@ -14,14 +14,15 @@ import pytest
 import uvicorn
 from dependency_injector import providers
 
-from adapters.gns3 import ConsoleRunner, Gns3ToolSettings
+from adapters.gns3 import ConsoleRunner
 from adapters.sqlite import SqliteCheckpointStore
-from adapters.web import WebSettings
 from adapters.web.testing import StaticAuthenticator, StaticProjectGate
-from copilot_core import AgentSettings, ChatSettings, ModelSelection, RunnerSettings
+from copilot_core import ModelSelection
 from copilot_core.ports import Principal
 from copilot_core.rules import MAX_MESSAGE_CHARS
 from copilot_core.testing import (
+    FakeCheckProbes,
+    FakeRestorePoints,
     FakeToolExecutor,
     FakeTopologySource,
     InMemoryCheckpointStore,
@@ -33,7 +34,12 @@ from copilot_core.testing import (
 from entrypoints import Settings, build_container, create_app
 from entrypoints.cli import CopilotServer, main
 from entrypoints.container import resolve
-from entrypoints.settings import FLAT_ALIASES, add_setting_flags, settings_from_flags
+from entrypoints.settings import (
+    FLAT_ALIASES,
+    add_setting_flags,
+    section_fields,
+    settings_from_flags,
+)
 
 PROJECT = "5e1f0000-0000-4000-8000-000000000002"
 
@@ -93,7 +99,7 @@ def test_the_flat_names_of_earlier_versions_are_aliases_the_sectioned_names_beat
     assert settings.chat.approval_timeout == 60
     assert settings.gns3.url == "http://new.lab:3080"
     for alias, (section, field) in FLAT_ALIASES.items():
-        assert field in type(getattr(settings, section)).model_fields, alias
+        assert field in section_fields(type(getattr(settings, section))), alias
 
 
 def test_a_misspelt_or_invalid_setting_stops_with_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,7 +140,7 @@ def test_every_setting_has_a_flag_and_flags_beat_the_environment(
     add_setting_flags(parser)
     flags = {option for action in parser._actions for option in action.option_strings}
     for section in ("gns3", "console", "agent", "chat", "web", "store"):
-        for field in type(getattr(settings, section)).model_fields:
+        for field in section_fields(type(getattr(settings, section))):
             if (section, field) == ("gns3", "password"):
                 continue
             assert f"--{section}-{field.replace('_', '-')}" in flags, (section, field)
@@ -143,23 +149,20 @@ def test_every_setting_has_a_flag_and_flags_beat_the_environment(
     assert "--gns3-password" not in flags
 
 
-def test_defaults_are_the_components_own(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_defaults_are_the_components_own() -> None:
+    """A section is its component's settings type (tests/unit/test_settings_declared_once.py);
+    the console's defaults are the runner's own, and a store built without settings keeps
+    what the service's default ``store`` section says."""
     settings = Settings()
-    agent, chat, runner, tools, web = (
-        AgentSettings(),
-        ChatSettings(),
-        RunnerSettings(),
-        Gns3ToolSettings(),
-        WebSettings(),
+    runner = ConsoleRunner()
+    assert settings.console.command_timeout == runner.command_timeout
+    assert settings.console.max_output_chars == runner.max_output_chars
+    assert settings.chat.max_message_chars == MAX_MESSAGE_CHARS
+    store = SqliteCheckpointStore(Path("/unused"))
+    assert (store.max_open, store.idle_timeout) == (
+        settings.store.max_open,
+        settings.store.idle_timeout,
     )
-    assert settings.agent.max_llm_calls == agent.max_llm_calls
-    assert settings.agent.tool_timeout == agent.tool_timeout
-    assert settings.chat.max_message_chars == chat.max_message_chars == MAX_MESSAGE_CHARS
-    assert settings.chat.approval_timeout == runner.approval_timeout
-    assert settings.gns3.max_commands == tools.max_commands
-    assert settings.web.heartbeat_interval == web.heartbeat_interval
-    assert settings.console.command_timeout == ConsoleRunner().command_timeout
-    assert settings.store.max_open == SqliteCheckpointStore(Path("/unused")).max_open
 
 
 def test_serve_reports_a_bad_flag_value_with_the_setting_name(
@@ -194,7 +197,7 @@ async def test_one_provider_builds_what_the_web_app_needs_with_every_section_app
         console = await resolve(container.gateways.console())
         assert console.command_timeout == 12
         web = container.web.settings()
-        assert web.heartbeat_interval is None  # 0 turns heartbeats off
+        assert web.heartbeat is None  # 0 turns heartbeats off
         assert web.auth_cache_ttl == 5
         assert await resolve(container.web.collaborators()) is deps
     finally:
@@ -223,6 +226,8 @@ async def step_budget_of_one(tmp_path: Path) -> AsyncIterator[str]:
     gateways.tools.override(
         providers.Object(FakeToolExecutor().add("show_ip", lambda args, ctx: "10.0.0.1/24"))
     )
+    gateways.probes.override(providers.Object(FakeCheckProbes()))  # the lab's checks too
+    gateways.restore.override(providers.Object(FakeRestorePoints(store)))  # and its undo
     gateways.topology.override(providers.Object(FakeTopologySource()))
     gateways.models.override(
         providers.Object(StaticModelProvider(ModelSelection(model, title_model=title)))
@@ -293,5 +298,28 @@ async def test_the_agents_guards_and_the_platform_guides_reach_the_agent(tmp_pat
         assert "troubleshooting" in vpcs_guide[-1].text
         assert vpcs_guide[-1].tools == ("device_skills",)
         assert {"cisco_ios", "frr", "juniper_junos"} <= set(guides)
+    finally:
+        await container.shutdown_resources()  # type: ignore[misc]
+
+
+async def test_one_gate_one_clock_and_one_id_factory_serve_every_caller(tmp_path: Path) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        gns3={"url": "http://127.0.0.1:9"},
+        agent={"tool_timeout": 77, "max_result_chars": 4321, "progress_interval": 0.5},
+    )
+    container = build_container(settings)
+    await container.init_resources()  # type: ignore[misc]
+    try:
+        deps = await resolve(container.web.collaborators())
+        gate = await resolve(container.core.gate())
+        agent = await resolve(container.core.agent())
+        assert agent.tools is gate
+        assert await resolve(container.mcp_tools()) is gate  # no MCP servers: the same tools
+        assert (gate.timeout, gate.max_result_chars, gate.progress_interval) == (77, 4321, 0.5)
+        assert deps.rollback.bounds == gate.bounds == container.core.call_bounds()
+        assert deps.intent.bounds == gate.bounds
+        assert container.core.clock() is container.gateways.clock()
+        assert container.core.ids() is container.gateways.ids()
     finally:
         await container.shutdown_resources()  # type: ignore[misc]

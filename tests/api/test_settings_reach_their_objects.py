@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from copilot_core.rules import CallBounds
 from entrypoints import Settings, build_container
 from entrypoints.container import Container, resolve
 
@@ -59,3 +60,16 @@ async def test_the_model_wait_and_tool_set_settings_reach_the_agent_and_the_prov
         assert agent_settings.tool_set == "compact"
         timeouts = (await container.gateways.models())._timeouts
         assert (timeouts.connect, timeouts.first_token, timeouts.between_tokens) == (3, 900, 45)
+
+
+async def test_a_standing_run_is_bounded_as_a_tool_call_on_the_gns3_tools_own_probes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COPILOT_AGENT__TOOL_TIMEOUT", "123")
+    monkeypatch.setenv("COPILOT_AGENT__MAX_RESULT_CHARS", "4567")
+    async for container in _started(Settings()):
+        intent = await resolve(container.core.intent())
+        mcp_gate = await resolve(container.mcp_tools())
+        assert intent.bounds == mcp_gate.bounds == CallBounds(123, 4567)
+        tools = await resolve(container.gateways.tools())
+        assert intent.probes is tools.probes  # the ones verify_intent uses

@@ -6,9 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from entrypoints.settings import Settings
+from entrypoints.settings import SECTIONS, Settings, section_fields
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
@@ -16,10 +14,9 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 def declared() -> set[str]:
     """Every setting, as ``name`` (top-level) or ``section.field``."""
     names: set[str] = set()
-    for name, info in Settings.model_fields.items():
-        model = info.annotation
-        if isinstance(model, type) and issubclass(model, BaseModel):
-            names |= {f"{name}.{field}" for field in model.model_fields}
+    for name in Settings.model_fields:
+        if name in SECTIONS:
+            names |= {f"{name}.{field}" for field in section_fields(SECTIONS[name])}
         else:
             names.add(name)
     return names

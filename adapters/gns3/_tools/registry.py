@@ -22,11 +22,13 @@ from typing import Any, Generic, TypeVar
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     ValidationError,
     ValidationInfo,
 )
+from pydantic.dataclasses import dataclass as settings_dataclass
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
@@ -74,37 +76,73 @@ BOTH_MODES = frozenset({CopilotMode.TEACHING_ASSISTANT, CopilotMode.LAB_AUTOMATI
 AUTOMATION_ONLY = frozenset({CopilotMode.LAB_AUTOMATION_ASSISTANT})
 
 
-@dataclass(frozen=True, slots=True)
+@settings_dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid"))
 class Gns3ToolSettings:
-    """Bounds of the tools (seconds unless said otherwise).
+    """Bounds of the tools, each declared here once (the service's ``gns3`` section is a
+    :class:`~adapters.gns3.Gns3Settings`, which adds the server's address to these).
 
-    ``max_command_timeout`` bounds a console command's ``timeout_s``; ``call_budget``
-    bounds one console call (commands that would start later are not run; keep it under
-    the agent's tool time limit so the call answers with what it has). ``action_settle``
-    is how long a stop/suspend is given to show in the node's status, ``start_grace``
-    how long a started node may still read "stopped" before the start counts as failed;
-    ``max_console_wait`` bounds ``wait_for_console`` (a router may take minutes to boot);
-    ``max_verify_wait`` bounds ``verify_intent``'s ``wait_s``, and ``verify_interval`` is
-    the pause between two rounds of checks that do not hold yet; ``max_change_verify_wait``
-    bounds a changing call's ``verify_wait_s`` (a verified change may wait twice, after the
-    change and after a rollback: keep twice this under the agent's tool time limit).
+    ``call_budget`` bounds one console call (commands that would start later are not
+    run; keep it under the agent's tool time limit so the call answers with what it has);
+    a verified change may wait ``max_change_verify_wait`` twice, after the change and
+    after a rollback: keep twice this under the agent's tool time limit too.
     """
 
-    start_timeout: float = 90.0
-    max_console_wait: float = 240.0
-    poll_interval: float = 0.5
-    action_settle: float = 3.0
-    start_grace: float = 5.0
-    max_command_timeout: float = 300.0
-    call_budget: float = 290.0
-    capture_default_seconds: float = 5.0
-    capture_max_seconds: float = 30.0
-    capture_max_bytes: int = 8 << 20
-    max_batch: int = 32
-    max_commands: int = 50
-    max_verify_wait: float = 300.0
-    verify_interval: float = 2.0
-    max_change_verify_wait: float = 120.0
+    start_timeout: float = Field(
+        default=90.0, gt=0, description="Seconds a node may take to start."
+    )
+    max_console_wait: float = Field(
+        default=240.0,
+        gt=0,
+        description="The longest wait_for_console may wait for a console's prompt (seconds).",
+    )
+    poll_interval: float = Field(default=0.5, gt=0, description="Seconds between status polls.")
+    action_settle: float = Field(
+        default=3.0,
+        gt=0,
+        description="Seconds a stop or suspend is given to show in the node's status.",
+    )
+    start_grace: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds a started node may still read stopped before the start failed.",
+    )
+    max_command_timeout: float = Field(
+        default=300.0,
+        gt=0,
+        description="The longest timeout a console command of a tool call may ask for.",
+    )
+    call_budget: float = Field(
+        default=290.0,
+        gt=0,
+        description="Seconds one console tool call may take (keep it under agent.tool_timeout).",
+    )
+    capture_default_seconds: float = Field(
+        default=5.0, gt=0, description="A capture's default length."
+    )
+    capture_max_seconds: float = Field(
+        default=30.0, gt=0, description="A capture's longest length."
+    )
+    capture_max_bytes: int = Field(
+        default=8 << 20, ge=1024, description="The largest capture read."
+    )
+    max_batch: int = Field(default=32, ge=1, description="Devices one batch tool call may touch.")
+    max_commands: int = Field(default=50, ge=1, description="Commands one tool call may send.")
+    max_verify_wait: float = Field(
+        default=300.0,
+        ge=0,
+        description="The longest wait_s verify_intent may ask for (seconds).",
+    )
+    verify_interval: float = Field(
+        default=2.0,
+        gt=0,
+        description="Seconds between two rounds of checks that do not hold yet.",
+    )
+    max_change_verify_wait: float = Field(
+        default=120.0,
+        ge=0,
+        description="The longest verify_wait_s a changing call may ask for (seconds; a "
+        "verified change may wait twice, after the change and after a rollback).",
+    )
 
 
 # ------------------------------------------------------------------ arguments

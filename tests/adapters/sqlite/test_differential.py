@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from adapters.sqlite import SqliteCheckpointStore
+from adapters.sqlite import SqliteCheckpointStore, SqliteStoreSettings
 from copilot_core.ports import CheckpointStore
 from tests.contract.store_differential import DIFFERENTIAL_SETTINGS, StoresAgree
 
@@ -15,7 +15,7 @@ from tests.contract.store_differential import DIFFERENTIAL_SETTINGS, StoresAgree
 class SqliteAgrees(StoresAgree):
     async def open_store(self) -> CheckpointStore:
         self.root = Path(tempfile.mkdtemp(prefix="differential-"))
-        self.sqlite = SqliteCheckpointStore(self.root, max_open=1)
+        self.sqlite = SqliteCheckpointStore(self.root, settings=SqliteStoreSettings(max_open=1))
         await self.sqlite.open()
         return self.sqlite
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from adapters.sqlite import SqliteCheckpointStore
+from adapters.sqlite import SqliteCheckpointStore, SqliteStoreSettings
 from tests.adapters.sqlite.conftest import project_id
 from tests.adapters.sqlite.test_store import new_session
 
@@ -21,7 +21,9 @@ async def _until_closed(store: SqliteCheckpointStore, project: str, within: floa
 
 
 async def test_an_idle_database_is_closed_and_reopens_with_its_sessions(tmp_path: Path) -> None:
-    async with SqliteCheckpointStore(tmp_path, idle_timeout=0.3) as store:
+    async with SqliteCheckpointStore(
+        tmp_path, settings=SqliteStoreSettings(idle_timeout=0.3)
+    ) as store:
         await store.create_session(new_session("t1"))
         assert store.open_projects == (P1,)
         await _until_closed(store, P1, within=30)  # generous: a loaded machine
@@ -31,7 +33,9 @@ async def test_an_idle_database_is_closed_and_reopens_with_its_sessions(tmp_path
 
 
 async def test_a_database_in_use_is_not_closed_while_it_is_used(tmp_path: Path) -> None:
-    async with SqliteCheckpointStore(tmp_path, idle_timeout=0.2) as store:
+    async with SqliteCheckpointStore(
+        tmp_path, settings=SqliteStoreSettings(idle_timeout=0.2)
+    ) as store:
         await store.create_session(new_session("t1"))
         await store.create_session(new_session("t2", project=P2))
         async with store._use(P1):  # held, as by a long read
@@ -41,7 +45,9 @@ async def test_a_database_in_use_is_not_closed_while_it_is_used(tmp_path: Path) 
 
 
 async def test_without_an_idle_timeout_databases_stay_open(tmp_path: Path) -> None:
-    async with SqliteCheckpointStore(tmp_path, idle_timeout=None) as store:
+    async with SqliteCheckpointStore(
+        tmp_path, settings=SqliteStoreSettings(idle_timeout=None)
+    ) as store:
         await store.create_session(new_session("t1"))
         await asyncio.sleep(1.0)
         assert store.open_projects == (P1,)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sqlite import SCHEMA_VERSION, SqliteCheckpointStore
+from adapters.sqlite import SCHEMA_VERSION, SqliteCheckpointStore, SqliteStoreSettings
 from copilot_core import (
     BuiltinAgent,
     ChatSettings,
@@ -531,7 +531,7 @@ async def test_a_turn_through_the_chat_service_is_saved_and_no_secret_is_written
 # ================================================================= lifecycle
 async def test_open_databases_are_bounded_and_reopen_transparently(data_dir: Path) -> None:
     projects = [project_id(n) for n in range(1, 41)]
-    async with SqliteCheckpointStore(data_dir, max_open=4) as store:
+    async with SqliteCheckpointStore(data_dir, settings=SqliteStoreSettings(max_open=4)) as store:
         for project in projects:
             await store.create_session(new_session("s", project))
             await store.append_messages(project, "s", [Message.user(project, project, T0)])
@@ -554,7 +554,7 @@ async def test_databases_in_use_are_not_closed_under_their_users(data_dir: Path)
             await store.append_messages(project, "s", [Message.user(f"{n}", f"{n}", T0)])
             await store.record_turn(project, "s", T0)
 
-    async with SqliteCheckpointStore(data_dir, max_open=2) as store:
+    async with SqliteCheckpointStore(data_dir, settings=SqliteStoreSettings(max_open=2)) as store:
         await asyncio.gather(*(chat(project) for project in projects))
         for project in projects:
             session = await store.get_session(project, "s")
@@ -600,9 +600,9 @@ async def test_a_store_is_usable_only_between_open_and_close(data_dir: Path) -> 
 
 def test_bad_settings_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="max_open"):
-        SqliteCheckpointStore(tmp_path, max_open=0)
+        SqliteCheckpointStore(tmp_path, settings=SqliteStoreSettings(max_open=0))
     with pytest.raises(ValueError, match="synchronous"):
-        SqliteCheckpointStore(tmp_path, synchronous="OFF")  # type: ignore[arg-type]
+        SqliteCheckpointStore(tmp_path, settings=SqliteStoreSettings(synchronous="OFF"))  # type: ignore[arg-type]
 
 
 def test_the_package_exports_exactly_its_public_api() -> None:
@@ -615,6 +615,7 @@ def test_the_package_exports_exactly_its_public_api() -> None:
         "ProjectPathResolver",
         "SqliteCheckpointStore",
         "SqliteStoreReadiness",
+        "SqliteStoreSettings",
         "Synchronous",
     }
     public = {name for name in vars(package) if not name.startswith("_")}

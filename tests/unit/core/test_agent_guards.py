@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from copilot_core import AgentSettings, Conversation, Message, SessionKey
+from copilot_core._agent_settings import ToolArgumentLimit
 from copilot_core.errors import CopilotError
 from copilot_core.events import ApprovalRequiredEvent
 from copilot_core.ports import (
@@ -19,7 +20,6 @@ from copilot_core.ports import (
     ModelSelection,
 )
 from copilot_core.ports import ToolCallDelta as Fragment
-from copilot_core.rules import ArgumentLimit, ArgumentLimits
 from copilot_core.testing import ScriptedLanguageModel, text_reply, tool_reply
 
 from .conftest import World
@@ -145,9 +145,7 @@ def runaway_commands(world: World, count: int) -> list[int]:
 async def test_a_runaway_argument_is_stopped_while_streaming(world: World) -> None:
     ran: list[Any] = []
     world.tools.add("run_commands", lambda args, ctx: ran.append(args) or "ok")
-    world.agent_settings = AgentSettings(
-        argument_limits=ArgumentLimits(ArgumentLimit(max_chars=100_000, max_items=20))
-    )
+    world.agent_settings = AgentSettings(argument_chars=100_000, argument_items=20)
     sent = runaway_commands(world, count=5000)
     world.model.add(text_reply("Let me ask for less."), text_reply("T"))
     events = await world.turn("can PC1 ping PC2?")
@@ -174,7 +172,7 @@ async def test_a_tools_own_limit_applies_to_its_calls_only(world: World) -> None
     world.tools.add("short", lambda args, ctx: ran.append("short") or "ok")
     world.tools.add("long", lambda args, ctx: ran.append("long") or "ok")
     world.agent_settings = AgentSettings(
-        argument_limits=ArgumentLimits(per_tool={"short": ArgumentLimit(max_chars=50)})
+        tool_argument_limits={"short": ToolArgumentLimit(max_chars=50)}
     )
     text = "x" * 200
     world.model.add(tool_reply(("long", {"text": text})), tool_reply(("short", {"text": text})))
@@ -186,9 +184,7 @@ async def test_a_tools_own_limit_applies_to_its_calls_only(world: World) -> None
 
 async def test_a_second_runaway_ends_the_turn(world: World) -> None:
     world.tools.add("run_commands", lambda args, ctx: "ok")
-    world.agent_settings = AgentSettings(
-        argument_limits=ArgumentLimits(ArgumentLimit(max_items=10))
-    )
+    world.agent_settings = AgentSettings(argument_items=10)
     runaway_commands(world, count=100)
     runaway_commands(world, count=100)
     world.model.add(text_reply("never read"))
