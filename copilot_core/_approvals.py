@@ -236,10 +236,17 @@ class TurnControl:
         self._pending: dict[str, asyncio.Future[ApprovalDecision]] = {}
         self._decided: set[str] = set()
 
-    def expect(self, approval_id: str) -> asyncio.Future[ApprovalDecision]:
-        """Register an approval the turn waits for; its decision completes the future."""
-        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
-        self._pending[approval_id] = future
+    def expect(
+        self, approval_id: str, waiting: asyncio.Future[ApprovalDecision] | None = None
+    ) -> asyncio.Future[ApprovalDecision]:
+        """Register an approval the turn waits for; its decision completes ``waiting``
+        (the future the waiting call awaits; a new one by default), which is returned.
+        An approval registered already keeps its future: a relay that expects it again,
+        to make it decidable from other replicas, gets that same one."""
+        future = self._pending.get(approval_id)
+        if future is None:
+            future = waiting or asyncio.get_running_loop().create_future()
+            self._pending[approval_id] = future
         return future
 
     def decide(self, approval_id: str, decision: ApprovalDecision) -> DecisionOutcome:

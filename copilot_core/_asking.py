@@ -5,9 +5,12 @@ The gate hands a call's :class:`~copilot_core.ports.ApprovalRequest` up as an
 publishes ``approval_required`` (the full arguments, the preview and the digest they are
 bound to), and resolves it exactly once, on the first of: the user's decision (through
 :class:`~copilot_core.ports.TurnControl`, from this process or another replica), the time
-limit, or the turn's abort or end. Resolving publishes ``approval_resolved`` and sends the
-decision back down to the waiting call. Nothing here awaits: the decision's arrival
-completes a future whose callback resolves.
+limit, or the turn's abort or end.
+
+One future per approval: the one the waiting call awaits (``ApprovalNeeded.waiting``)
+is the one registered where decisions arrive (``TurnControl.expect``), so whatever
+decides it (the user, the time limit, the turn's end) answers the call directly. Its
+callback publishes ``approval_resolved``. Nothing here awaits but the registration.
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ __all__ = ["TurnApprovals"]
 @dataclass(eq=False, slots=True)
 class _Asked:
     needed: ApprovalNeeded
-    waiting: asyncio.Future[ApprovalDecision]
     lapse: asyncio.TimerHandle
 
 
@@ -72,18 +74,18 @@ class TurnApprovals:
         """Ask the user about one call: ``approval_required``; the decision comes later."""
         request = needed.request
         approval_id = self._new_id()
-        # Decidable from anywhere before any client can see it.
+        # The call's own future, decidable from anywhere before any client can see it
+        # (the relay, expecting it too, gets that same future).
+        waiting = self._control.expect(approval_id, needed.waiting)
         if self._expect is not None:
-            waiting = await self._expect(approval_id)
-        else:
-            waiting = self._control.expect(approval_id)
+            await self._expect(approval_id)
         lapse = asyncio.get_running_loop().call_later(
             self._timeout,
             self._control.decide,
             approval_id,
             ApprovalDecision(False, reason="timeout"),
         )
-        self._asked[approval_id] = _Asked(needed, waiting, lapse)
+        self._asked[approval_id] = _Asked(needed, lapse)
         self._publish(
             ApprovalRequiredEvent(
                 approval_id,
@@ -108,9 +110,14 @@ class TurnApprovals:
         if asked is None:
             return  # resolved already
         asked.lapse.cancel()
-        if not asked.waiting.done() and fallback is not None:
-            self._control.decide(approval_id, fallback)
-        decision = asked.waiting.result()  # the first decision accepted
+        waiting = asked.needed.waiting
+        if waiting.cancelled():  # the call was cancelled (the turn's abort or end)
+            decision = fallback or ApprovalDecision(False, reason="aborted")
+            self._control.decide(approval_id, decision)  # (a later one: already decided)
+        else:
+            if not waiting.done() and fallback is not None:
+                self._control.decide(approval_id, fallback)  # unless a decision came first
+            decision = waiting.result()  # the first decision accepted
         if self._resolved is not None:
             self._resolved(approval_id)
         request = asked.needed.request
@@ -125,4 +132,3 @@ class TurnApprovals:
                 decision.reason,
             )
         )
-        asked.needed.answer(decision)

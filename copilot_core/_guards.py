@@ -7,8 +7,8 @@ until the stream is given up. These rules hold whatever the model:
   of any list in it, per tool; :class:`ArgumentMeter` checks a call's text as it
   streams, so an oversized call is stopped while the model writes it, not after;
 * :class:`TurnGuard` remembers, for one turn, the calls that succeeded (an identical
-  call is not run again: the model is told, and a second repeat ends the turn) and
-  the user's decisions on calls (an identical call is not asked about twice).
+  call is not run again: the model is told, and a second repeat ends the turn). (The
+  user's decisions on calls are the gate's to remember: ``TurnDecisions``.)
 
 "Identical" is :func:`call_key`: the tool's name and its arguments in canonical JSON
 (keys sorted), so the order of keys or spacing does not make a call new.
@@ -16,15 +16,12 @@ until the stream is given up. These rules hold whatever the model:
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from copilot_core._approvals import ApprovalDecision
 from copilot_core._tools import ParsedToolCall, ToolResult
-from copilot_core.events import ApprovalNeeded
 
 __all__ = [
     "ArgumentLimit",
@@ -142,11 +139,10 @@ class ArgumentMeter:
 class TurnGuard:
     """What one turn has done already, so that the model cannot make it do it again."""
 
-    __slots__ = ("_decisions", "_succeeded", "repeats", "runaways")
+    __slots__ = ("_succeeded", "repeats", "runaways")
 
     def __init__(self) -> None:
         self._succeeded: dict[str, str] = {}  # call key -> the id of the call that succeeded
-        self._decisions: dict[str, ApprovalDecision] = {}
         #: Calls refused in this turn as repeats of one that succeeded.
         self.repeats = 0
         #: Replies stopped in this turn because a call's arguments passed their limit.
@@ -172,26 +168,3 @@ class TurnGuard:
             "it: use that result, make a different call, or answer the user.",
             repeated=earlier,
         )
-
-    def remembered(self, needed: ApprovalNeeded) -> ApprovalNeeded | None:
-        """The user decides once per distinct call in this turn: ``None`` when they
-        decided on an identical call already (``needed`` is answered with that decision
-        here), else the record to hand up, whose answer is remembered and passed down
-        (a lapse or an abort is not kept)."""
-        key = call_key(needed.request.tool_name, needed.request.arguments)
-        known = self._decisions.get(key)
-        if known is not None:
-            needed.answer(known)
-            return None
-        reply: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
-
-        def remember(answered: asyncio.Future[ApprovalDecision]) -> None:
-            if answered.cancelled():
-                return
-            decision = answered.result()
-            if decision.reason == "decided":
-                self._decisions[key] = decision
-            needed.answer(decision)
-
-        reply.add_done_callback(remember)
-        return ApprovalNeeded(needed.request, reply)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass
 
 from copilot_core._approvals import ApprovalDecision, DecisionOutcome
+from copilot_core._chat_settings import ChatSettings
 from copilot_core._messages import Role
 from copilot_core._runner import TurnHandle, TurnRunner
 from copilot_core._session import CopilotMode, Session
-from copilot_core._session_key import SessionKey, owned_session, takes_session_key
+from copilot_core._session_key import SessionKey
+from copilot_core._store_ports import owned_session
 from copilot_core._turns import TurnRequest
 from copilot_core.errors import (
     AgentNotFoundError,
@@ -38,7 +39,6 @@ from copilot_core.ports import (
 from copilot_core.rules import (
     MAX_COMMENT_CHARS,
     MAX_CURSOR,
-    MAX_MESSAGE_CHARS,
     MAX_SEARCH_CHARS,
     TITLE_MAX_CHARS,
     check_message,
@@ -46,25 +46,6 @@ from copilot_core.rules import (
 )
 
 __all__ = ["ChatService", "ChatSettings"]
-
-
-@dataclass(frozen=True, slots=True)
-class ChatSettings:
-    """Settings of the chat as a whole; :func:`copilot_core.bootstrap.build_chat_service`
-    hands each part to the object that uses it."""
-
-    #: Longest accepted user message (characters, after stripping).
-    max_message_chars: int = MAX_MESSAGE_CHARS
-    default_agent: str = "copilot"
-    default_mode: CopilotMode = CopilotMode.TEACHING_ASSISTANT
-    #: Largest page of sessions or messages one call returns.
-    max_page: int = 1000
-    #: The in-memory turn log keeps a finished turn attachable this long (seconds).
-    finished_turn_retention: float = 60.0
-    #: History windows (see :mod:`copilot_core._history`).
-    history_chars_per_token: int | None = 16
-    history_page: int = 256
-    history_cache_sessions: int = 32
 
 
 class ChatService:
@@ -84,12 +65,15 @@ class ChatService:
         *,
         clock: Clock,
         settings: ChatSettings | None = None,
+        default_agent: str = "copilot",
     ) -> None:
         self.settings = settings or ChatSettings()
         self._store = store
         self._agents = dict(agents)
-        if self.settings.default_agent not in self._agents:
-            raise ValueError(f"the default agent {self.settings.default_agent!r} is not given")
+        if default_agent not in self._agents:
+            raise ValueError(f"the default agent {default_agent!r} is not given")
+        #: The agent a turn uses when its request names none.
+        self.default_agent_id = default_agent
         self.runner = runner
         self._clock = clock
 
@@ -103,7 +87,7 @@ class ChatService:
         """
         query = check_message(request.message, self.settings.max_message_chars)
         check_overrides(request.temperature, request.max_tokens)
-        agent_id = request.agent_id or self.settings.default_agent
+        agent_id = request.agent_id or self.default_agent_id
         backend = self._agents.get(agent_id)
         if backend is None:
             raise AgentNotFoundError(agent_id, list(self._agents))
@@ -126,18 +110,16 @@ class ChatService:
             async for event in events:
                 yield event
 
-    @takes_session_key
     async def attach(self, key: SessionKey) -> TurnHandle | None:
         """The session's running turn (or one that ended moments ago), for re-attaching."""
         return await self.runner.attach(key)
 
-    @takes_session_key
-    async def abort(self, key: SessionKey) -> bool:
-        """Abort the session's running turn; False when none was running."""
+    async def abort(self, key: SessionKey, reason: str = "aborted by user") -> bool:
+        """Abort the session's running turn; False when none was running. ``reason`` is
+        kept in the history's mark of the cut-off turn (``metadata.incomplete``)."""
         await self._owned(key)
-        return await self.runner.abort(key.project_id, key.session_id)
+        return await self.runner.abort(key.project_id, key.session_id, reason)
 
-    @takes_session_key
     async def decide(
         self,
         key: SessionKey,
@@ -190,7 +172,6 @@ class ChatService:
         await self.runner.shutdown(grace)
 
     # ================================================================== sessions
-    @takes_session_key
     async def get_session(self, key: SessionKey) -> Session:
         """The caller's session (``SessionNotFoundError`` when it is not theirs)."""
         return await self._owned(key)
@@ -211,7 +192,6 @@ class ChatService:
             project_id, user_id, limit=limit, offset=offset, copilot_mode=copilot_mode
         )
 
-    @takes_session_key
     async def history(
         self,
         key: SessionKey,
@@ -249,7 +229,6 @@ class ChatService:
         self._check_page(limit)
         return await self._store.search_sessions(project_id, user_id, needle, limit=limit)
 
-    @takes_session_key
     async def rename(self, key: SessionKey, title: str) -> Session:
         clean = " ".join(title.split())
         if not 1 <= len(clean) <= TITLE_MAX_CHARS:
@@ -262,7 +241,6 @@ class ChatService:
             raise SessionNotFoundError(key.session_id)
         return renamed
 
-    @takes_session_key
     async def set_pinned(self, key: SessionKey, pinned: bool) -> Session:
         await self._owned(key)
         updated = await self._store.set_pinned(key.project_id, key.session_id, pinned)
@@ -270,7 +248,6 @@ class ChatService:
             raise SessionNotFoundError(key.session_id)
         return updated
 
-    @takes_session_key
     async def delete(self, key: SessionKey) -> None:
         """Delete a session and its messages; a running turn is aborted first."""
         await self._owned(key)
@@ -301,7 +278,7 @@ class ChatService:
         return listed
 
     def default_agent(self) -> AgentBackend:
-        return self._agents[self.settings.default_agent]
+        return self._agents[self.default_agent_id]
 
     # ================================================================= internals
     async def _owned(self, key: SessionKey) -> Session:

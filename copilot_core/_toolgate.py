@@ -13,7 +13,9 @@ for every caller (the built-in agent, an MCP client) and every tool source:
   flow) yields an :class:`~copilot_core._approvals.ApprovalRequest` and its driver sends
   the decision back in. :meth:`ToolGate.run` hands each request up as an
   :class:`~copilot_core.events.ApprovalNeeded` record, which the turn runner answers; no
-  callback goes back up the stack. A decision is bound to the call's arguments (its
+  callback goes back up the stack. The user decides once per distinct call in a turn:
+  given the turn's :class:`TurnDecisions`, ``run`` answers an identical call from them
+  without asking again. A decision is bound to the call's arguments (its
   ``digest``): one for other arguments runs nothing. A call the model wrote in its
   reply's text rather than made (``from_text``) asks when it changes anything, whatever
   the policy (``never`` included), and its request says so: text can be quoted from a
@@ -37,7 +39,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from copilot_core._approvals import (
@@ -66,7 +68,14 @@ from copilot_core.errors import CopilotError
 from copilot_core.events import ApprovalNeeded, ToolEndEvent, ToolProgressEvent, ToolStartEvent
 from copilot_core.ports import ToolExecutor
 
-__all__ = ["Exchange", "ToolGate"]
+__all__ = [
+    "MAX_RESULT_CHARS",
+    "TOOL_TIMEOUT",
+    "CallBounds",
+    "Exchange",
+    "ToolGate",
+    "TurnDecisions",
+]
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +83,23 @@ ToolEvent = ToolStartEvent | ToolProgressEvent | ToolEndEvent | ApprovalNeeded
 #: One call as an exchange: it yields approval requests, each answered by sending the
 #: decision in (``asend``), and ends with the call's result.
 Exchange = AsyncGenerator[ApprovalRequest | ToolResult, ApprovalDecision | None]
+
+#: Seconds one call may run unless the gate is told otherwise (``agent.tool_timeout``).
+TOOL_TIMEOUT = 300.0
+#: The longest result, in characters as the model reads it, unless the gate is told
+#: otherwise (``agent.max_result_chars``).
+MAX_RESULT_CHARS = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class CallBounds:
+    """How long one call into the lab may run and how long its result may be: what the
+    gate applies to every tool call (:attr:`ToolGate.bounds`), and what the core's own
+    calls into the lab (a standing intent's run) take from it, so that no path into the
+    lab runs longer or answers more than a tool call may."""
+
+    timeout: float = TOOL_TIMEOUT
+    max_result_chars: int = MAX_RESULT_CHARS
 
 
 class ToolGate:
@@ -83,15 +109,20 @@ class ToolGate:
         self,
         tools: ToolExecutor,
         *,
-        timeout: float = 300.0,
+        timeout: float = TOOL_TIMEOUT,
         progress_interval: float = 0.25,
-        max_result_chars: int = 200_000,
+        max_result_chars: int = MAX_RESULT_CHARS,
     ) -> None:
         self._tools = tools
         self.timeout = timeout
         self.progress_interval = progress_interval
         self.max_result_chars = max_result_chars
         self._orphans: set[asyncio.Task[Any]] = set()
+
+    @property
+    def bounds(self) -> CallBounds:
+        """The time limit and the result cap this gate applies to each call."""
+        return CallBounds(self.timeout, self.max_result_chars)
 
     def specs(self, mode: CopilotMode) -> list[ToolSpec]:
         """The tools offered in ``mode``."""
@@ -136,10 +167,17 @@ class ToolGate:
             return ToolResult.aborted()
 
     async def run(
-        self, calls: Sequence[ParsedToolCall], ctx: ToolContext, *, from_text: bool = False
+        self,
+        calls: Sequence[ParsedToolCall],
+        ctx: ToolContext,
+        *,
+        from_text: bool = False,
+        decided: TurnDecisions | None = None,
     ) -> AsyncGenerator[ToolEvent, None]:
         """Run the calls of one model message (``from_text``: the model wrote them in its
-        text; each that changes anything asks, whatever ``ctx.approval``): concurrently,
+        text; each that changes anything asks, whatever ``ctx.approval``; ``decided``:
+        the user's decisions so far in the turn, which answer an identical call without
+        asking again, and keep the ones made here): concurrently,
         except that a call waits for every earlier call that creates or changes what it
         touches, and is not run when one of those did not create what it needs (see
         :mod:`copilot_core._callorder`).
@@ -153,7 +191,7 @@ class ToolGate:
         """
         offered = {spec.name: spec for spec in self.specs(ctx.mode)}
         progress = _ProgressRelay(self.progress_interval)
-        asks = _Asks()
+        asks = _Asks(decided if decided is not None else TurnDecisions())
         running: dict[asyncio.Task[ToolResult], ParsedToolCall] = {}
         tasks: dict[str, asyncio.Task[ToolResult]] = {}
         started: dict[str, float] = {}
@@ -380,25 +418,54 @@ def _end(call: ParsedToolCall, result: ToolResult, elapsed: float) -> ToolEndEve
     )
 
 
-class _Asks:
-    """The approval requests of running calls, handed up by :meth:`ToolGate.run` as
-    :class:`ApprovalNeeded` records; each call waits for its record's answer."""
+class TurnDecisions:
+    """The user's decisions in one turn, by the digest of the call decided on: the user
+    decides once per distinct call in a turn, so an identical call later in the turn
+    (the model trying again after a failure) is answered from here without asking. A
+    lapse or an abort is not kept: nobody decided."""
+
+    __slots__ = ("_by_digest",)
 
     def __init__(self) -> None:
+        self._by_digest: dict[str, ApprovalDecision] = {}
+
+    def recall(self, digest: str) -> ApprovalDecision | None:
+        """The decision on an identical call earlier in the turn, if there was one."""
+        return self._by_digest.get(digest)
+
+    def keep(self, digest: str, decision: ApprovalDecision) -> None:
+        """The user decided on the call ``digest`` names."""
+        if decision.reason == "decided":
+            self._by_digest[digest] = decision
+
+
+class _Asks:
+    """The approval requests of running calls, handed up by :meth:`ToolGate.run` as
+    :class:`ApprovalNeeded` records (each call waits on its record's one future), or
+    answered from the turn's :class:`TurnDecisions` when the user decided on an
+    identical call already."""
+
+    def __init__(self, decided: TurnDecisions) -> None:
         self._loop = asyncio.get_running_loop()
+        self._decided = decided
         self._waiting: list[ApprovalNeeded] = []
         self._wake: asyncio.Future[None] = self._loop.create_future()
 
     async def settle(self, flow: Exchange) -> ToolResult:
-        """Drive one call's exchange to its result, asking up for each decision."""
+        """Drive one call's exchange to its result, asking up for each decision (bound
+        to the request it answers) the turn has not made yet."""
         async with aclosing(flow):
             step = await anext(flow)
             while isinstance(step, ApprovalRequest):
-                needed = ApprovalNeeded(step, self._loop.create_future())
-                self._waiting.append(needed)
-                if not self._wake.done():
-                    self._wake.set_result(None)
-                step = await flow.asend(await needed.decision())
+                decision = self._decided.recall(step.digest)
+                if decision is None:
+                    needed = ApprovalNeeded(step, self._loop.create_future())
+                    self._waiting.append(needed)
+                    if not self._wake.done():
+                        self._wake.set_result(None)
+                    decision = (await needed.decision()).bound(step.digest)
+                    self._decided.keep(step.digest, decision)
+                step = await flow.asend(decision)
             return step
 
     def ready(self) -> asyncio.Future[None]:

@@ -30,7 +30,6 @@ from copilot_core import (
     AbortToken,
     BuiltinAgent,
     ChatService,
-    ChatSettings,
     Conversation,
     CopilotMode,
     Message,
@@ -143,7 +142,7 @@ async def service(harness: AgentHarness) -> AsyncIterator[ChatService]:
         models=StaticModelProvider(harness.selection) if harness.selection else None,
         clock=SteppingClock(),
         ids=SequentialIds("svc"),
-        settings=ChatSettings(default_agent=harness.agent_id),
+        default_agent=harness.agent_id,
     )
     yield made
     await made.shutdown(grace=5)

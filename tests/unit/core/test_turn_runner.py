@@ -272,7 +272,7 @@ async def test_a_turn_claimed_while_shutdown_begins_is_aborted_not_left_running(
             await gate.wait()
             return ModelSelection(rig.model)
 
-    rig.runner._models = SlowProvider(None)
+    rig.runner.starter._models = SlowProvider(None)
     starting = asyncio.create_task(rig.chat.start_turn(rig.request()))
     await asyncio.wait_for(selected.wait(), 5)
     stopping = asyncio.create_task(rig.chat.shutdown(grace=5))
