@@ -6,6 +6,13 @@ same node), then sleeps ``interval`` seconds on the :class:`WaitClock` and asks 
 until each check has passed or errored for good, or the wait runs out. A round starts only
 before the bound: a check that never holds is ``fail`` (with its last observation) after
 the round that reached ``wait_s``, never later. ``wait_s = 0`` is one round.
+
+:class:`CheckProbes` is what a use case of the core is handed to reach a lab: for each
+caller (a :class:`~copilot_core._tools.ToolContext`: the project, the caller's
+credentials, whether a person waits) it gives the :class:`CheckProbe` that observes
+checks there under the operator's policy, and the operator's :class:`ProbeLimits` on a
+run. The tool source's own ``verify_intent`` uses the same probes, so a check is answered
+one way whoever asks.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from copilot_core._checks import (
@@ -23,8 +31,16 @@ from copilot_core._checks import (
     Observation,
     check_label,
 )
+from copilot_core._tools import ToolContext
 
-__all__ = ["CheckProbe", "MonotonicClock", "WaitClock", "verify_checks"]
+__all__ = [
+    "CheckProbe",
+    "CheckProbes",
+    "MonotonicClock",
+    "ProbeLimits",
+    "WaitClock",
+    "verify_checks",
+]
 
 
 class WaitClock(Protocol):
@@ -40,6 +56,34 @@ class CheckProbe(Protocol):
     check it cannot answer: that is an ``error`` observation)."""
 
     async def observe(self, checks: Sequence[Check]) -> list[Observation]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeLimits:
+    """The operator's bounds on one run of checks on a lab: at most ``max_checks`` checks,
+    retried for at most ``max_wait_s`` seconds, ``interval`` seconds between rounds."""
+
+    max_checks: int
+    max_wait_s: float
+    interval: float
+
+
+class CheckProbes(Protocol):
+    """A lab's checks for each caller: :meth:`probe` gives the :class:`CheckProbe` of
+    ``context``'s project, reached with its credentials, under the operator's policy,
+    waiting for what it shares with a person's work (a device console) as background
+    work when ``context.background``; it reports what it does to ``context``'s progress
+    and stops when ``context.abort`` fires or its task is cancelled."""
+
+    @property
+    def limits(self) -> ProbeLimits:
+        """The operator's bounds on a run of checks."""
+        ...
+
+    def probe(self, context: ToolContext) -> CheckProbe:
+        """The probe of one caller's run (no credentials: an
+        :class:`~copilot_core.errors.AuthenticationError`)."""
+        ...
 
 
 class MonotonicClock:

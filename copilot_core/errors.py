@@ -30,6 +30,7 @@ vocabulary (the web adapter onto HTTP statuses) in one place::
     ├── Gns3Error                      the GNS3 server answered with an error
     │   └── Gns3UnavailableError       the GNS3 server cannot be reached (try again later)
     ├── ServiceUnavailableError        the service is shutting down; retry on another replica
+    ├── RestorePointNotTakenError      what a change needs could not be kept: it is not made
     ├── AgentProcessError              an external agent program failed
     ├── ConversationInvariantError     an append would leave a tool call unanswered
     └── StoreError                     the checkpoint store failed
@@ -68,6 +69,7 @@ __all__ = [
     "ProjectGoneError",
     "ProjectNotFoundError",
     "ProjectNotOpenedError",
+    "RestorePointNotTakenError",
     "RollbackConflictError",
     "ServiceUnavailableError",
     "SessionBusyError",
@@ -267,6 +269,11 @@ class ServiceUnavailableError(CopilotError):
     def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class RestorePointNotTakenError(CopilotError):
+    """A restore point of what a change will change could not be taken (the message
+    says why); the change is not made without a way back."""
 
 
 class AgentProcessError(CopilotError):

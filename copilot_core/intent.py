@@ -4,7 +4,10 @@ A service that imports the core uses this module to validate checks
 (:data:`checks_adapter`), to run them through a :class:`CheckProbe` (the GNS3 adapter's
 compiles them per platform) with :func:`verify_checks`, and to read the results
 (:class:`IntentResult`), and to run a change as a transaction decided by checks
-(:func:`verify_change`). See ``docs/intent.md``.
+(:func:`verify_change`). A tool source gives the core its lab's checks as
+:class:`CheckProbes` (a probe per caller, and the operator's :class:`ProbeLimits`);
+:class:`StandingIntent` runs each user's standing checks on them and answers a
+:class:`StandingRun`. See ``docs/intent.md``.
 """
 
 from copilot_core._checks import (
@@ -27,8 +30,15 @@ from copilot_core._checks import (
     is_plain_address,
     is_safe_word,
 )
-from copilot_core._standing import MAX_STANDING_CHECKS, RUNNING, StandingIntent
-from copilot_core._verification import CheckProbe, MonotonicClock, WaitClock, verify_checks
+from copilot_core._standing import MAX_STANDING_CHECKS, RUNNING, StandingIntent, StandingRun
+from copilot_core._verification import (
+    CheckProbe,
+    CheckProbes,
+    MonotonicClock,
+    ProbeLimits,
+    WaitClock,
+    verify_checks,
+)
 from copilot_core._verified_change import (
     ChangeSteps,
     OnFail,
@@ -44,6 +54,7 @@ __all__ = [
     "ChangeSteps",
     "Check",
     "CheckProbe",
+    "CheckProbes",
     "CheckResult",
     "CheckStatus",
     "ConfigLineCheck",
@@ -54,9 +65,11 @@ __all__ = [
     "Observation",
     "OnFail",
     "OspfNeighborCheck",
+    "ProbeLimits",
     "ReachabilityCheck",
     "RouteCheck",
     "StandingIntent",
+    "StandingRun",
     "VerificationPlan",
     "VerifiedChange",
     "WaitClock",

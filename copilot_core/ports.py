@@ -2,12 +2,14 @@
 
 An adapter imports what it implements from here, and the vocabulary the ports speak
 (messages, the deltas a model streams, tool specs, calls and results, sessions,
-approvals and restore points) is re-exported here too, with the few helpers adapters
+approvals, restore points and rollbacks) is re-exported here too, with the few helpers adapters
 share (:func:`render_tool_output`: a tool's output as the text a tool message holds;
 :func:`stamp_usage`: a step's usage kept in its first message; :func:`excerpt`: a
 search hit's excerpt; :func:`redact_secrets`: passwords and keys masked in a message
-for people, by one rule), so that this module is all an adapter author needs besides
-:mod:`copilot_core.events`, :mod:`copilot_core.errors` and :mod:`copilot_core.rules`.
+for people, by one rule; :class:`TurnEventFeed`: a turn's events as a turn log keeps
+them and its clients follow them), so that this module is all an adapter author needs
+besides :mod:`copilot_core.events`, :mod:`copilot_core.errors` and
+:mod:`copilot_core.rules`.
 
 Every port is a :class:`typing.Protocol`. Streaming members are plain ``def``
 returning an ``AsyncIterator`` so that an ``async def`` generator implements them.
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from copilot_core._abort import AbortToken
 from copilot_core._approvals import (
@@ -36,10 +38,19 @@ from copilot_core._approvals import (
     call_digest,
 )
 from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
-from copilot_core._leases import SessionClaim
+from copilot_core._limits import UserLimits
 from copilot_core._messages import FunctionCall, Message, Role, ToolCall
 from copilot_core._prompts import Line
 from copilot_core._redaction import redact_secrets
+from copilot_core._restore_ports import (
+    RestorePoints,
+    RollbackConflict,
+    RollbackOptions,
+    RollbackResult,
+    RollbackStatus,
+    RolledBackItem,
+    RolledBackTo,
+)
 from copilot_core._search import excerpt
 from copilot_core._session import CopilotMode, Session
 from copilot_core._stats import Usage, stamp_usage
@@ -67,11 +78,9 @@ from copilot_core._tools import (
     render_tool_output,
 )
 from copilot_core._turn_ports import SessionLeases, TurnControlRelay, TurnLog
-from copilot_core._turns import TurnInfo, TurnState
+from copilot_core._turnfeed import TurnEventBuffer, TurnEventFeed
+from copilot_core._turns import SessionClaim, TurnInfo, TurnState
 from copilot_core.events import AgentEvent
-
-if TYPE_CHECKING:
-    from copilot_core.policy import UserLimits
 
 __all__ = [
     "NOT_CLEARED",
@@ -115,7 +124,14 @@ __all__ = [
     "ProjectGate",
     "RestorePoint",
     "RestorePointStore",
+    "RestorePoints",
     "Role",
+    "RollbackConflict",
+    "RollbackOptions",
+    "RollbackResult",
+    "RollbackStatus",
+    "RolledBackItem",
+    "RolledBackTo",
     "Session",
     "SessionClaim",
     "SessionLeases",
@@ -138,6 +154,8 @@ __all__ = [
     "TouchKind",
     "TurnControl",
     "TurnControlRelay",
+    "TurnEventBuffer",
+    "TurnEventFeed",
     "TurnInfo",
     "TurnLog",
     "TurnState",
@@ -312,6 +330,10 @@ class AgentRunConfig:
     model: ModelSelection | None = None
     generate_title: bool = False
     agent_id: str = "copilot"
+    #: The user's message as the turn runner saved it (its id, its time): the one the
+    #: model reads, so the stored message and the prompt's are one message. ``None``
+    #: when whoever drives the agent saves nothing (the agent makes it from the query).
+    question: Message | None = None
 
 
 class AgentBackend(Protocol):

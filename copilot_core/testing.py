@@ -3,6 +3,8 @@
 * :class:`ScriptedLanguageModel`: replies from a script, fragment by fragment.
 * :class:`InMemoryCheckpointStore`: a complete store in memory.
 * :class:`FakeToolExecutor`: tools as plain Python functions.
+* :class:`FakeRestorePoints`: the lab's restore feature, its rollbacks scripted and recorded.
+* :class:`FakeCheckProbes`: a lab's checks answered by a plain Python function.
 * :class:`FakeTopologySource`, :class:`StaticModelProvider`,
   :class:`RecordingEventSink`, :class:`SteppingClock`, :class:`SequentialIds`,
   :class:`FakeWaitClock` (time that moves only when something sleeps or spends it).
@@ -18,13 +20,15 @@ import copy
 import inspect
 import itertools
 import json
-from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from copilot_core._approvals import Assessment, ChangePreview, ToolEffect
+from copilot_core._checks import Check, Observation
 from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
+from copilot_core._fake_restore import FakeRestorePoints, FakeRollback
 from copilot_core._memory_store import InMemoryCheckpointStore
 from copilot_core._messages import Message
 from copilot_core._session import CopilotMode
@@ -38,6 +42,7 @@ from copilot_core._tools import (
     Touch,
 )
 from copilot_core._turns import TurnInfo
+from copilot_core._verification import ProbeLimits
 from copilot_core.errors import (
     LLMError,
     LLMNotConfiguredError,
@@ -56,6 +61,9 @@ from copilot_core.ports import (
 )
 
 __all__ = [
+    "FakeCheckProbes",
+    "FakeRestorePoints",
+    "FakeRollback",
     "FakeTool",
     "FakeToolExecutor",
     "FakeTopologySource",
@@ -283,6 +291,52 @@ class FakeToolExecutor:
             self.cancelled.append(call.id)
             raise
         return value if isinstance(value, ToolResult) else ToolResult(value)
+
+
+#: How a fake lab answers one check for one caller (sync or async).
+Answer = Callable[[Check, ToolContext], Observation | Awaitable[Observation]]
+
+
+def _passes(check: Check, context: ToolContext) -> Observation:
+    return Observation.passed(None)
+
+
+class FakeCheckProbes:
+    """A lab's :class:`~copilot_core.intent.CheckProbes` whose probes answer each check
+    with ``answer(check, context)`` (every check passes unless told otherwise), under
+    ``limits``; records the caller of each probe (``contexts``) and the checks of each
+    round (``rounds``)."""
+
+    def __init__(
+        self,
+        answer: Answer = _passes,
+        *,
+        limits: ProbeLimits | None = None,
+    ) -> None:
+        self.answer = answer
+        self.limits = limits or ProbeLimits(max_checks=32, max_wait_s=300.0, interval=2.0)
+        self.contexts: list[ToolContext] = []
+        self.rounds: list[tuple[Check, ...]] = []
+
+    def probe(self, context: ToolContext) -> _FakeCheckProbe:
+        self.contexts.append(context)
+        return _FakeCheckProbe(self, context)
+
+
+@dataclass(slots=True)
+class _FakeCheckProbe:
+    probes: FakeCheckProbes
+    context: ToolContext
+
+    async def observe(self, checks: Sequence[Check]) -> list[Observation]:
+        self.probes.rounds.append(tuple(checks))
+        observed: list[Observation] = []
+        for check in checks:
+            value = self.probes.answer(check, self.context)
+            if inspect.isawaitable(value):
+                value = await value
+            observed.append(value)
+        return observed
 
 
 class FakeTopologySource:

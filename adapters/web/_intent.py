@@ -21,7 +21,13 @@ from adapters.web._body import json_body
 from adapters.web._openapi import ErrorBody, errors
 from adapters.web._scopes import ProjectScope, ids_in_path, scopes
 from adapters.web._state import Injected
-from copilot_core.intent import MAX_STANDING_CHECKS, RUNNING, Check, StandingIntent, dump_check
+from copilot_core.intent import (
+    MAX_STANDING_CHECKS,
+    Check,
+    StandingIntent,
+    StandingRun,
+    dump_check,
+)
 from copilot_core.ports import StandingIntentRecord
 
 __all__ = ["IntentBody", "IntentController", "IntentLastRun", "IntentReply", "IntentRunReply"]
@@ -46,7 +52,7 @@ class IntentBody(BaseModel):
 
 
 class IntentLastRun(msgspec.Struct, kw_only=True):
-    """The checks' last run: when it ended and its result, as ``verify_intent`` gave it."""
+    """The checks' last run: when it ended and its result, as ``POST …/run`` answered it."""
 
     at: str
     result: dict[str, Any]
@@ -76,17 +82,23 @@ class IntentReply(msgspec.Struct, kw_only=True):
 
 
 class IntentRunReply(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """What ``verify_intent`` answers: ``status`` (pass, fail, error), ``summary`` (counts),
-    ``waited_s`` and per check its ``status``, ``observed``, ``evidence``, ``attempts``,
-    ``waited_s`` and ``reason``. A run that had not ended when its answer was due (202):
-    ``status`` and each check's ``running``, and ``message`` saying where its result will
-    be."""
+    """A run in ``verify_intent``'s shape: ``status`` (pass, fail, error), ``summary``
+    (counts), ``waited_s`` and per check its ``status``, ``observed``, ``evidence``,
+    ``attempts``, ``waited_s`` and ``reason``; ``message`` when something was cut or the
+    run was stopped at the time limit. A run that had not ended when its answer was due
+    (202): ``status`` and each check's ``running``, and ``message`` saying where its
+    result will be."""
 
     status: str
     summary: dict[str, int]
     waited_s: float
     checks: list[dict[str, Any]]
     message: str | None = None
+
+    @classmethod
+    def of(cls, run: StandingRun) -> IntentRunReply:
+        """The run's JSON (the one the core keeps as its last run), on the wire."""
+        return msgspec.convert(run.to_dict(), cls)
 
 
 class IntentController(Controller):
@@ -154,12 +166,13 @@ class IntentController(Controller):
         wait_s: WaitS = 0.0,
     ) -> Response[IntentRunReply]:
         """Verify the caller's standing intent now, on the open project's lab, with the
-        caller's GNS3 token: the results as ``verify_intent`` gives them (kept as the
+        caller's GNS3 token: the verdicts in ``verify_intent``'s shape (kept as the
         checks' last run). One run per user and project at a time (409 while one is
-        under way); answered within ``wait_s`` + 30 s (202 when it is still running)."""
-        output = await intent.run(
+        under way); answered within ``wait_s`` + 30 s (202 when it is still running);
+        bounded as a tool call is (stopped at its time limit, its evidence cut to its
+        result cap)."""
+        run = await intent.run(
             project.project_id, project.user_id, project.caller.token, wait_s=wait_s
         )
-        reply = msgspec.convert(output, IntentRunReply)
-        running = reply.status == RUNNING
-        return Response(reply, status_code=HTTP_202_ACCEPTED if running else HTTP_200_OK)
+        status = HTTP_202_ACCEPTED if run.running else HTTP_200_OK
+        return Response(IntentRunReply.of(run), status_code=status)

@@ -1,11 +1,12 @@
 """Restore points of a session, for the page: list them, preview and roll one back
 ("Undo this change").
 
-Two-line handlers over the core's :class:`~copilot_core.rollback.Rollback` use case, which checks
-that the session is the caller's (404 otherwise, as for a session that does not exist),
-claims the session as a turn does (409 while a turn or another rollback runs), runs the
-tool source's rollback through the gate with the caller's click as the approval, and
-records the rollback in the session's history. 501 when the deployment has none.
+Two-line handlers over the core's :class:`~copilot_core.rollback.Rollback` use case, which
+applies the operator's policy (403), checks that the session is the caller's (404
+otherwise, as for a session that does not exist), claims the session as a turn does (409
+while a turn or another rollback runs), rolls back through the lab's ``RestorePoints`` with
+the caller's click as the approval, and records the rollback in the session's history.
+501 when the deployment has none. The typed result becomes JSON here.
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ from adapters.web._ids import UUID_PATTERN, canonical_uuid
 from adapters.web._openapi import errors
 from adapters.web._scopes import SessionScope, ids_in_path, scopes
 from adapters.web._state import Injected
-from copilot_core import CopilotMode, ToolResult
 from copilot_core.policy import UserLimits
-from copilot_core.ports import RestorePoint
+from copilot_core.ports import RestorePoint, RollbackResult
 from copilot_core.rollback import Rollback, RollbackRequest
 
 __all__ = ["PreviewBody", "RestorePointBody", "RestorePointController", "RollbackReply"]
@@ -56,7 +56,12 @@ Full = Annotated[bool, QueryParameter(description="Include each restore point's 
 
 
 def _request(
-    session: SessionScope, point_id: str, *, use_snapshot: bool = False, force: bool = False
+    session: SessionScope,
+    point_id: str,
+    *,
+    use_snapshot: bool = False,
+    force: bool = False,
+    limits: UserLimits | None = None,
 ) -> RollbackRequest:
     return RollbackRequest(
         session.key,
@@ -65,6 +70,7 @@ def _request(
         use_snapshot=use_snapshot,
         force=force,
         by=session.caller.principal.username or None,
+        limits=limits,
     )
 
 
@@ -152,22 +158,15 @@ class RollbackReply(msgspec.Struct, kw_only=True, omit_defaults=True):
     error: str | None = None
 
     @classmethod
-    def from_result(cls, result: ToolResult) -> RollbackReply:
-        return cls.from_output(result.status.value, result.output)
-
-    @classmethod
-    def from_output(cls, tool_status: str, output: Any) -> RollbackReply:
-        body: dict[str, Any] = (
-            output if isinstance(output, dict) else {"status": "error", "error": str(output)}
-        )
+    def from_result(cls, result: RollbackResult) -> RollbackReply:
         return cls(
-            tool_status=tool_status,  # type: ignore[arg-type]
-            status=str(body.get("status", "error")),
-            results=list(body.get("results") or []),
-            rolled_back_to=body.get("rolled_back_to"),
-            notes=body.get("notes"),
-            restore_point_id=body.get("restore_point_id"),
-            error=body.get("error"),
+            tool_status=result.tool_status.value,
+            status=result.status.value,
+            results=[item.to_json() for item in result.items],
+            rolled_back_to=result.rolled_back_to.to_json() if result.rolled_back_to else None,
+            notes=dict(result.notes) or None,
+            restore_point_id=result.restore_point_id,
+            error=result.error,
         )
 
 
@@ -239,6 +238,7 @@ class RestorePointController(Controller):
         The rollback is recorded in the session's history. A caller whom the
         operator's policy keeps in teaching mode may not (403).
         """
-        limits.require_mode(CopilotMode.LAB_AUTOMATION_ASSISTANT, "Rolling back a change")
-        request = _request(session, restore_point_id, use_snapshot=use_snapshot, force=force)
+        request = _request(
+            session, restore_point_id, use_snapshot=use_snapshot, force=force, limits=limits
+        )
         return RollbackReply.from_result((await rollback(request)).result)

@@ -28,6 +28,7 @@ from copilot_core import CopilotMode
 from copilot_core.ports import ApprovalPolicy
 from copilot_core.rules import (
     AGENT_ID_PATTERN,
+    BASE_URL_PATTERN,
     MAX_COMMENT_CHARS,
     MAX_MESSAGE_CHARS,
     TEMPERATURE_MAX,
@@ -139,28 +140,6 @@ def _not_blank(value: str) -> str:
 NonBlank = Annotated[
     str, AfterValidator(_not_blank), Field(json_schema_extra={"pattern": NOT_BLANK})
 ]
-
-_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
-_HOST_NAME = rf"{_LABEL}(?:\.{_LABEL})*\.?"
-_H16 = "[0-9A-Fa-f]{1,4}"
-_IPV6 = "|".join(
-    (
-        rf"(?:{_H16}:){{7}}{_H16}",
-        rf"(?:{_H16}:){{1,7}}:",
-        *(rf"(?:{_H16}:){{1,{n}}}(?::{_H16}){{1,{7 - n}}}" for n in range(6, 0, -1)),
-        rf":(?:(?::{_H16}){{1,7}}|:)",
-    )
-)
-_PORT = r"(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
-#: What a URL's path, query and fragment are written with (RFC 3986; anything else is
-#: percent-encoded): a DEL or a space there is refused when stored, not when the model's
-#: client is built.
-_URL_REST = r"(?:[A-Za-z0-9._~!$&'()*+,;=:@/?#-]|%[0-9A-Fa-f]{2})*"
-
-#: A base URL: http(s), a host (a name, an IPv4 address, or an IPv6 address in
-#: brackets), an optional port (1-65535) and path; no user or password (they would be
-#: stored in clear). The LLM adapter refuses the same when the settings are stored.
-BASE_URL_PATTERN = rf"^https?://(?:{_HOST_NAME}|\[(?:{_IPV6})\])(?::{_PORT})?(?:[/?#]{_URL_REST})?$"
 
 #: An API key travels in an HTTP header: printable ASCII without spaces (the blanks
 #: around a pasted key are dropped).

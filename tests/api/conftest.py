@@ -32,7 +32,6 @@ from copilot_core import (
     ChatService,
     ChatSettings,
     ModelSelection,
-    ToolGate,
 )
 from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
 from copilot_core.intent import StandingIntent
@@ -46,8 +45,11 @@ from copilot_core.ports import (
 )
 from copilot_core.rollback import Rollback
 from copilot_core.testing import (
+    FakeCheckProbes,
+    FakeRestorePoints,
     FakeToolExecutor,
     FakeTopologySource,
+    FakeWaitClock,
     InMemoryCheckpointStore,
     ScriptedLanguageModel,
     StaticModelProvider,
@@ -130,6 +132,14 @@ class Service:
     gate: StaticProjectGate
     llm_config: InMemoryLLMConfigRepository
     reloads: list[int] = field(default_factory=list)
+    #: The lab the standing intent's runs ask (every check passes unless told otherwise).
+    probes: FakeCheckProbes = field(default_factory=FakeCheckProbes)
+    #: What those runs wait on between rounds (time moves only when they sleep).
+    wait_clock: FakeWaitClock = field(default_factory=FakeWaitClock)
+    #: The lab's restore feature the rollbacks go through (scripted, recorded).
+    restore: FakeRestorePoints = field(
+        default_factory=lambda: FakeRestorePoints(InMemoryCheckpointStore())
+    )
 
     def client(self, token: str | None = ALICE, **kwargs: Any) -> httpx.AsyncClient:
         headers = auth(token) if token else {}
@@ -172,6 +182,7 @@ async def run_service(
     ``policy`` is the operator's policy; ``intent_round_s`` the standing intent's
     ``round_s`` (its answer is due ``wait_s`` plus that)."""
     clock = SteppingClock()
+    probes, wait_clock = FakeCheckProbes(), FakeWaitClock()
     ids = SequentialUuids()
     store = store or InMemoryCheckpointStore()
     model = ScriptedLanguageModel(delay=delay)
@@ -191,15 +202,10 @@ async def run_service(
         settings=ChatSettings(max_message_chars=1000, finished_turn_retention=retention),
         leases=leases,
     )
+    points: Any = store  # a CheckpointStore that also keeps restore points
+    restore = FakeRestorePoints(points, clock=clock, ids=ids)
     rollback = Rollback(
-        store,
-        store,  # type: ignore[arg-type]  # a CheckpointStore that also keeps restore points
-        ToolGate(tools),
-        leases,
-        clock=clock,
-        ids=ids,
-        tool="restore_point",
-        windows=chat.runner.windows,
+        store, points, restore, leases, clock=clock, ids=ids, windows=chat.runner.windows
     )
     static_authenticator = StaticAuthenticator(
         {
@@ -228,7 +234,13 @@ async def run_service(
             directory=directory,
             model_catalog=model_catalog,
             rollback=rollback,
-            intent=StandingIntent(store, tools, clock, round_s=intent_round_s),  # type: ignore[arg-type]
+            intent=StandingIntent(
+                store,  # type: ignore[arg-type]  # a CheckpointStore that also keeps intent
+                probes,
+                clock,
+                round_s=intent_round_s,
+                wait_clock=wait_clock,
+            ),
             policy=policy,
         ),
         settings=WebSettings(
@@ -264,6 +276,9 @@ async def run_service(
             gate,
             llm_config,
             reloads,
+            probes,
+            wait_clock,
+            restore,
         )
     finally:
         await chat.shutdown(grace=2)

@@ -16,7 +16,13 @@ from dependency_injector import providers
 
 from adapters.web.testing import StaticAuthenticator, StaticProjectGate
 from copilot_core.ports import Principal
-from copilot_core.testing import FakeToolExecutor, FakeTopologySource, InMemoryCheckpointStore
+from copilot_core.testing import (
+    FakeCheckProbes,
+    FakeRestorePoints,
+    FakeToolExecutor,
+    FakeTopologySource,
+    InMemoryCheckpointStore,
+)
 from entrypoints import Settings, build_container, create_app
 from entrypoints.cli import CopilotServer
 from tests.api.conftest import OPEN
@@ -64,6 +70,8 @@ async def real_app(
     )
     gateways.projects.override(providers.Object(StaticProjectGate(opened={OPEN})))
     gateways.tools.override(providers.Object(tools or FakeToolExecutor()))
+    gateways.probes.override(providers.Object(FakeCheckProbes()))  # the lab's checks too
+    gateways.restore.override(providers.Object(FakeRestorePoints(store)))  # and its undo
     gateways.topology.override(providers.Object(FakeTopologySource()))
     if factory is not None:
         gateways.models.add_kwargs(factory=factory)

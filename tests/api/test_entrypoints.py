@@ -23,6 +23,8 @@ from adapters.web.testing import StaticAuthenticator, StaticProjectGate
 from copilot_core import ModelSelection
 from copilot_core.ports import Principal
 from copilot_core.testing import (
+    FakeCheckProbes,
+    FakeRestorePoints,
     FakeToolExecutor,
     FakeTopologySource,
     Hang,
@@ -136,6 +138,8 @@ async def test_create_app_with_overridden_providers_runs_turns_and_saves_them_on
     gateways.tools.override(
         providers.Object(FakeToolExecutor().add("show_ip", lambda args, ctx: "10.0.0.1/24"))
     )
+    gateways.probes.override(providers.Object(FakeCheckProbes()))  # the lab's checks too
+    gateways.restore.override(providers.Object(FakeRestorePoints(store)))  # and its undo
     gateways.topology.override(providers.Object(FakeTopologySource()))
     gateways.models.override(
         providers.Object(StaticModelProvider(ModelSelection(model, title_model=title)))

@@ -1,7 +1,7 @@
 """Standing intent over HTTP: each user keeps their own checks per project (GET/PUT
 ``…/intent``, in the real SQLite store and the in-memory one), a bad check is refused
-naming it and nothing is stored, and ``POST …/intent/run`` answers what the tool source's
-``verify_intent`` answers for the stored checks, with the caller's token, kept as the
+naming it and nothing is stored, and ``POST …/intent/run`` answers the lab's verdict on the
+stored checks (in ``verify_intent``'s shape), asked with the caller's token, kept as the
 checks' last run (with when it ended) until they are replaced by others."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from adapters.sqlite import SqliteCheckpointStore
+from copilot_core.intent import Check, Observation, check_label, checks_adapter, dump_check
 from copilot_core.ports import ToolContext
 from tests.api.conftest import BOB, CLOSED, OPEN, Service, run_service
 
@@ -89,27 +90,22 @@ async def test_a_bad_check_is_refused_naming_it_and_nothing_is_stored(
         assert len((await alice.get(url())).json()["checks"]) == 2
 
 
-async def test_run_answers_what_verify_intent_answers_for_the_stored_checks(
+async def test_run_answers_the_labs_verdict_on_the_stored_checks(
     service: Service,
 ) -> None:
-    calls: list[tuple[dict[str, Any], ToolContext]] = []
+    """The run asks the lab's probes (as ``verify_intent`` does) with the caller's token,
+    as background work, retrying for ``wait_s``; its verdict is the answer."""
 
-    def verify(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-        calls.append((args, context))
-        return {
-            "status": "fail",
-            "summary": {"pass": 1, "fail": 1, "error": 0},
-            "waited_s": 4.0,
-            "checks": [
-                {"name": c.get("name", c["kind"]), "status": "pass"} for c in args["checks"]
-            ],
-        }
+    def answer(check: Check, context: ToolContext) -> Observation:
+        if check.kind == "ospf_neighbor":  # never holds: retried for the whole wait
+            return Observation.failed({"state": "init"}, "R2 is init, not full")
+        return Observation.passed({"replies": 3})
 
-    service.tools.add("verify_intent", verify)
+    service.probes.answer = answer
     async with service.client() as alice:
         empty = await alice.post(url() + "/run")
         assert empty.status_code == 200
-        assert empty.json()["checks"] == [] and not calls  # nothing to check
+        assert empty.json()["checks"] == [] and not service.probes.contexts  # nothing to check
         await alice.put(url(), json={"checks": CHECKS})
         ran = await alice.post(url() + "/run", params={"wait_s": 5})
         assert ran.status_code == 200, ran.text
@@ -119,24 +115,37 @@ async def test_run_answers_what_verify_intent_answers_for_the_stored_checks(
         assert refused.status_code == 409
         too_long = await alice.post(url() + "/run", params={"wait_s": 301})
         assert too_long.status_code in (400, 422)
-    ((args, context),) = calls
-    assert args["wait_s"] == 5
-    assert [c["kind"] for c in args["checks"]] == ["ospf_neighbor", "reachability"]
+    (context,) = service.probes.contexts
+    assert sum(service.wait_clock.sleeps) == 5  # retried for wait_s, not longer
+    assert [c.kind for c in service.probes.rounds[0]] == ["ospf_neighbor", "reachability"]
+    assert [c.kind for c in service.probes.rounds[-1]] == ["ospf_neighbor"]  # only the open one
     assert (context.project_id, context.user_id, context.credentials) == (
         OPEN,
         "u-alice",
         "token-alice",
     )
+    assert context.background  # no person waits at a console for it
 
 
-def verdict(args: dict[str, Any]) -> dict[str, Any]:
+def verdict(checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The answer of one round in which no check could be answered (no such node)."""
     return {
         "status": "error",
-        "summary": {"pass": 0, "fail": 0, "error": len(args["checks"])},
+        "summary": {"pass": 0, "fail": 0, "error": len(checks)},
         "waited_s": 0.0,
         "checks": [
-            {"name": c.get("name", c["kind"]), "status": "error", "reason": "no such node"}
-            for c in args["checks"]
+            {
+                "name": check_label(check),
+                "kind": check.kind,
+                "check": dump_check(check),
+                "status": "error",
+                "observed": None,
+                "evidence": [],
+                "attempts": 1,
+                "waited_s": 0.0,
+                "reason": "no such node",
+            }
+            for check in checks_adapter.validate_python(checks)
         ],
     }
 
@@ -147,17 +156,19 @@ async def test_the_last_run_is_kept_with_when_it_ended_until_other_checks_are_se
     async with service.client() as alice, service.client(BOB) as bob:
         replace_meanwhile: list[dict[str, Any]] = []
 
-        async def verify(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        async def answer(check: Check, context: ToolContext) -> Observation:
             if replace_meanwhile:  # the user sets other checks while this run waits
-                assert (await alice.put(url(), json={"checks": replace_meanwhile})).is_success
-            return verdict(args)
+                other = list(replace_meanwhile)
+                replace_meanwhile.clear()
+                assert (await alice.put(url(), json={"checks": other})).is_success
+            return Observation.error("no such node")
 
-        service.tools.add("verify_intent", verify)
+        service.probes.answer = answer
         await alice.put(url(), json={"checks": CHECKS})
         await bob.put(url(), json={"checks": CHECKS})
         ran = (await alice.post(url() + "/run")).json()
         body = (await alice.get(url())).json()
-        assert body["last_run"]["result"] == ran == verdict({"checks": CHECKS})
+        assert body["last_run"]["result"] == ran == verdict(CHECKS)
         at = datetime.fromisoformat(body["last_run"]["at"])
         assert at > datetime.fromisoformat(body["updated_at"])  # when the run ended
         assert (await bob.get(url())).json()["last_run"] is None  # Bob's did not run
@@ -175,7 +186,7 @@ async def test_the_last_run_is_kept_with_when_it_ended_until_other_checks_are_se
         replace_meanwhile.extend(CHECKS[:1])
         answered = await alice.post(url() + "/run")
         assert answered.status_code == 200
-        assert [c["name"] for c in answered.json()["checks"]] == ["reachability"]  # before
+        assert answered.json() == verdict(CHECKS[1:])  # the checks it ran: those before
         after = (await alice.get(url())).json()
         assert [c["kind"] for c in after["checks"]] == ["ospf_neighbor"]
         assert after["last_run"] is None

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from copilot_core.intent import Check, Observation, check_label, checks_adapter, dump_check
 from copilot_core.ports import ToolContext
 from tests.api.conftest import BOB, Service, run_service
 
@@ -93,36 +94,53 @@ async def test_plain_addresses_and_names_are_still_checks(service: Service) -> N
         ]
 
 
-def verdict(args: dict[str, Any]) -> dict[str, Any]:
+def verdict(checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The answer of a run in which each check passed at its first round."""
     return {
         "status": "pass",
-        "summary": {"pass": len(args["checks"]), "fail": 0, "error": 0},
-        "waited_s": 0.1,
-        "checks": [{"name": c.get("name", c["kind"]), "status": "pass"} for c in args["checks"]],
+        "summary": {"pass": len(checks), "fail": 0, "error": 0},
+        "waited_s": 0.0,
+        "checks": [
+            {
+                "name": check_label(check),
+                "kind": check.kind,
+                "check": dump_check(check),
+                "status": "pass",
+                "observed": {"replies": 3},
+                "evidence": [],
+                "attempts": 1,
+                "waited_s": 0.0,
+            }
+            for check in checks_adapter.validate_python(checks)
+        ],
     }
 
 
-class HeldVerify:
-    """``verify_intent`` that holds each run until released (a console another run
-    holds, say), counting the runs that started."""
+class HeldLab:
+    """A lab whose checks are each held until released (a console another run holds,
+    say), counting the runs that started."""
 
     def __init__(self) -> None:
-        self.started = 0
+        self.runs: set[int] = set()
         self.entered = asyncio.Event()
         self.release = asyncio.Event()
 
-    async def __call__(self, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-        self.started += 1
+    @property
+    def started(self) -> int:
+        return len(self.runs)
+
+    async def __call__(self, check: Check, context: ToolContext) -> Observation:
+        self.runs.add(id(context))
         self.entered.set()
         await self.release.wait()
-        return verdict(args)
+        return Observation.passed({"replies": 3})
 
 
 async def test_a_second_run_while_one_is_under_way_is_409_for_that_user_only(
     service: Service,
 ) -> None:
-    held = HeldVerify()
-    service.tools.add("verify_intent", held)
+    held = HeldLab()
+    service.probes.answer = held
     async with service.client() as alice, service.client(BOB) as bob:
         await alice.put(url(), json={"checks": CHECKS})
         await bob.put(url(), json={"checks": CHECKS})
@@ -150,8 +168,8 @@ async def test_a_second_run_while_one_is_under_way_is_409_for_that_user_only(
 async def test_the_answer_comes_within_wait_s_plus_a_round_and_the_run_goes_on(
     quick: Service,
 ) -> None:
-    held = HeldVerify()
-    quick.tools.add("verify_intent", held)
+    held = HeldLab()
+    quick.probes.answer = held
     async with quick.client() as alice:
         await alice.put(url(), json={"checks": CHECKS})
         began = time.monotonic()
@@ -175,7 +193,7 @@ async def test_the_answer_comes_within_wait_s_plus_a_round_and_the_run_goes_on(
                 break
             await asyncio.sleep(0.02)
         assert kept is not None, "the run's result was not kept when it ended"
-        assert kept["result"] == verdict({"checks": CHECKS})
+        assert kept["result"] == verdict(CHECKS)
         assert held.started == 1
         now = await alice.post(url() + "/run", params={"wait_s": 1})
         assert now.status_code == 200, now.text

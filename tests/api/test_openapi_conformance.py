@@ -48,7 +48,6 @@ from copilot_core import (
     BuiltinAgent,
     ChatSettings,
     ModelSelection,
-    ToolGate,
 )
 from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
 from copilot_core.errors import PermissionDeniedError
@@ -56,8 +55,11 @@ from copilot_core.intent import StandingIntent
 from copilot_core.ports import Principal
 from copilot_core.rollback import Rollback
 from copilot_core.testing import (
+    FakeCheckProbes,
+    FakeRestorePoints,
     FakeToolExecutor,
     FakeTopologySource,
+    FakeWaitClock,
     InMemoryCheckpointStore,
     ScriptedLanguageModel,
     StaticModelProvider,
@@ -121,15 +123,6 @@ class RefusingGns3Directory(StaticGns3Directory):
 def _app(directory_type: type[StaticGns3Directory] = StaticGns3Directory) -> Any:
     clock, ids = SteppingClock(), SequentialUuids()
     tools, store = FakeToolExecutor(), InMemoryCheckpointStore()
-    tools.add(
-        "verify_intent",
-        lambda args, context: {
-            "status": "pass",
-            "summary": {"pass": len(args["checks"]), "fail": 0, "error": 0},
-            "waited_s": 0.0,
-            "checks": [{"status": "pass", "check": check} for check in args["checks"]],
-        },
-    )
     agent = BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)
     models = StaticModelProvider(
         ModelSelection(
@@ -173,13 +166,12 @@ def _app(directory_type: type[StaticGns3Directory] = StaticGns3Directory) -> Any
             rollback=Rollback(
                 store,
                 store,
-                ToolGate(tools),
+                FakeRestorePoints(store, clock=clock, ids=ids),
                 leases,
                 clock=clock,
                 ids=ids,
-                tool="restore_point",
             ),
-            intent=StandingIntent(store, tools, clock),
+            intent=StandingIntent(store, FakeCheckProbes(), clock, wait_clock=FakeWaitClock()),
         ),
         settings=WebSettings(heartbeat_interval=None, llm_test_timeout=1.0),
         metrics=metrics,

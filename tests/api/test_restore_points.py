@@ -1,14 +1,21 @@
-"""Restore-point routes over HTTP: the session owner lists them and rolls one back (the
-``restore_point`` tool runs with the click as its approval); anyone else gets 404."""
+"""Restore-point routes over HTTP: the session owner lists them and rolls one back (through
+the lab's ``RestorePoints``, with the click as its approval); anyone else gets 404."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime
 from typing import Any
 
-from copilot_core.ports import RestorePoint
-from copilot_core.testing import text_reply
+from copilot_core.ports import (
+    RestorePoint,
+    RollbackOptions,
+    RollbackResult,
+    RollbackStatus,
+    RolledBackItem,
+)
+from copilot_core.testing import FakeRollback, text_reply
 from tests.api.conftest import BOB, OPEN, UNKNOWN, Service, raw_events
 from tests.api.test_approvals import until, with_a_changing_tool
 
@@ -47,19 +54,16 @@ def _point(session_id: str, point_id: str, seconds: int = 0) -> RestorePoint:
     )
 
 
-def _rollback_tool(service: Service) -> list[tuple[dict[str, Any], Any]]:
-    calls: list[tuple[dict[str, Any], Any]] = []
+#: What the scripted lab's rollback answers: the topology as it was.
+UNDONE = RollbackResult(
+    RollbackStatus.SUCCESS, (RolledBackItem("topology", RollbackStatus.SUCCESS, {}),)
+)
 
-    def rollback(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        calls.append((args, ctx))
-        return {
-            "status": "success",
-            "results": [{"device_name": "topology", "status": "success", "output": {}}],
-            "restore_point_id": "p-new",
-        }
 
-    service.tools.add("restore_point", rollback)
-    return calls
+def _rollback_tool(service: Service) -> list[FakeRollback]:
+    """The rollbacks the lab is asked for (each answered :data:`UNDONE`)."""
+    service.restore.handler = lambda rollback: UNDONE
+    return service.restore.rollbacks
 
 
 async def test_the_owner_lists_restore_points_oldest_first(service: Service) -> None:
@@ -98,26 +102,31 @@ async def test_the_owner_rolls_a_restore_point_back_as_an_approved_change(
         rolled = await client.post(url, params={"use_snapshot": "true"})
         default = await client.post(url)
     assert rolled.status_code == 200, rolled.text
+    first, second = calls
+    assert first.taken is not None and second.taken is not None
     assert rolled.json() == {
         "tool_status": "success",
         "status": "success",
         "results": [{"device_name": "topology", "status": "success", "output": {}}],
-        "restore_point_id": "p-new",
+        "rolled_back_to": {
+            "restore_point": P1,
+            "taken_at": "2026-03-01T12:00:00+00:00",
+            "before": "delete PC3",
+        },
+        "restore_point_id": first.taken.id,
     }
-    (args, ctx), (default_args, _) = calls
-    assert args == {
-        "action": "rollback",
-        "restore_point_id": P1,
-        "use_snapshot": True,
-        "force": False,
-    }
+    assert (first.point.id, first.options) == (P1, RollbackOptions(use_snapshot=True, force=False))
     # By default the change alone is undone: the snapshot would undo others' work too.
-    assert (default_args["use_snapshot"], default_args["force"]) == (False, False)
-    # The click is the approval: the executor takes a restore point first, as for any
-    # approved change; the call runs with the caller's GNS3 token, in their session.
-    approved = service.tools.clearances[0].approved
-    assert approved is not None and approved.user_id == "u-alice"
+    assert second.options == RollbackOptions(use_snapshot=False, force=False)
+    # The click is the approval: a restore point is taken first, as for any approved
+    # change, for the call the history records; the rollback runs with the caller's GNS3
+    # token, in their session.
+    assert first.approval.approve and first.approval.user_id == "u-alice"
+    assert first.taken.tool_call_id == first.tool_call_id
+    ctx = first.context
     assert (ctx.session_id, ctx.project_id, ctx.credentials) == (session_id, OPEN, "token-alice")
+    kept = await service.store.restore_points(OPEN, session_id)
+    assert [point.id for point in kept] == [P1, first.taken.id, second.taken.id]
     assert default.status_code == 200
 
 
@@ -166,21 +175,17 @@ async def test_a_rollback_waits_for_no_turn_it_is_refused_while_one_runs(
 
 
 def _blocking_rollback(service: Service) -> tuple[asyncio.Event, asyncio.Event, list[Any]]:
-    """A rollback tool that holds until ``release`` is set (``entered`` once it runs)."""
+    """A rollback that holds until ``release`` is set (``entered`` once it runs)."""
     entered, release = asyncio.Event(), asyncio.Event()
     calls: list[Any] = []
 
-    async def rollback(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        calls.append(args)
+    async def rollback(asked: FakeRollback) -> RollbackResult:
+        calls.append(asked)
         entered.set()
         await release.wait()
-        return {
-            "status": "success",
-            "results": [{"device_name": "topology", "status": "success", "output": {}}],
-            "restore_point_id": "p-new",
-        }
+        return UNDONE
 
-    service.tools.add("restore_point", rollback)
+    service.restore.handler = rollback
     return entered, release, calls
 
 
@@ -222,7 +227,7 @@ async def test_a_turn_posted_while_a_rollback_runs_gets_409(service: Service) ->
 async def test_a_rollback_is_a_message_of_the_history_and_the_point_says_rolled_back(
     service: Service,
 ) -> None:
-    _rollback_tool(service)
+    calls = _rollback_tool(service)
     session_id = await _session(service)
     await service.store.save_restore_point(_point(session_id, P1))
     base = service.chat_url() + f"/sessions/{session_id}"
@@ -255,7 +260,20 @@ async def test_a_rollback_is_a_message_of_the_history_and_the_point_says_rolled_
     point = listed.json()[0]
     assert point["rolled_back"]["status"] == "success"
     assert point["rolled_back"]["by"] == "u-alice"
-    assert point["rolled_back"]["restore_point_id"] == "p-new"
+    (asked,) = calls
+    assert asked.taken is not None
+    assert point["rolled_back"]["restore_point_id"] == asked.taken.id
+    # The tool message is the result's JSON, for the model, with the click kept as its
+    # approval and the restore point taken before the rollback.
+    assert json.loads(answer["content"])["restore_point_id"] == asked.taken.id
+    assert answer["metadata"]["approval"]["by"] == "u-alice"
+    assert answer["metadata"]["restore_point_id"] == asked.taken.id
+    assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == {
+        "action": "rollback",
+        "restore_point_id": P1,
+        "use_snapshot": False,
+        "force": False,
+    }
     # The conversation stays valid: the next turn runs on it.
     assert after.status_code == 200, after.text
 

@@ -130,8 +130,8 @@ class Bench:
         began = time.perf_counter()
         result = await roll_back(self.executor.lab, self.scope, point, use_snapshot=use_snapshot)
         took = time.perf_counter() - began
-        if result.output.get("status") != "success":
-            raise RuntimeError(f"rollback failed: {json.dumps(result.output)[:800]}")
+        if result.status.value != "success":
+            raise RuntimeError(f"rollback failed: {json.dumps(result.to_json())[:800]}")
         return took
 
 

@@ -32,7 +32,7 @@ from adapters.gns3._tools.compact import with_compact_profile
 from adapters.gns3._tools.consoles import console_tools
 from adapters.gns3._tools.filters import filter_tools
 from adapters.gns3._tools.intent import intent_tools
-from adapters.gns3._tools.intent_probe import Gns3CheckProbe
+from adapters.gns3._tools.intent_probe import Gns3CheckProbe, Gns3CheckProbes
 from adapters.gns3._tools.lab_capture import LabState, capture_lab_state, diff_lab_state
 from adapters.gns3._tools.lab_state import lab_state_tools
 from adapters.gns3._tools.links import link_tools
@@ -45,14 +45,9 @@ from adapters.gns3._tools.registry import (
     LabAccess,
     ToolRegistry,
 )
-from adapters.gns3._tools.restore import restore_tools, roll_back
-from adapters.gns3._tools.restore_take import (
-    NoConversationError,
-    RestorePointError,
-    record_what_it_did,
-    restore_point_notes,
-    take_restore_point,
-)
+from adapters.gns3._tools.restore import restore_tools
+from adapters.gns3._tools.restore_port import Gns3RestorePoints, roll_back
+from adapters.gns3._tools.restore_take import keep_then
 from adapters.gns3._tools.skills import skill_tools
 from adapters.gns3._tools.titles import TITLES
 from adapters.gns3._tools.topology import topology_tools
@@ -182,6 +177,11 @@ class Gns3ToolExecutor:
         )
         #: What verified changes wait on (the event loop's clock; a fake one in tests).
         self.wait_clock = wait_clock or MonotonicClock()
+        #: The lab's checks per caller: the core's ``CheckProbes`` (its standing intent's).
+        self.probes = Gns3CheckProbes(self.lab)
+        #: The restore feature: the core's ``RestorePoints`` (the user's undo), and what the
+        #: ``restore_point`` tool rolls back with.
+        self.restore = Gns3RestorePoints(self.lab)
         self._specs = {
             tool.name: with_compact_profile(offered_spec(tool, self.lab)) for tool in self.registry
         }
@@ -356,37 +356,26 @@ class Gns3ToolExecutor:
         preview: ChangePreview,
     ) -> tuple[ToolResult, RestorePoint | None]:
         """The change after its restore point, and the point (``None``: none was taken)."""
-        kept = tool.restores(args, preview)
-        if kept is None:  # nothing a rollback could put back
+        what = tool.restores(args, preview)
+        if what is None:  # nothing a rollback could put back
             return await tool.run(self.lab, args, scope), None
-        if self.lab.restore_points is None:
-            result = await tool.run(self.lab, args, scope)
-            notes = ["no restore point was taken: this service keeps none"]
-            return _with_restore_point(result, None, notes), None
-        try:
-            point = await take_restore_point(
-                self.lab,
-                scope,
-                kept,
-                tool_call_id=call.id,
-                tool_name=call.name,
-                preview=preview,
-            )
-        except NoConversationError as exc:
-            result = await tool.run(self.lab, args, scope)
-            return _with_restore_point(result, None, [f"no restore point was taken: {exc}"]), None
-        except RestorePointError as exc:
+        kept = await keep_then(
+            self.lab,
+            scope,
+            what,
+            lambda: tool.run(self.lab, args, scope),
+            tool_call_id=call.id,
+            tool_name=call.name,
+            preview=preview,
+        )
+        if kept.result is None:
             refused = ToolResult.error(
-                f"{call.name} was not run: no restore point could be taken first ({exc}), "
-                "and a change is not made without a way back.",
-                restore_point_error=str(exc),
+                f"{call.name} was not run: no restore point could be taken first "
+                f"({kept.refused}), and a change is not made without a way back.",
+                restore_point_error=kept.refused,
             )
             return refused, None
-        try:
-            result = await tool.run(self.lab, args, scope)
-        finally:  # what it did, for an undo of it alone (even when it failed half-way)
-            point = await record_what_it_did(self.lab, scope, point)
-        return _with_restore_point(result, point, restore_point_notes(point)), point
+        return _with_restore_point(kept.result, kept.point, kept.notes), kept.point
 
     async def _roll_back(
         self, scope: CallScope, call: ParsedToolCall, point: RestorePoint
@@ -396,7 +385,6 @@ class Gns3ToolExecutor:
         result = await roll_back(self.lab, scope, point, use_snapshot=False, partial=True)
         store = self.lab.restore_points
         if store is not None:
-            output = result.output if isinstance(result.output, dict) else {}
             current = await store.restore_point(point.project_id, point.session_id, point.id)
             marked = replace(
                 current or point,
@@ -405,14 +393,14 @@ class Gns3ToolExecutor:
                     "rolled_back": {
                         "at": self.lab.clock.now().isoformat(),
                         "by": "verification",
-                        "status": str(output.get("status", result.status.value)),
+                        "status": result.status.value,
                         "tool_call_id": call.id,
                         "restore_point_id": None,
                     },
                 },
             )
             await store.update_restore_point(marked)
-        return result
+        return ToolResult(result.to_json(), result.tool_status)
 
 
 class _ChangeSteps:

@@ -3,7 +3,9 @@ they hold or the wait runs out (read-only, every mode).
 
 The model states what should hold as checks (``copilot_core.intent``); the service sends
 each node's platform the commands that answer them, parses the output and decides
-(:class:`~adapters.gns3._tools.intent_probe.Gns3CheckProbe`), then waits and asks again
+(:class:`~adapters.gns3._tools.intent_probe.Gns3CheckProbe`, one per call from the lab's
+:class:`~adapters.gns3._tools.intent_probe.Gns3CheckProbes`, which the core's standing
+intent uses too), then waits and asks again
 while a check does not hold yet, at most ``wait_s``. While it waits it reports which
 checks are still open as progress (``tool_progress`` events).
 """
@@ -14,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema, model_validator
 
-from adapters.gns3._tools.intent_probe import Gns3CheckProbe
+from adapters.gns3._tools.intent_probe import Gns3CheckProbes
 from adapters.gns3._tools.registry import (
     BOTH_MODES,
     AtMost,
@@ -56,18 +58,16 @@ async def run_checks(
     wait_s: float,
     clock: WaitClock | None = None,
 ) -> IntentResult:
-    """Verify ``checks`` on the call's lab, reporting progress to the call's context."""
-
-    def progress(text: str) -> None:
-        scope.context.report_progress(text)
-
+    """Verify ``checks`` on the call's lab, reporting progress to the call's context:
+    the lab's probes (:class:`Gns3CheckProbes`), as the core's standing intent runs them."""
+    probes = Gns3CheckProbes(lab)
     return await verify_checks(
         checks,
-        Gns3CheckProbe(lab, scope),
+        probes.probe(scope.context),
         clock or MonotonicClock(),
         wait_s=wait_s,
-        interval=lab.settings.verify_interval,
-        progress=progress,
+        interval=probes.limits.interval,
+        progress=scope.context.report_progress,
     )
 
 

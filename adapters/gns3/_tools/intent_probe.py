@@ -11,22 +11,51 @@ closed alphabet), every line is judged by its platform's grammar just before it 
 never sent), and the operator's forbidden-command list still applies. A console that
 does not answer, or a node that is not started, is a transient ``error`` (retried while
 the wait lasts); an unknown node, a platform that cannot answer the check, a rejected
-command or output no parser reads is an ``error`` for good.
+command or output no parser reads is an ``error`` for good. A caller no person waits for
+(``ToolContext.background``: a standing intent's run) waits for consoles as background
+work (:func:`~adapters.gns3._console_lock.background_console_use`), so a person's
+commands go first; anyone else's rounds are interactive.
+
+:class:`Gns3CheckProbes` is the lab's :class:`~copilot_core.intent.CheckProbes`: a
+probe per caller and the operator's limits (``max_batch``, ``max_verify_wait``,
+``verify_interval``), for the core's standing intent and ``verify_intent`` alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from adapters.gns3._console_lock import ConsolePriority, background_console_use, current_priority
 from adapters.gns3._intent_compile import Plan, compile_check, names_to_resolve
 from adapters.gns3._intent_reading import address_reads, addresses
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._tools.console_reads import NodeOutputs, NodeRun, read_consoles, unusable
 from adapters.gns3._tools.registry import CallScope, LabAccess
-from copilot_core.errors import CopilotError
-from copilot_core.intent import Check, Observation, check_node
+from copilot_core import ToolContext
+from copilot_core.errors import AuthenticationError, CopilotError
+from copilot_core.intent import Check, Observation, ProbeLimits, check_node
 
-__all__ = ["Gns3CheckProbe"]
+__all__ = ["Gns3CheckProbe", "Gns3CheckProbes"]
+
+
+class Gns3CheckProbes:
+    """The lab's checks for each caller (the core's ``CheckProbes``): one implementation
+    for the core's standing intent and the ``verify_intent`` tool."""
+
+    def __init__(self, lab: LabAccess) -> None:
+        self.lab = lab
+
+    @property
+    def limits(self) -> ProbeLimits:
+        settings = self.lab.settings
+        return ProbeLimits(settings.max_batch, settings.max_verify_wait, settings.verify_interval)
+
+    def probe(self, context: ToolContext) -> Gns3CheckProbe:
+        if not context.credentials:
+            raise AuthenticationError(
+                "No GNS3 credentials came with this request; checks cannot be run on GNS3."
+            )
+        return Gns3CheckProbe(self.lab, CallScope(context, context.credentials))
 
 
 class Gns3CheckProbe:
@@ -37,6 +66,12 @@ class Gns3CheckProbe:
         self.scope = scope
 
     async def observe(self, checks: Sequence[Check]) -> list[Observation]:
+        if self.scope.context.background and current_priority() is ConsolePriority.INTERACTIVE:
+            with background_console_use():  # a person's console commands go first
+                return await self._observe(checks)
+        return await self._observe(checks)
+
+    async def _observe(self, checks: Sequence[Check]) -> list[Observation]:
         try:
             snapshot = await self.lab.snapshot(self.scope)
         except CopilotError as exc:

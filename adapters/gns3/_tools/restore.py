@@ -1,29 +1,14 @@
 """The ``restore_point`` tool: a session's restore points, listed and rolled back.
 
 Taking a restore point and recording what its change did is
-:mod:`adapters.gns3._tools.restore_take`. Rolling one back (:func:`roll_back`):
-
-* a point that records what its change did (every point taken since change records
-  exist) is undone by itself, :mod:`adapters.gns3._tools.restore_scoped`: what the change
-  made is deleted, what it deleted is made again as it was, what it changed is set back,
-  and nothing else; a conflict with what was done since stops it before anything is
-  touched, unless ``force`` (go on, touching what is in the way) or ``partial`` (a
-  verified change's rollback: go on, leaving what conflicts as it is);
-* with ``use_snapshot``, the GNS3 snapshot the point holds is restored when every node is
-  stopped (the whole project returns to that moment, others' work included), then the
-  topology is put back by difference; the ids GNS3 gives everything anew are mapped;
-* an older point without a record puts the whole topology back by difference
-  (:mod:`adapters.gns3._topology_state`).
-
-Then each device's configuration is put back by the commands its platform needs, each is
-read back, and the result says, per device and for the topology, whether it is as it was.
+:mod:`adapters.gns3._tools.restore_take`; rolling one back, the restore feature itself,
+:mod:`adapters.gns3._tools.restore_port` (``Gns3RestorePoints``, also the core's
+``RestorePoints`` port): the tool rolls back with it and answers its typed result as JSON.
+The executor takes the restore point of an approved rollback first, as for any change.
 """
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -36,188 +21,32 @@ from adapters.gns3._tools.registry import (
     RestoreScope,
     ToolArguments,
 )
-from adapters.gns3._tools.restore_devices import restore_device
-from adapters.gns3._tools.restore_scoped import has_change_record, roll_back_change
+from adapters.gns3._tools.restore_port import Gns3RestorePoints, roll_back, rollback_scope
 from adapters.gns3._tools.restore_take import (
     NoConversationError,
     RestorePointError,
     restore_point_notes,
     take_restore_point,
 )
-from adapters.gns3._tools.results import batch, item
-from adapters.gns3._tools.rollback_preview import CONFLICT, rollback_plan
-from adapters.gns3._topology_state import restore_topology
 from copilot_core import ToolResult
-from copilot_core.errors import CopilotError, SessionNotFoundError
-from copilot_core.ports import ChangePreview, RestorePoint, ToolEffect
+from copilot_core.errors import SessionNotFoundError
+from copilot_core.ports import (
+    ChangePreview,
+    RestorePoint,
+    RollbackOptions,
+    ToolEffect,
+)
 
 __all__ = [
     "NoConversationError",
     "RestorePointError",
     "restore_tools",
     "roll_back",
+    "rollback_scope",
     "take_restore_point",
 ]
 
 JSON = dict[str, Any]
-
-
-def _when(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def _rolled_back_to(point: RestorePoint) -> JSON:
-    return {
-        "restore_point": point.id,
-        "taken_at": point.created_at.isoformat(),
-        "before": point.summary,
-    }
-
-
-async def roll_back(
-    lab: LabAccess,
-    scope: CallScope,
-    point: RestorePoint,
-    *,
-    use_snapshot: bool = True,
-    force: bool = False,
-    partial: bool = False,
-) -> ToolResult:
-    """Put back what ``point`` kept, then read it back (see the module docstring).
-    ``partial``: undo what does not conflict with what was done since and leave the
-    conflicts as they are (a verified change's rollback), instead of refusing."""
-    state = point.state
-    items: list[JSON] = []
-    notes: JSON = {}
-    snapshot_info = state.get("gns3_snapshot")
-    used_snapshot: str | None = None
-    if snapshot_info and use_snapshot:
-        used_snapshot, note = await _restore_snapshot(lab, scope, point, str(snapshot_info["name"]))
-        if note:
-            notes["gns3_snapshot"] = note
-    elif snapshot_info:
-        notes["gns3_snapshot"] = "not used (use_snapshot is false)"
-    if used_snapshot is None and has_change_record(point):
-        result = await roll_back_change(lab, scope, point, force=force, partial=partial)
-        if not isinstance(result.output, dict) or result.output.get("status") == "conflict":
-            return result
-        scoped: JSON = {**result.output, "rolled_back_to": _rolled_back_to(point)}
-        if notes:
-            scoped["notes"] = notes
-        return ToolResult(scoped, result.status)
-    topology = state.get("topology")
-    if isinstance(topology, dict):
-        outcome = await restore_topology(lab.client, scope.token, scope.project_id, topology)
-        output: JSON = {
-            "state": "as at the restore point"
-            if not outcome.differences
-            else "differs from the restore point",
-            "actions": outcome.actions,
-        }
-        if used_snapshot:
-            output["gns3_snapshot_restored"] = used_snapshot
-        if outcome.differences:
-            output["differences"] = outcome.differences
-        if not outcome.differences:
-            status = "success"
-        elif outcome.actions or used_snapshot:
-            status = "partial_success"
-        else:
-            status = "failed"
-        items.append(item("topology", status, output, error="; ".join(outcome.problems) or None))
-    devices: JSON = state.get("devices") or {}
-    if devices:
-        snapshot = await lab.snapshot(scope)
-        items += await asyncio.gather(
-            *(restore_device(lab, scope, snapshot, name, entry) for name, entry in devices.items())
-        )
-    if not items:
-        return ToolResult.error(f"Restore point {point.id} holds nothing to put back.")
-    result = batch(list(items))
-    body: JSON = dict(result.output)
-    body["rolled_back_to"] = _rolled_back_to(point)
-    if notes:
-        body["notes"] = notes
-    return ToolResult(body, result.status)
-
-
-async def _restore_snapshot(
-    lab: LabAccess, scope: CallScope, point: RestorePoint, name: str
-) -> tuple[str | None, str | None]:
-    """Restore the named GNS3 snapshot if every node is stopped: (name used, note). GNS3
-    gives every node and link a new id: old -> new is kept with the point, by names."""
-    try:
-        nodes = await lab.client.nodes(scope.token, scope.project_id)
-        running = sorted(str(n.get("name")) for n in nodes if n.get("status") != "stopped")
-        if running:
-            return None, (
-                f"not restored: {', '.join(running)} run(s) now and restoring it would stop "
-                "them; the topology was put back by difference instead"
-            )
-        found = next(
-            (
-                s
-                for s in await lab.client.snapshots(scope.token, scope.project_id)
-                if s.get("name") == name
-            ),
-            None,
-        )
-        if found is None:
-            return None, f"{name} no longer exists; the topology was put back by difference"
-        links = await lab.client.links(scope.token, scope.project_id)
-        await lab.client.restore_snapshot(scope.token, scope.project_id, str(found["snapshot_id"]))
-        await _keep_new_ids(lab, scope, point, nodes, links)
-    except CopilotError as exc:
-        return None, f"not restored: {exc.message}"
-    return name, None
-
-
-def _link_keys(nodes: list[JSON], links: list[JSON]) -> dict[frozenset[tuple[str, int, int]], str]:
-    names = {str(n.get("node_id")): str(n.get("name")) for n in nodes}
-    return {
-        frozenset(
-            (
-                names.get(str(e.get("node_id")), ""),
-                int(e.get("adapter_number", -1)),
-                int(e.get("port_number", -1)),
-            )
-            for e in link.get("nodes") or []
-        ): str(link.get("link_id"))
-        for link in links
-    }
-
-
-async def _keep_new_ids(
-    lab: LabAccess, scope: CallScope, point: RestorePoint, nodes: list[JSON], links: list[JSON]
-) -> None:
-    """After a snapshot restore: each node's and link's new id, by name and by ends."""
-    if lab.restore_points is None:
-        return
-    now_nodes = await lab.client.nodes(scope.token, scope.project_id)
-    now_links = await lab.client.links(scope.token, scope.project_id)
-    by_name = {str(n.get("name")): str(n.get("node_id")) for n in now_nodes}
-    # The project returns to the snapshot's moment: a node is found by its name then (the
-    # point's topology; renamed since, it has another name now), else by its name now.
-    named_then = {
-        str(n.get("node_id")): str(n.get("name"))
-        for n in (point.state.get("topology") or {}).get("nodes") or []
-    }
-    id_map: dict[str, str] = {}
-    for node in nodes:
-        old = str(node.get("node_id"))
-        new = by_name.get(named_then.get(old, "")) or by_name.get(str(node.get("name")))
-        if new is not None and new != old:
-            id_map[old] = new
-    renamed = [{**n, "name": named_then.get(str(n.get("node_id")), n.get("name"))} for n in nodes]
-    then, now = _link_keys(renamed, links), _link_keys(now_nodes, now_links)
-    id_map.update(
-        {then[key]: now[key] for key in then.keys() & now.keys() if then[key] != now[key]}
-    )
-    if id_map:
-        merged = {**(point.state.get("id_map") or {}), **id_map}
-        await lab.restore_points.update_restore_point(
-            replace(point, state={**point.state, "id_map": merged})
-        )
 
 
 # ========================================================================== the tool
@@ -295,7 +124,13 @@ async def restore_points(lab: LabAccess, args: RestorePointAction, scope: CallSc
             f"There is no restore point {point_id!r} in this conversation; "
             "restore_point with action list shows them."
         )
-    return await roll_back(lab, scope, point, use_snapshot=args.use_snapshot, force=args.force)
+    # The core's rollback, the port's own; its typed result made JSON here, for the model.
+    result = await Gns3RestorePoints(lab).undo(point, _options(args), scope)
+    return ToolResult(result.to_json(), result.tool_status)
+
+
+def _options(args: RestorePointAction) -> RollbackOptions:
+    return RollbackOptions(use_snapshot=args.use_snapshot, force=args.force)
 
 
 async def _rollback_preview(
@@ -310,19 +145,11 @@ async def _rollback_preview(
     )
     if point is None:
         return None
-    when = _when(point.created_at)
-    return await rollback_plan(
-        lab, scope, point, when, use_snapshot=args.use_snapshot, force=args.force
-    )
+    return await Gns3RestorePoints(lab).preview(point, _options(args), scope.context)
 
 
 def _rollback_scope(args: RestorePointAction, preview: ChangePreview) -> RestoreScope | None:
-    # What a rollback changes is kept too, so that it can itself be undone; a device
-    # whose configuration cannot be read now does not stop the rollback. One that will
-    # be refused for its conflicts changes nothing: no restore point.
-    if not args.force and any(line.startswith(CONFLICT) for line in preview.topology):
-        return None
-    return RestoreScope(nodes=tuple(preview.devices), topology=bool(preview.topology))
+    return rollback_scope(_options(args), preview)
 
 
 def restore_tools() -> list[Gns3Tool[Any]]:

@@ -12,12 +12,12 @@ from adapters.gns3._platforms import DeviceKind
 from adapters.gns3._tools.consoles import wait_for_prompt
 from adapters.gns3._tools.registry import CallScope, LabAccess
 from adapters.gns3._tools.restore_take import RestorePointError, read_configuration
-from adapters.gns3._tools.results import item
 from adapters.gns3._undo.judged import refusal
 from adapters.gns3._undo.lines import lines_left, plan_line_undo
 from copilot_core.errors import CopilotError, Gns3Error
+from copilot_core.ports import RollbackConflict, RollbackStatus, RolledBackItem
 
-__all__ = ["line_conflicts", "restore_device"]
+__all__ = ["line_conflicts", "overall_status", "restore_device"]
 
 JSON = dict[str, Any]
 
@@ -30,17 +30,19 @@ async def restore_device(
     entry: JSON,
     *,
     by_name: bool = True,
-) -> JSON:
+) -> RolledBackItem:
     """Put one device's kept configuration back and read it back: one result item.
     The device is found by its node id (already mapped), else by its name when
     ``by_name`` (a restore point without a change record: ids may have changed)."""
     if not entry.get("captured"):
-        return item(name, "failed", error=f"nothing of {name} was kept: {entry.get('note')}")
+        return RolledBackItem(
+            name, RollbackStatus.FAILED, error=f"nothing of {name} was kept: {entry.get('note')}"
+        )
     node = snapshot.by_id(str(entry.get("node_id"))) or (
         snapshot.by_name(name) if by_name else None
     )
     if node is None:
-        return item(name, "failed", error=f"{name} no longer exists.")
+        return RolledBackItem(name, RollbackStatus.FAILED, error=f"{name} no longer exists.")
     current_name = str(node.get("name"))
     output: JSON = {}
     problems: list[str] = []
@@ -98,21 +100,31 @@ async def restore_device(
         output["state"] = f"as {mark or 'at the restore point'}"
     if differences:
         output["differences"] = differences
-    status = "success" if not problems and not differences else "failed"
-    if status == "failed" and output.get("commands_sent"):
-        status = "partial_success"
-    return item(current_name, status, output, error="; ".join(problems) or None)
+    status = RollbackStatus.SUCCESS if not problems and not differences else RollbackStatus.FAILED
+    if status is RollbackStatus.FAILED and output.get("commands_sent"):
+        status = RollbackStatus.PARTIAL_SUCCESS
+    return RolledBackItem(current_name, status, output, error="; ".join(problems) or None)
+
+
+def overall_status(items: list[RolledBackItem]) -> RollbackStatus:
+    """A rollback's status over its items: every one as it was, none, or some."""
+    statuses = {entry.status for entry in items}
+    if statuses == {RollbackStatus.SUCCESS}:
+        return RollbackStatus.SUCCESS
+    if statuses == {RollbackStatus.FAILED}:
+        return RollbackStatus.FAILED
+    return RollbackStatus.PARTIAL_SUCCESS
 
 
 async def line_conflicts(
     lab: LabAccess, snapshot: LabSnapshot, devices: JSON, node_ids: Mapping[str, str]
-) -> list[str]:
+) -> list[RollbackConflict]:
     """What in the devices (their restore point entries; those of ``node_ids``) whose
     change's lines are kept conflicts with undoing those lines on the configuration as it
     is now (a line's context gone since), read before anything is touched. ``node_ids``:
     each device's kept node id -> its node id now."""
 
-    async def one(entry: JSON) -> list[str]:
+    async def one(entry: JSON) -> list[RollbackConflict]:
         node = snapshot.by_id(node_ids[str(entry.get("node_id"))])
         keeper = keeper_for(DeviceKind(str(entry.get("kind") or DeviceKind.GENERIC.value)))
         if node is None or keeper is None or node.get("status") != "started":
@@ -121,9 +133,9 @@ async def line_conflicts(
             current = await read_configuration(lab, snapshot, node, keeper)
         except RestorePointError:
             return []  # said by the device's restore
-        return plan_line_undo(
-            keeper, entry["lines_changed"], current, str(node.get("name"))
-        ).conflicts
+        name = str(node.get("name"))
+        undo = plan_line_undo(keeper, entry["lines_changed"], current, name)
+        return [RollbackConflict(conflict, device=name) for conflict in undo.conflicts]
 
     wanted = [
         entry

@@ -27,14 +27,18 @@ from typing import Any
 
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._tools.registry import CallScope, LabAccess
-from adapters.gns3._tools.restore_devices import line_conflicts, restore_device
-from adapters.gns3._tools.results import batch, item
+from adapters.gns3._tools.restore_devices import line_conflicts, overall_status, restore_device
 from adapters.gns3._undo import Gns3TopologyPort, UndoPlan, carry_out, plan_undo
 from adapters.gns3._undo.plan import without_extras
 from adapters.gns3._undo.record import kept_drawing, kept_link, kept_node, port_names
-from copilot_core import ToolResult, ToolStatus
 from copilot_core.errors import CopilotError
-from copilot_core.ports import RestorePoint
+from copilot_core.ports import (
+    RestorePoint,
+    RollbackConflict,
+    RollbackResult,
+    RollbackStatus,
+    RolledBackItem,
+)
 
 __all__ = ["has_change_record", "id_maps", "roll_back_change", "scoped_plan"]
 
@@ -96,39 +100,43 @@ async def scoped_plan(
     return plan, known, snapshot
 
 
-def _conflict(plan: UndoPlan) -> ToolResult:
+def _typed(plan: UndoPlan, on_devices: list[RollbackConflict]) -> tuple[RollbackConflict, ...]:
+    """The plan's conflicts as values: a device's lines name the device."""
+    device = {conflict.description: conflict.device for conflict in on_devices}
+    return tuple(RollbackConflict(line, device=device.get(line)) for line in plan.conflicts)
+
+
+def _conflict(plan: UndoPlan, on_devices: list[RollbackConflict]) -> RollbackResult:
     extra = [step.line for step in plan.steps if step.extra]
-    return ToolResult(
-        {
-            "status": "conflict",
-            "error": "Not undone: undoing this change would also touch what was done since ("
-            + "; ".join(plan.conflicts)
-            + "). Nothing was changed; roll back with force to undo it anyway"
-            + (f", which also does: {'; '.join(extra)}." if extra else "."),
-            "conflicts": plan.conflicts,
-            "would_also_touch": extra,
-        },
-        ToolStatus.ERROR,
+    return RollbackResult(
+        RollbackStatus.CONFLICT,
+        conflicts=_typed(plan, on_devices),
+        would_also_touch=tuple(extra),
+        error="Not undone: undoing this change would also touch what was done since ("
+        + "; ".join(plan.conflicts)
+        + "). Nothing was changed; roll back with force to undo it anyway"
+        + (f", which also does: {'; '.join(extra)}." if extra else "."),
     )
 
 
 async def roll_back_change(
     lab: LabAccess, scope: CallScope, point: RestorePoint, *, force: bool, partial: bool = False
-) -> ToolResult:
+) -> RollbackResult:
     """Undo ``point``'s change and nothing else (see the module docstring)."""
     plan, known, snapshot = await scoped_plan(lab, scope, point)
     devices: JSON = point.state.get("devices") or {}
     # A device's lines of the change that were changed again since conflict too (read
     # now, before anything is touched).
-    line_conflicting = await line_conflicts(lab, snapshot, devices, plan.devices)
+    on_devices = await line_conflicts(lab, snapshot, devices, plan.devices)
+    line_conflicting = [conflict.description for conflict in on_devices]
     plan.conflicts += line_conflicting
     if plan.conflicts and not force and not partial:
-        return _conflict(plan)
+        return _conflict(plan, on_devices)
     if partial and not force:
         # A device's conflicts are said by its own result (``not undone: …``).
         plan = without_extras(plan)
         plan.skipped = [c for c in plan.skipped if c not in line_conflicting]
-    items: list[JSON] = []
+    items: list[RolledBackItem] = []
     outcome = await carry_out(
         plan, Gns3TopologyPort(lab.client, scope.token, scope.project_id), known
     )
@@ -147,8 +155,16 @@ async def roll_back_change(
             output["also_touched"] = extra
         if plan.notes:
             output["notes"] = plan.notes
-        status = "success" if exact else "partial_success" if outcome.actions else "failed"
-        items.append(item("topology", status, output, error="; ".join(outcome.problems) or None))
+        status = (
+            RollbackStatus.SUCCESS
+            if exact
+            else RollbackStatus.PARTIAL_SUCCESS
+            if outcome.actions
+            else RollbackStatus.FAILED
+        )
+        items.append(
+            RolledBackItem("topology", status, output, error="; ".join(outcome.problems) or None)
+        )
     mapped = {**known, **outcome.id_map}
     if outcome.id_map and lab.restore_points is not None:
         id_map = {**(point.state.get("id_map") or {}), **outcome.id_map}
@@ -173,16 +189,16 @@ async def roll_back_change(
     if not items:
         notes = plan.notes or ["nothing to undo: the lab is as before the change"]
         items.append(
-            item(
+            RolledBackItem(
                 "topology",
-                "success",
+                RollbackStatus.SUCCESS,
                 {"state": "as before the change", "actions": [], "notes": notes},
             )
         )
-    result = batch(items)
-    body: JSON = dict(result.output)
-    if plan.conflicts and force:
-        body["forced"] = plan.conflicts
-    elif plan.conflicts:
-        body["conflicts"] = plan.conflicts  # left as they are: the rest was undone
-    return ToolResult(body, result.status)
+    # Conflicts gone past (``force``), or left as they are: the rest was undone.
+    return RollbackResult(
+        overall_status(items),
+        tuple(items),
+        conflicts=_typed(plan, on_devices),
+        forced=bool(plan.conflicts) and force,
+    )

@@ -15,8 +15,9 @@ the difference with the restore point (``state["change"]``, see
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
 
 from adapters.gns3._device_state import ConfigurationKeeper, keeper_for
 from adapters.gns3._lab import LabSnapshot
@@ -31,8 +32,10 @@ from copilot_core.ports import ChangePreview, RestorePoint
 
 __all__ = [
     "SNAPSHOT_PREFIX",
+    "Kept",
     "NoConversationError",
     "RestorePointError",
+    "keep_then",
     "read_configuration",
     "record_what_it_did",
     "restore_point_notes",
@@ -266,6 +269,53 @@ async def _forget_snapshot(lab: LabAccess, scope: CallScope, name: str) -> None:
                 )
     except CopilotError:
         pass  # a stray snapshot is harmless; it is named for what it was
+
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class Kept(Generic[T]):
+    """An approved change made after its restore point: the change's result (``None``:
+    not made, ``refused`` says why: no restore point could be taken), the point
+    (``None``: none was taken, ``notes`` say why) and what it could not keep."""
+
+    result: T | None
+    point: RestorePoint | None = None
+    notes: list[str] = field(default_factory=list)
+    refused: str | None = None
+
+
+async def keep_then(
+    lab: LabAccess,
+    scope: CallScope,
+    what: RestoreScope,
+    run: Callable[[], Awaitable[T]],
+    *,
+    tool_call_id: str,
+    tool_name: str,
+    preview: ChangePreview,
+) -> Kept[T]:
+    """Take a restore point of ``what``, then make the change (``run``), then record what
+    it did with the point (even when it failed half-way). A change that needs a restore
+    point no one can take is not made; one from outside a conversation (an MCP client's),
+    or in a service that keeps none, is made without one, saying so. The tool calls of
+    approved changes and the core's rollbacks both go through here."""
+    if lab.restore_points is None:
+        return Kept(await run(), notes=["no restore point was taken: this service keeps none"])
+    try:
+        point = await take_restore_point(
+            lab, scope, what, tool_call_id=tool_call_id, tool_name=tool_name, preview=preview
+        )
+    except NoConversationError as exc:
+        return Kept(await run(), notes=[f"no restore point was taken: {exc}"])
+    except RestorePointError as exc:
+        return Kept(None, refused=str(exc))
+    try:
+        result = await run()
+    finally:  # what it did, for an undo of it alone (even when it failed half-way)
+        point = await record_what_it_did(lab, scope, point)
+    return Kept(result, point, restore_point_notes(point))
 
 
 def restore_point_notes(point: RestorePoint) -> list[str]:

@@ -272,9 +272,10 @@ async def test_a_lab_capture_waits_for_consoles_as_background_work(
 async def test_a_standing_run_waits_for_consoles_behind_a_persons_commands(
     lab: EmulatedDeviceLab, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The core's standing intent calls the real GNS3 tools as background work
+    """The core's standing intent runs on the real GNS3 tools' probes as background work
     (``ToolContext.background``): its console runs ask for the background priority, so
-    a person's commands go first; a person's own verify_intent stays interactive."""
+    a person's commands go first; a person's own verify_intent, on the same probes,
+    stays interactive."""
     tools = executor(lab)
     runner = tools.lab.runner
     asked: list[object] = []
@@ -286,11 +287,11 @@ async def test_a_standing_run_waits_for_consoles_behind_a_persons_commands(
 
     monkeypatch.setattr(runner, "run", recording)
     check = {"kind": "reachability", "from": "H1", "to": "10.0.0.6", "name": "H1-H2"}
-    intent = StandingIntent(InMemoryCheckpointStore(), tools, SteppingClock())
+    intent = StandingIntent(InMemoryCheckpointStore(), tools.probes, SteppingClock())
     await intent.put(PROJECT, "user-1", [check])
     result = await intent.run(PROJECT, "user-1", TOKEN)
     await intent.aclose()
-    assert result["status"] == "pass", result
+    assert result.status == "pass", result
     assert asked and set(asked) == {ConsolePriority.BACKGROUND}, asked
 
     asked.clear()
