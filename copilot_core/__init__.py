@@ -26,11 +26,12 @@ Every other module is internal.
 from copilot_core._abort import AbortToken
 from copilot_core._accumulator import ToolCallAccumulator
 from copilot_core._agent import AgentSettings, BuiltinAgent
+from copilot_core._chat_settings import ChatSettings, RunnerSettings
 from copilot_core._conversation import Conversation
 from copilot_core._messages import Message, Role
 from copilot_core._prompts import PromptBook
-from copilot_core._runner import RunnerSettings, TurnHandle, TurnRunner
-from copilot_core._service import ChatService, ChatSettings
+from copilot_core._runner import TurnHandle, TurnRunner
+from copilot_core._service import ChatService
 from copilot_core._session import CopilotMode, Session
 from copilot_core._session_key import SessionKey
 from copilot_core._stats import StatsCollector, TurnStats
@@ -77,20 +78,3 @@ __all__ = [
     "TurnStats",
     "UuidIdFactory",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # Names that left the root, importable from it until version 0.3.
-    if name == "InMemoryTurnLog":
-        import warnings
-
-        from copilot_core.bootstrap import InMemoryTurnLog
-
-        warnings.warn(
-            "copilot_core.InMemoryTurnLog moved to copilot_core.bootstrap (with the other "
-            "in-memory ports of running turns); the root name goes away in version 0.3",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return InMemoryTurnLog
-    raise AttributeError(f"module 'copilot_core' has no attribute {name!r}")

@@ -7,6 +7,7 @@ caller, by its canonical id) and ``session`` (a canonical session id in it), see
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
@@ -41,7 +42,7 @@ from adapters.web._scopes import ProjectScope, SessionScope, ids_in_path, scopes
 from adapters.web._sse import Protocol, parse_last_event_id, sse_response
 from adapters.web._state import Injected
 from copilot_core import ChatService, CopilotMode, Message, Session, TurnHandle, TurnRequest
-from copilot_core.errors import InvalidRequestError
+from copilot_core.errors import InvalidRequestError, SessionNotFoundError
 from copilot_core.policy import UserLimits
 from copilot_core.rules import MAX_SEARCH_CHARS
 
@@ -151,21 +152,31 @@ async def _everything(chat: ChatService, session: SessionScope) -> tuple[Session
 
 
 def _on_disconnect(
-    chat: ChatService, settings: WebSettings, turn: TurnHandle, project_id: str
+    chat: ChatService, settings: WebSettings, turn: TurnHandle
 ) -> Callable[[], Awaitable[bool]] | None:
-    """What to do when a client leaves a turn's stream: abort it, when so configured."""
+    """What to do when a client leaves a turn's stream: abort it, when so configured,
+    through the chat service like the abort route (the turn's owner is the one who left).
+
+    The response task is being cancelled when this runs, and Litestar cancels it again at
+    every await: the abort runs shielded, in a task of its own, so that it lands whatever
+    it awaits (the session read of a real store)."""
     if not settings.abort_on_disconnect:
         return None
 
     async def abort() -> bool:
-        return await chat.runner.abort(project_id, turn.session_id, "the client disconnected")
+        try:
+            return await chat.abort(turn.info.key, "the client disconnected")
+        except SessionNotFoundError:  # deleted meanwhile: its turn was aborted then
+            return False
 
-    return abort
+    async def shielded() -> bool:
+        return await asyncio.shield(asyncio.ensure_future(abort()))
+
+    return shielded
 
 
 async def _answer(
     turn: TurnHandle,
-    project_id: str,
     *,
     stream: bool,
     chat: ChatService,
@@ -182,8 +193,8 @@ async def _answer(
     return sse_response(
         turn,
         after=after,
-        heartbeat=settings.heartbeat_interval,
-        on_disconnect=_on_disconnect(chat, settings, turn, project_id),
+        heartbeat=settings.heartbeat,
+        on_disconnect=_on_disconnect(chat, settings, turn),
         protocol=protocol,
     )
 
@@ -235,7 +246,6 @@ class ChatController(Controller):
         log.info("turn_started", turn_id=turn.turn_id, stream=data.stream)
         return await _answer(
             turn,
-            project.project_id,
             stream=data.stream,
             chat=chat,
             settings=web_settings,
@@ -276,8 +286,8 @@ class ChatController(Controller):
         return sse_response(
             turn,
             after=after,
-            heartbeat=web_settings.heartbeat_interval,
-            on_disconnect=_on_disconnect(chat, web_settings, turn, session.project_id),
+            heartbeat=web_settings.heartbeat,
+            on_disconnect=_on_disconnect(chat, web_settings, turn),
             protocol=protocol,
             # An approval the client saw before it lost its connection is shown again.
             again=[event for event in turn.pending if event.seq <= after],

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import httpx
+import pytest
 from httpx_sse import aconnect_sse
 
-from copilot_core import SessionKey, ToolContext
+from adapters.sqlite import SqliteCheckpointStore
+from copilot_core import SessionKey, ToolContext, TurnRequest
 from copilot_core.testing import Hang, text_reply, tool_reply
 from tests.api.conftest import (
     ALICE,
@@ -275,21 +278,38 @@ async def test_client_disconnect_does_not_abort_the_turn(service: Service) -> No
     assert page.messages[-1].content == result.content
 
 
-async def test_client_disconnect_aborts_when_configured() -> None:
-    async with run_service(abort_on_disconnect=True) as service:
+@pytest.mark.parametrize("follow", ["started", "re-attached"])
+async def test_client_disconnect_aborts_through_the_chat_service_when_configured(
+    tmp_path: Path, follow: str
+) -> None:
+    # A real SQLite store: the chat service's abort reads the session (an await that
+    # really suspends) while the response task is being cancelled by the hang-up.
+    async with (
+        SqliteCheckpointStore(tmp_path) as store,
+        run_service(abort_on_disconnect=True, store=store) as service,
+        service.client() as client,
+    ):
         service.model.add([*text_reply("partial")[:1], Hang()])
-        async with (
-            service.client() as client,
-            client.stream("POST", service.chat_url() + "/stream", json={"message": "go"}) as r,
-        ):
+        if follow == "started":  # the client that asked hangs up
+            stream = client.stream("POST", service.chat_url() + "/stream", json={"message": "go"})
+        else:  # a client that re-attached to a turn started elsewhere hangs up
+            started = await service.chat.start_turn(TurnRequest(OPEN, "u-alice", "go"))
+            url = f"{service.chat_url()}/sessions/{started.session_id}/stream"
+            stream = client.stream("GET", url)
+        async with stream as r:
+            assert r.status_code == 200
             session_id = r.headers["x-session-id"]
             async for _ in raw_events(r):
-                break
+                break  # hang up after the first event
         turn = await service.chat.attach(SessionKey(OPEN, session_id, "u-alice"))
         assert turn is not None
         result = await asyncio.wait_for(turn.wait(), 10)
-    assert result.aborted
-    assert result.content == "part"
+        assert result.aborted
+        assert result.content == "part"
+        assert [event.type async for event in turn.subscribe()][-2:] == ["abort", "done"]
+        page = await store.history(OPEN, session_id)
+        incomplete = page.messages[-1].metadata["incomplete"]
+    assert incomplete == {"reason": "aborted", "message": "the client disconnected"}
 
 
 async def test_llm_not_configured_is_a_409_that_says_how() -> None:

@@ -63,7 +63,7 @@ async def test_rate_limits_carry_retry_after(service: Service) -> None:
         async def for_user(self, user_id: str, overrides: object) -> object:
             raise errors.LLMRateLimitedError("The provider asks you to slow down.", 2.2)
 
-    service.chat.runner._models = _Limited()  # type: ignore[assignment]
+    service.chat.runner.starter._models = _Limited()  # type: ignore[assignment]
     async with service.client() as client:
         response = await client.post(service.chat_url() + "/stream", json={"message": "hi"})
     assert response.status_code == 429

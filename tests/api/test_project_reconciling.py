@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from adapters.sqlite import SqliteCheckpointStore
+from adapters.sqlite import SqliteCheckpointStore, SqliteStoreSettings
 from copilot_core import BuiltinAgent, Session
 from copilot_core.bootstrap import build_chat_service
 from copilot_core.errors import ProjectGoneError, ProjectNotFoundError, ProjectNotOpenedError
@@ -150,7 +150,9 @@ def _lifecycle(store: SqliteCheckpointStore, data_dir: Path) -> ProjectLifecycle
 async def test_a_request_gns3_answers_closed_releases_the_projects_database(
     tmp_path: Path,
 ) -> None:
-    async with SqliteCheckpointStore(tmp_path, idle_timeout=None) as store:
+    async with SqliteCheckpointStore(
+        tmp_path, settings=SqliteStoreSettings(idle_timeout=None)
+    ) as store:
         await _store_with_sessions(store)
         closed_dir, open_dir = tmp_path / "projects" / CLOSED, tmp_path / "projects" / OPEN
         assert _open_files_under(closed_dir) and _open_files_under(open_dir)
@@ -170,7 +172,9 @@ async def test_a_request_gns3_answers_closed_releases_the_projects_database(
 async def test_a_project_list_showing_a_project_closed_releases_its_database(
     tmp_path: Path,
 ) -> None:
-    async with SqliteCheckpointStore(tmp_path, idle_timeout=None) as store:
+    async with SqliteCheckpointStore(
+        tmp_path, settings=SqliteStoreSettings(idle_timeout=None)
+    ) as store:
         await _store_with_sessions(store)
         directory = ReconcilingDirectory(ListingDirectory(), _lifecycle(store, tmp_path))
         listed = await directory.projects("token")

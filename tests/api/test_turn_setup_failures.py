@@ -141,7 +141,7 @@ async def test_a_providers_bug_is_the_turns_error_event_logged_once(
         async def for_user(self, user_id: str, overrides: object) -> object:
             raise RuntimeError("a provider's bug")
 
-    service.chat.runner._models = Broken()  # type: ignore[assignment]
+    service.chat.runner.starter._models = Broken()  # type: ignore[assignment]
     async with (
         service.client() as http,
         http.stream("POST", service.chat_url() + "/stream", json={"message": "q"}) as response,
@@ -173,7 +173,7 @@ class _StoreFailingAtStart(InMemoryCheckpointStore):
 async def test_a_store_failing_before_the_turn_is_a_5xx_with_a_code_and_what_to_do(
     service: Service, records: Records, error: Exception, status: int, code: str
 ) -> None:
-    service.chat.runner._store = _StoreFailingAtStart(error)  # type: ignore[assignment]
+    service.chat.runner.starter._store = _StoreFailingAtStart(error)  # type: ignore[assignment]
     async with service.client() as http:
         response = await http.post(service.chat_url() + "/stream", json={"message": "q"})
     assert response.status_code == status

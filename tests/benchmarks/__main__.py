@@ -6,7 +6,8 @@ PostgreSQL server of the tests), ``redis`` (approval decisions across replicas; 
 the Redis server of the tests), ``replicas`` (turns over HTTP against ``serve``
 processes: SQLite, PostgreSQL + Redis with one replica and two, and two with one
 SIGKILLed half-way; it needs both servers and starts a gns3-server), ``web_sse``,
-``llm``, ``subprocess_agent``, ``consoles``, ``restore_points`` (it starts a
+``llm``, ``subprocess_agent``, ``consoles``, ``intent_checks`` (one ``verify_intent``
+check per platform and kind on the console emulators), ``restore_points`` (it starts a
 gns3-server), ``first_turn``, ``mcp``, ``mcp_sessions`` (one user's MCP sessions at
 the cap and the service's memory over 10,000 attempts; it starts a gns3-server),
 ``page``, ``startup`` (``serve`` to ``/healthz`` and to the page), ``soak`` and
@@ -15,8 +16,14 @@ and ``readonly_oracle`` (read-only verdicts run on the router lab's real devices
 the lab and its lock, and says so when the machine cannot run it), each in its own
 process. Arguments after ``--`` go to every benchmark (``-- --quick`` for a smoke run;
 ``bench_turns``, ``bench_store``, ``bench_postgres``, ``bench_redis``, ``bench_replicas``,
-``bench_restore_points``, ``bench_undo`` and ``bench_soak`` know it). They print figures and assert
-nothing about speed; the exit status is non-zero only when a benchmark crashed.
+``bench_restore_points``, ``bench_undo``, ``bench_intent_checks`` and ``bench_soak`` know
+it). They print figures and assert nothing about speed; the exit status is non-zero only
+when a benchmark crashed.
+
+Run only when named: ``real_model`` (the copilot with the real 1.5B model of
+``../shared/MODELS.md`` on the router lab, then ``gns3-copilot eval``; about an hour on
+two cores; root, Docker and ``tests/benchmarks/real_model.sh build`` first; it knows
+``--quick``).
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ BENCHMARKS = (
     "llm",
     "subprocess_agent",
     "consoles",
+    "intent_checks",
     "restore_points",
     "undo",
     "first_turn",
@@ -47,7 +55,10 @@ BENCHMARKS = (
     "prompt_tokens",
     "readonly_oracle",
 )
+#: Benchmarks run only when named (too long, or needing what a plain run has not).
+_OPT_IN = ("real_model",)
 _TAKES_QUICK = {
+    "real_model",
     "turns",
     "store",
     "postgres",
@@ -56,6 +67,7 @@ _TAKES_QUICK = {
     "soak",
     "restore_points",
     "undo",
+    "intent_checks",
     "readonly_oracle",
 }
 
@@ -64,9 +76,10 @@ def main(argv: list[str]) -> int:
     names, extra = (
         (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
     )
-    unknown = [name for name in names if name not in BENCHMARKS]
+    unknown = [name for name in names if name not in BENCHMARKS + _OPT_IN]
     if unknown:
-        print(f"unknown benchmark(s) {unknown}; choose from {list(BENCHMARKS)}", file=sys.stderr)
+        choices = list(BENCHMARKS + _OPT_IN)
+        print(f"unknown benchmark(s) {unknown}; choose from {choices}", file=sys.stderr)
         return 2
     failed = []
     for name in names or BENCHMARKS:

@@ -39,22 +39,40 @@ class CiShell:
         path.chmod(0o755)
         return path
 
-    def run(self, script: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        env = {
+    def _command(self, script: str) -> list[str]:
+        return ["/bin/bash", "-c", f"set -euo pipefail; source {REPO}/.ci/lib.sh; {script}"]
+
+    def _environment(self) -> dict[str, str]:
+        return {
             "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin",
             "HOME": str(self.root),
             "CI_APT_LOCKS": "",
             **self.env,
         }
+
+    def run(self, script: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["/bin/bash", "-c", f"set -euo pipefail; source {REPO}/.ci/lib.sh; {script}"],
+            self._command(script),
             cwd=self.root,
-            env=env,
+            env=self._environment(),
             capture_output=True,
             text=True,
             timeout=timeout,
             check=False,
         )
+
+    def start(self, script: str, stderr: Path) -> subprocess.Popen[str]:
+        """``script`` running in the background, its standard error written to ``stderr``
+        (read it while it runs)."""
+        with stderr.open("w") as sink:
+            return subprocess.Popen(
+                self._command(script),
+                cwd=self.root,
+                env=self._environment(),
+                stdout=subprocess.DEVNULL,
+                stderr=sink,
+                text=True,
+            )
 
 
 @pytest.fixture

@@ -183,15 +183,15 @@ def test_a_server_that_hangs_answers_unavailable_within_its_time_limit(
     llm: ScriptedOpenAIServer,
 ) -> None:
     llm.clear()
+    # The tool never answers within the test's time: the server's 1 s limit (named in
+    # the error) is what ends the call, and the turn goes on.
     llm.add(
-        Reply(tool_calls=[ToolCallScript("lab__hang", {"seconds": 60})]),
+        Reply(tool_calls=[ToolCallScript("lab__hang", {"seconds": 3600})]),
         Reply(text="The lab server did not answer."),
         Reply(text="Hang"),
     )
-    started = time.monotonic()
     with service.api(admin) as api:
         events = turn(api, project, "Wait for the lab")
-    took = time.monotonic() - started
 
     (end,) = [e for e in events if e["type"] == "tool_end"]
     assert end["status"] == "error"
@@ -199,7 +199,6 @@ def test_a_server_that_hangs_answers_unavailable_within_its_time_limit(
     assert result["unavailable"] is True
     assert "did not answer within 1 s" in result["error"]
     assert events[-1]["type"] == "done"
-    assert took < 30
 
 
 def test_a_changing_mcp_tool_waits_for_approval(

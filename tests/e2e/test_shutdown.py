@@ -33,8 +33,9 @@ STREAMS = 10
 EXIT_WITHIN = 15.0
 
 
-def sigterm_under_load(gns3: RealGns3Server, root: Path, project: str, token: str) -> float:
-    """One run; returns the seconds from SIGTERM to the process's exit."""
+def sigterm_under_load(gns3: RealGns3Server, root: Path, project: str, token: str) -> None:
+    """One run: SIGTERM while ten streams run on a loaded machine; the process exits (it
+    is waited for ``EXIT_WITHIN`` at most) with status 0, and every stream ends."""
     with ScriptedOpenAIServer(api_key=API_KEY) as llm:
         for _ in range(STREAMS):
             llm.add(Reply(text="OSPF floods link-state adverts. " * 400, chunk=4, token_delay=0.01))
@@ -47,7 +48,6 @@ def sigterm_under_load(gns3: RealGns3Server, root: Path, project: str, token: st
                 for watcher in watchers:
                     assert watcher.first.wait(60), "a stream never started"
                 assert all(w.types for w in watchers), [w.error for w in watchers]
-                started = time.monotonic()
                 copilot.process.send_signal(signal.SIGTERM)
                 try:
                     copilot.process.wait(timeout=EXIT_WITHIN)
@@ -56,13 +56,11 @@ def sigterm_under_load(gns3: RealGns3Server, root: Path, project: str, token: st
                         f"the service did not exit within {EXIT_WITHIN} s of SIGTERM:\n"
                         + copilot.log.read_text()[-4000:]
                     )
-                took = time.monotonic() - started
             for watcher in watchers:
                 watcher.join(10)
             assert copilot.process.returncode == 0, copilot.log.read_text()[-4000:]
             for watcher in watchers:
                 assert watcher.types[-2:] == ["abort", "done"], watcher.types[-5:]
-    return took
 
 
 @pytest.fixture
@@ -78,8 +76,7 @@ def test_sigterm_during_ten_streams_on_a_loaded_machine_ends_them_all_and_exits(
     for run in range(2):
         root = tmp_path / f"run{run}"
         root.mkdir()
-        took = sigterm_under_load(gns3_server, root, project, token)
-        assert took < EXIT_WITHIN
+        sigterm_under_load(gns3_server, root, project, token)
 
 
 def test_what_was_streamed_before_sigterm_is_in_the_history(

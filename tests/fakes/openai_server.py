@@ -107,6 +107,10 @@ class Reply:
     ``first_chunk_delay`` instead waits after the headers and before the first chunk
     of all (the role chunk too), sending nothing (unless ``keepalive``): llama.cpp's
     ``llama-server`` answers so while it reads a long prompt.
+    ``first_token_held`` and ``first_chunk_held`` make those two waits last until the
+    test sets the event, not a time (a model that speaks when the test says so, however
+    slow the machine). ``stall_after`` sends nothing more after that many chunks (the
+    role chunk counts) until the client hangs up: a model that stops mid-answer.
     """
 
     text: str = ""
@@ -122,6 +126,9 @@ class Reply:
     first_token_delay: float = 0.0
     keepalive: float | None = None
     first_chunk_delay: float = 0.0
+    first_token_held: threading.Event | None = None
+    first_chunk_held: threading.Event | None = None
+    stall_after: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,7 +522,14 @@ class ScriptedOpenAIServer:
         try:
             for index, frame in enumerate(self._stream_frames(request, reply)):
                 delay = {0: reply.first_chunk_delay, 1: reply.first_token_delay}.get(index)
-                if delay:
+                held = {0: reply.first_chunk_held, 1: reply.first_token_held}.get(index)
+                if reply.stall_after is not None and index >= reply.stall_after:
+                    held = threading.Event()  # never set: silent until the client leaves
+                if held is not None:
+                    if await self._held(held, reply.keepalive, writer, hangup):
+                        request.hung_up()
+                        return
+                elif delay:
                     if await self._read_prompt(delay, reply.keepalive, writer, hangup):
                         request.hung_up()
                         return
@@ -545,6 +559,29 @@ class ScriptedOpenAIServer:
             await writer.drain()
         finally:
             hangup.cancel()
+
+    async def _held(
+        self,
+        held: threading.Event,
+        keepalive: float | None,
+        writer: asyncio.StreamWriter,
+        hangup: asyncio.Future[bytes],
+    ) -> bool:
+        """Wait until ``held`` is set, sending a keep-alive comment every ``keepalive``
+        seconds (when set); whether the client hung up meanwhile."""
+        quiet_since = time.monotonic()
+        while not held.is_set():
+            if await self._read_prompt(0.02, None, writer, hangup):
+                return True
+            if keepalive and time.monotonic() - quiet_since >= keepalive:
+                quiet_since = time.monotonic()
+                comment = b": keep-alive\n\n"
+                try:
+                    writer.write(b"%x\r\n%s\r\n" % (len(comment), comment))
+                    await writer.drain()
+                except ConnectionError:
+                    return True
+        return False
 
     async def _read_prompt(
         self,

@@ -7,8 +7,8 @@ read it, and each check kind passes, fails or errors. GNS3's REST answers come f
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,8 +17,12 @@ import httpx
 import pytest
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor, Gns3ToolSettings
+from adapters.gns3._tools.intent import VerifyIntent, run_checks
+from adapters.gns3._tools.registry import CallScope
 from copilot_core import CopilotMode, ParsedToolCall, ToolResult, ToolStatus
+from copilot_core.intent import WaitClock
 from copilot_core.ports import ToolProgress
+from copilot_core.testing import FakeWaitClock
 from tests.adapters.gns3.conftest import make_context
 from tests.adapters.gns3.intent_outputs import EOS, IOS, JUNOS
 from tests.fakes.telnet_devices import (
@@ -43,8 +47,6 @@ KINDS = {
     "PC1": "vpcs",
     "PC2": "vpcs",
 }
-#: Seconds each check took, by platform and kind (printed at the end: the figures).
-TIMINGS: dict[str, float] = {}
 
 
 def frr_outputs() -> dict[str, str]:
@@ -86,8 +88,9 @@ def nodes_api(lab: EmulatedDeviceLab, stopped: tuple[str, ...] = ()) -> httpx.Mo
     return httpx.MockTransport(handle)
 
 
-@pytest.fixture
-async def lab() -> AsyncIterator[EmulatedDeviceLab]:
+@asynccontextmanager
+async def emulated_lab() -> AsyncIterator[EmulatedDeviceLab]:
+    """The six emulated consoles the checks run on (also what ``bench_intent_checks`` times)."""
     r1 = EmulatedCiscoRouter("R1")
     leaf = EmulatedAristaSwitch("leaf1")
     vmx = EmulatedJunos("vmx")
@@ -100,6 +103,12 @@ async def lab() -> AsyncIterator[EmulatedDeviceLab]:
     pc2.ip = "10.0.2.10/24"
     pc1.unreachable.add("10.0.9.9")
     async with EmulatedDeviceLab(r1, leaf, vmx, frr, pc1, pc2) as devices:
+        yield devices
+
+
+@pytest.fixture
+async def lab() -> AsyncIterator[EmulatedDeviceLab]:
+    async with emulated_lab() as devices:
         yield devices
 
 
@@ -223,9 +232,7 @@ async def test_each_kind_passes_fails_or_errors_on_each_platform(
     status: str,
     observed: dict[str, Any],
 ) -> None:
-    started = time.perf_counter()
     result = await verify(executor(lab), [check])
-    TIMINGS[f"{platform} {check['kind']} {status}"] = time.perf_counter() - started
 
     assert result.status is ToolStatus.SUCCESS
     (verdict,) = result.output["checks"]
@@ -267,53 +274,81 @@ async def test_the_commands_sent_are_the_compiled_ones_and_one_console_run_per_n
     ]
 
 
+class SteppingWaitClock(FakeWaitClock):
+    """The verification's waiting time, moved only by its own sleeps; ``on_sleep`` runs
+    as each sleep starts (told how many came before): a device that changes meanwhile."""
+
+    def __init__(self, on_sleep: Callable[[int], None] | None = None) -> None:
+        super().__init__()
+        self.on_sleep = on_sleep
+
+    async def sleep(self, seconds: float) -> None:
+        if self.on_sleep is not None:
+            self.on_sleep(len(self.sleeps))
+        await super().sleep(seconds)
+
+
+async def verify_on(
+    tools: Gns3ToolExecutor, checks: list[dict[str, Any]], wait_s: float, clock: WaitClock
+) -> tuple[dict[str, Any], list[str]]:
+    """``verify_intent``'s own run of the checks (its arguments validated as the tool's),
+    waiting on ``clock``: its output and the progress it reported."""
+    progress: list[ToolProgress] = []
+    context = replace(
+        make_context(PROJECT, TOKEN, CopilotMode.TEACHING_ASSISTANT), progress=progress.append
+    )
+    args = VerifyIntent.model_validate({"checks": checks, "wait_s": wait_s}, context=tools.settings)
+    result = await run_checks(
+        tools.lab, CallScope(context, TOKEN), list(args.checks), args.wait_s, clock
+    )
+    return result.to_dict(), [p.text for p in progress]
+
+
 async def test_a_check_that_does_not_hold_is_retried_until_it_does(
     lab: EmulatedDeviceLab,
 ) -> None:
     r1 = lab["R1"]
-    progress: list[ToolProgress] = []
-    tools = executor(lab, verify_interval=0.3)
     r1.shows["show ip ospf neighbor"] = IOS["show ip ospf neighbor"].replace("FULL/DR", "INIT/DR")
 
-    async def heal() -> None:
-        import asyncio
+    def heal(sleeps_before: int) -> None:
+        if sleeps_before == 0:  # the neighbour comes up while the first wait runs
+            r1.shows["show ip ospf neighbor"] = IOS["show ip ospf neighbor"]
 
-        await asyncio.sleep(0.8)
-        r1.shows["show ip ospf neighbor"] = IOS["show ip ospf neighbor"]
-
-    import asyncio
-
-    healing = asyncio.create_task(heal())
-    result = await verify(
-        tools, [{"kind": "ospf_neighbor", "node": "R1", "neighbor": "2.2.2.2"}], 20, progress
+    clock = SteppingWaitClock(heal)
+    output, progress = await verify_on(
+        executor(lab, verify_interval=0.3),
+        [{"kind": "ospf_neighbor", "node": "R1", "neighbor": "2.2.2.2"}],
+        20,
+        clock,
     )
-    await healing
-    (verdict,) = result.output["checks"]
+    (verdict,) = output["checks"]
     assert verdict["status"] == PASS
-    assert verdict["attempts"] >= 2
-    assert 0.5 < verdict["waited_s"] < 10
-    waiting = [p.text for p in progress if "not holding yet" in p.text]
-    assert waiting, [p.text for p in progress]
+    assert verdict["attempts"] == 2  # not holding, one interval's wait, holding
+    assert clock.sleeps == [0.3]
+    assert verdict["waited_s"] == 0.3
+    waiting = [text for text in progress if "not holding yet" in text]
+    assert len(waiting) == 1, progress
     assert "R1 OSPF neighbour 2.2.2.2 full" in waiting[0]
 
 
 async def test_a_check_that_never_holds_fails_at_the_bound_with_its_evidence(
     lab: EmulatedDeviceLab,
 ) -> None:
-    started = time.perf_counter()
-    result = await verify(
+    clock = SteppingWaitClock()
+    output, _ = await verify_on(
         executor(lab, verify_interval=0.5),
         [{"kind": "ospf_neighbor", "node": "R1", "neighbor": "3.3.3.3", "name": "R1-R3 Full"}],
         2,
+        clock,
     )
-    took = time.perf_counter() - started
-    (verdict,) = result.output["checks"]
+    (verdict,) = output["checks"]
     assert (verdict["name"], verdict["status"]) == ("R1-R3 Full", FAIL)
-    assert verdict["attempts"] >= 3
-    assert 2 <= verdict["waited_s"] < 4
-    assert took < 6
+    assert verdict["attempts"] == 5  # at 0, 0.5, 1, 1.5 and 2 s
+    assert clock.sleeps == [0.5] * 4  # and no wait past the 2 s bound
+    assert verdict["waited_s"] == 2
     assert "INIT/DROTHER" in verdict["evidence"][0]["lines"][0]
     assert "init, not full" in verdict["reason"]
+    assert "(still so after 2 s)" in verdict["reason"]
 
 
 async def test_a_stopped_node_is_an_error_after_the_wait_never_a_pass(
@@ -353,9 +388,3 @@ async def test_bad_checks_are_refused_naming_the_field_and_nothing_is_sent(
     result = await verify(executor(lab), [{"kind": "telepathy", "node": "R1"}])
     assert result.status is ToolStatus.ERROR
     assert all(not device.received for device in lab.devices.values())
-
-
-def test_zz_print_figures() -> None:
-    """The figures: how long each check kind took on the emulator (one attempt)."""
-    for key, seconds in sorted(TIMINGS.items()):
-        print(f"{key:40s} {seconds * 1000:7.0f} ms")

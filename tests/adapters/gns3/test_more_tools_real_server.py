@@ -5,7 +5,6 @@ console, notes on the canvas."""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -219,12 +218,11 @@ async def test_starting_every_node_reports_each_nodes_own_error(lab: Lab) -> Non
     assert [r["output"] for r in stopped.output["results"]] == [{"status": "stopped"}] * 3
 
 
+@pytest.mark.timeout(120)  # less than the wait asked for: only failing at once ends in time
 async def test_waiting_for_a_stopped_nodes_console_fails_at_once(lab: Lab) -> None:
-    began = time.monotonic()
-    waited = only(await lab.run("wait_for_console", {"node_names": ["R1"], "timeout_s": 30}))
+    waited = only(await lab.run("wait_for_console", {"node_names": ["R1"], "timeout_s": 240}))
     assert waited["status"] == "failed"
     assert waited["error"] == "R1 is stopped; start it first with start_gns3_node."
-    assert time.monotonic() - began < 10
 
 
 # ================================================================= annotations

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import socket
-import time
-
-import pytest
+import threading
 
 from adapters.llm import LLMTimeouts, SettingsLanguageModelProvider, TiktokenTokenCounter
 from adapters.llm._settings import LLMSettings
@@ -71,59 +70,71 @@ async def selection_for(
 
 
 async def run(
-    server: ScriptedOpenAIServer, selection: ModelSelection, waiting_interval: float = 5.0
-) -> tuple[list[AgentEvent], float]:
-    started = time.monotonic()
-    events = [
-        event
-        async for event in agent(waiting_interval).run(
-            "What is in my lab?", [], AgentRunConfig(context=context(), model=selection)
-        )
-    ]
-    return events, time.monotonic() - started
+    server: ScriptedOpenAIServer,
+    selection: ModelSelection,
+    waiting_interval: float = 5.0,
+    speak_after: tuple[threading.Event, int] | None = None,
+) -> list[AgentEvent]:
+    """The agent's events for one question; ``speak_after`` (a held reply's event, a
+    number of ``waiting_for_model`` notes) lets the model speak once that many notes came."""
+    events: list[AgentEvent] = []
+    async for event in agent(waiting_interval).run(
+        "What is in my lab?", [], AgentRunConfig(context=context(), model=selection)
+    ):
+        events.append(event)
+        if speak_after is not None and len(waiting(events)) >= speak_after[1]:
+            speak_after[0].set()
+    return events
+
+
+def waiting(events: list[AgentEvent]) -> list[StatusEvent]:
+    return [e for e in events if isinstance(e, StatusEvent) and e.status == "waiting_for_model"]
 
 
 async def test_a_slow_first_token_is_waited_for_and_the_wait_is_reported(
     server: ScriptedOpenAIServer,
 ) -> None:
-    # The server sends its headers and keep-alive comments at once, its first token
-    # after 2.5 s: within the first-token timeout, so this is not an error.
-    server.add(Reply(text="Your lab is empty.", first_token_delay=2.5, keepalive=0.3))
+    # The server sends its headers and keep-alive comments at once, its first token once
+    # the agent said three times that it waits: at least 1.5 s of silence (notes are half
+    # a second apart at least), past the 1 s between tokens, within the first token's 10 s.
+    spoken = threading.Event()
+    server.add(Reply(text="Your lab is empty.", first_token_held=spoken, keepalive=0.3))
     selection = await selection_for(server, first_token_timeout=10, token_timeout=1)
 
-    events, elapsed = await run(server, selection, waiting_interval=0.5)
+    events = await run(server, selection, waiting_interval=0.5, speak_after=(spoken, 3))
 
     assert not [e for e in events if isinstance(e, ErrorEvent)], events
-    waiting = [e for e in events if isinstance(e, StatusEvent) and e.status == "waiting_for_model"]
+    notes = waiting(events)
     first_text = next(i for i, e in enumerate(events) if isinstance(e, ContentEvent))
-    assert 3 <= len(waiting) <= 6, waiting  # one every 0.5 s of the 2.5 s
-    assert all(events.index(e) < first_text for e in waiting)
+    assert len(notes) >= 3, notes
+    assert all(events.index(e) < first_text for e in notes)  # while it waited, not after
     # The note names the prompt's size: the system prompt, the message, the tools.
-    tokens = {e.extra["prompt_tokens"] for e in waiting}
+    tokens = {e.extra["prompt_tokens"] for e in notes}
     assert len(tokens) == 1 and tokens.pop() > 20
-    assert waiting[0].message.startswith("waiting for the model: ")
-    assert "prompt tokens" in waiting[0].message
-    waited = [e.extra["waited"] for e in waiting]
-    assert waited == sorted(waited) and waited[-1] < 3.0
+    assert notes[0].message.startswith("waiting for the model: ")
+    assert "prompt tokens" in notes[0].message
+    # One every interval, never sooner (each ``waited`` is rounded to a tenth).
+    waited = [e.extra["waited"] for e in notes]
+    assert waited[0] >= 0.4 and all(b - a >= 0.4 for a, b in itertools.pairwise(waited))
     assert "".join(e.content for e in events if isinstance(e, ContentEvent)) == (
         "Your lab is empty."
     )
-    assert 2.4 < elapsed < 8
 
 
 async def test_no_first_token_within_the_users_timeout_ends_the_turn_saying_which_setting(
     server: ScriptedOpenAIServer,
 ) -> None:
-    server.add(Reply(text="too late", first_token_delay=20, keepalive=0.2))
+    # The model never speaks: only a bound can end the turn, and the error names which.
+    server.add(Reply(text="too late", first_token_held=threading.Event(), keepalive=0.2))
     selection = await selection_for(server, first_token_timeout=1.0)
 
-    events, elapsed = await run(server, selection, waiting_interval=0.4)
+    events = await run(server, selection, waiting_interval=0.4)
 
     (error,) = [e for e in events if isinstance(e, ErrorEvent)]
     assert error.code == "llm_unavailable"
+    # the user's bound, not the HTTP client's own (31 s) nor the server ever answering
     assert "within 1 s" in error.error and "first_token_timeout" in error.error
     assert not [e for e in events if isinstance(e, ContentEvent)]
-    assert elapsed < 6  # not the 20 s the server would take, nor the client's own timeout
     (request,) = server.requests
     # The agent hung up: the server's stream is closed, not left running.
     assert await asyncio.to_thread(request.finished.wait, 5)
@@ -133,26 +144,26 @@ async def test_no_first_token_within_the_users_timeout_ends_the_turn_saying_whic
 async def test_a_pause_between_tokens_past_the_timeout_keeps_the_partial_answer(
     server: ScriptedOpenAIServer,
 ) -> None:
-    server.add(Reply(text="abcdefgh", chunk=2, token_delay=3.0))
+    # The role chunk and "ab" come at once, then the model falls silent for good: only the
+    # 0.5 s between tokens can end the turn (the first token's 10 s no longer applies).
+    server.add(Reply(text="abcdefgh", chunk=2, stall_after=2))
     selection = await selection_for(server, token_timeout=0.5, first_token_timeout=10)
 
-    events, elapsed = await run(server, selection)
+    events = await run(server, selection)
 
     (error,) = [e for e in events if isinstance(e, ErrorEvent)]
     assert error.code == "llm_stream_interrupted"
     assert "0.5 s" in error.error and "token_timeout" in error.error
-    # (The first content chunk comes after one token_delay, within first_token_timeout.)
     text = "".join(e.content for e in events if isinstance(e, ContentEvent))
     assert text == "ab"
     saved = [e for e in events if isinstance(e, StepCompleted)]
     assert saved[-1].messages[0].content == "ab"
     assert saved[-1].messages[0].metadata.get("error") is True
-    assert elapsed < 6.5 + 1  # 3 s to "ab", then 0.5 s of silence (slack for load)
 
 
 async def test_a_fast_model_gets_no_waiting_notes(server: ScriptedOpenAIServer) -> None:
     server.add(Reply(text="Hello."))
-    events, _ = await run(server, await selection_for(server), waiting_interval=0.5)
+    events = await run(server, await selection_for(server), waiting_interval=0.5)
     assert not [e for e in events if isinstance(e, StatusEvent)]
     assert not [e for e in events if isinstance(e, ErrorEvent)]
 
@@ -188,34 +199,35 @@ async def test_a_server_that_does_not_accept_connections_fails_within_the_connec
             with contextlib.suppress(BlockingIOError):
                 filler.connect(("127.0.0.1", port))
             fillers.append(filler)
+        # Every other bound is longer than the test may take: only the connect bound can
+        # end the turn in time.
         settings = LLMSettings.model_validate(
             {
                 "provider": "openai_compatible",
                 "model": "m",
                 "base_url": f"http://127.0.0.1:{port}/v1",
                 "connect_timeout": 1.0,
+                "first_token_timeout": 3600,
+                "token_timeout": 3600,
             }
         )
         selection = await SettingsLanguageModelProvider(Settings(settings)).for_user(
             "alice", ModelOverrides()
         )
-        started = time.monotonic()
         events = [
             event
             async for event in agent().run(
                 "Hi", [], AgentRunConfig(context=context(), model=selection)
             )
         ]
-        elapsed = time.monotonic() - started
     finally:
         for filler in fillers:
             filler.close()
         listener.close()
     (error,) = [e for e in events if isinstance(e, ErrorEvent)]
-    if elapsed < 0.5:
-        pytest.fail(f"the connection failed at once ({error.error}): the queue was not full")
     assert error.code == "llm_unavailable"
-    assert elapsed < 5, elapsed
+    # a wait given up on (the queue was full), not a connection refused at once
+    assert "did not answer in time" in error.error, error.error
 
 
 async def test_the_waiting_note_counts_the_prompt_as_sent_the_labs_state_included(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -174,6 +175,38 @@ def test_slow_tokens_are_spaced_by_the_delay() -> None:
                 arrivals.append(time.monotonic())
     # six chunks after the first (4 letters, finish, [DONE]) each wait 50 ms
     assert arrivals[-1] - arrivals[0] >= 0.05 * 5
+
+
+def test_a_held_first_token_comes_when_released_and_a_stall_lasts_until_the_hang_up() -> None:
+    held = threading.Event()
+    script = [
+        Reply(text="ab", chunk=1, first_token_held=held),
+        Reply(text="abcd", chunk=1, stall_after=2),
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        url = f"{server.base_url}/chat/completions"
+        with httpx.stream("POST", url, json={**CHAT, "stream": True}) as response:
+            lines = (line for line in response.iter_lines() if line.startswith("data: "))
+            role = json.loads(next(lines)[6:])  # sent at once; the first token waits
+            assert role["choices"][0]["delta"].get("role") == "assistant"
+            held.set()
+            rest = list(lines)
+        assert rest[-1] == "data: [DONE]"
+        texts = [json.loads(line[6:])["choices"][0]["delta"].get("content") for line in rest[:-1]]
+        assert "".join(t for t in texts if t) == "ab"
+
+        seen: list[str] = []
+        with (
+            pytest.raises(httpx.ReadTimeout),
+            httpx.stream(
+                "POST", url, json={**CHAT, "stream": True}, timeout=httpx.Timeout(10, read=0.5)
+            ) as response,
+        ):
+            seen.extend(line for line in response.iter_lines() if line.startswith("data: "))
+        stalled = server.requests[1]
+        assert stalled.finished.wait(5) and stalled.client_disconnected
+    assert len(seen) == 2  # the role chunk and "a", then nothing until the client left
+    assert json.loads(seen[1][6:])["choices"][0]["delta"]["content"] == "a"
 
 
 async def test_async_use_wait_for_requests_and_clear() -> None:

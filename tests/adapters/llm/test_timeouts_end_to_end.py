@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import time
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -104,17 +104,18 @@ async def turn(
     user: str = "alice",
     waiting_interval: float = 5.0,
     abort: AbortToken | None = None,
-) -> tuple[list[AgentEvent], float]:
-    started = time.monotonic()
-    events = [
-        event
-        async for event in agent(waiting_interval).run(
-            "What is in my lab?",
-            [],
-            AgentRunConfig(context=context(user, abort), model=selection),
-        )
-    ]
-    return events, time.monotonic() - started
+    speak_after: tuple[threading.Event, int] | None = None,
+) -> list[AgentEvent]:
+    """The agent's events for one question; ``speak_after`` (a held reply's event, a
+    number of ``waiting_for_model`` notes) lets the model speak once that many notes came."""
+    events: list[AgentEvent] = []
+    async for event in agent(waiting_interval).run(
+        "What is in my lab?", [], AgentRunConfig(context=context(user, abort), model=selection)
+    ):
+        events.append(event)
+        if speak_after is not None and len(waiting(events)) >= speak_after[1]:
+            speak_after[0].set()
+    return events
 
 
 def errors(events: list[AgentEvent]) -> list[ErrorEvent]:
@@ -194,7 +195,7 @@ async def test_a_server_that_does_not_accept_the_connection_fails_within_the_con
     provider: str,
 ) -> None:
     """A listening socket whose accept queue is full: connecting hangs until the client's
-    connect bound ends it (not the agent's first-token bound, 30 s here)."""
+    connect bound ends it (every other bound is longer than the test may take)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(0)
@@ -214,43 +215,44 @@ async def test_a_server_that_does_not_accept_the_connection_fails_within_the_con
             base_url=base,
             api_key=SecretStr("k"),
             connect_timeout=1.0,
-            first_token_timeout=30,
+            first_token_timeout=3600,
+            token_timeout=3600,
         )
         selection = await SettingsLanguageModelProvider(Source(settings)).for_user(
             "alice", ModelOverrides()
         )
-        events, elapsed = await turn(selection)
+        events = await turn(selection)
     finally:
         for filler in fillers:
             filler.close()
         listener.close()
     (error,) = errors(events)
-    if elapsed < 0.5:
-        pytest.fail(f"the connection failed at once ({error.error}): the queue was not full")
     assert error.code == "llm_unavailable", error
-    assert elapsed < 10, f"{provider}: {elapsed:.1f} s ({error.error})"
+    # a wait given up on (the queue was full), not a connection refused at once
+    assert "did not answer in time" in error.error, f"{provider}: {error.error}"
 
 
 # ============================================================ a slow first token, in real time
 async def test_a_first_token_after_the_librarys_own_bound_reaches_the_answer(
     server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The issue's case, scaled: the server sends nothing at all for 3 s (llama.cpp
-    reading the prompt: headers, then silence), the user allows 6 s, and the library's
-    own chunk bound is 1 s (its environment variable): only the user's bound counts."""
+    """The issue's case, scaled: the server sends nothing at all (llama.cpp reading the
+    prompt: headers, then silence) until the agent noted its wait three times, half a
+    second apart at least: 1.5 s of silence, past the library's own chunk bound of 1 s
+    (its environment variable), within the user's 6 s: only the user's bound counts."""
     monkeypatch.setenv(CHUNK_TIMEOUT_ENV, "1")
-    server.add(Reply(text="Your lab is empty.", first_chunk_delay=3.0))
+    spoken = threading.Event()
+    server.add(Reply(text="Your lab is empty.", first_chunk_held=spoken))
     settings = settings_for(server, provider="openai_compatible", first_token_timeout=6)
     selection = await SettingsLanguageModelProvider(Source(settings)).for_user(
         "alice", ModelOverrides()
     )
 
-    events, elapsed = await turn(selection, waiting_interval=0.5)
+    events = await turn(selection, waiting_interval=0.5, speak_after=(spoken, 3))
 
     assert not errors(events), errors(events)
     assert answer(events) == "Your lab is empty."
     assert len(waiting(events)) >= 3  # the wait was reported meanwhile
-    assert 2.9 < elapsed < 6, elapsed
 
 
 @pytest.mark.parametrize("provider", ["openai_compatible", "anthropic", "ollama_native"])
@@ -261,15 +263,18 @@ async def test_a_first_token_within_the_users_bound_reaches_the_answer_on_every_
     ollama: ScriptedOllamaServer,
 ) -> None:
     scripted = {"anthropic": anthropic, "ollama_native": ollama}.get(provider, server)
-    scripted.add(Reply(text="Your lab is empty.", first_chunk_delay=2.0))
+    # Silent until three waiting notes came, half a second apart at least: 1.5 s of
+    # silence, past the 1 s between tokens, within the first token's 5 s.
+    spoken = threading.Event()
+    scripted.add(Reply(text="Your lab is empty.", first_chunk_held=spoken))
     settings = settings_of(provider, scripted, first_token_timeout=5, token_timeout=1)
     selection = await SettingsLanguageModelProvider(Source(settings)).for_user(
         "alice", ModelOverrides()
     )
-    events, elapsed = await turn(selection, waiting_interval=0.5)
+    events = await turn(selection, waiting_interval=0.5, speak_after=(spoken, 3))
     assert not errors(events), errors(events)
     assert answer(events) == "Your lab is empty."
-    assert elapsed > 1.9
+    assert len(waiting(events)) >= 3
 
 
 # ============================================================ given up: closed, and said so
@@ -281,24 +286,21 @@ async def test_a_request_given_up_on_is_closed_at_once(
     ollama: ScriptedOllamaServer,
 ) -> None:
     scripted = {"anthropic": anthropic, "ollama_native": ollama}.get(provider, server)
-    scripted.add(Reply(text="too late", first_chunk_delay=60))
+    # The server would never answer: what ends the request is the agent's 1 s bound
+    # (the error names it), and the server sees the hang-up.
+    scripted.add(Reply(text="too late", first_chunk_held=threading.Event()))
     settings = settings_of(provider, scripted, first_token_timeout=1)
     selection = await SettingsLanguageModelProvider(Source(settings)).for_user(
         "alice", ModelOverrides()
     )
 
-    events, elapsed = await turn(selection)
+    events = await turn(selection)
 
     (error,) = errors(events)
     assert error.code == "llm_unavailable" and "first_token_timeout" in error.error
     (request,) = scripted.requests
     assert await asyncio.to_thread(request.finished.wait, 5), "the server still streams"
     assert request.client_disconnected and request.disconnected_at is not None
-    # The server saw the hang-up right after the 1 s bound (not at its 60 s).
-    assert request.disconnected_at - request.received_at < 4, (
-        request.disconnected_at - request.received_at
-    )
-    assert elapsed < 4
 
 
 async def test_the_next_request_says_the_server_may_still_be_busy_with_the_abandoned_one(
@@ -316,17 +318,17 @@ async def test_the_next_request_says_the_server_may_still_be_busy_with_the_aband
     provider = SettingsLanguageModelProvider(Source(settings))
     before = datetime.now(UTC).replace(microsecond=0)
 
-    first, _ = await turn(await provider.for_user("alice", ModelOverrides()))
+    first = await turn(await provider.for_user("alice", ModelOverrides()))
     assert [e.code for e in errors(first)] == ["llm_unavailable"]
 
     # Another user of the same server is not told about alice's request.
-    bob, _ = await turn(
+    bob = await turn(
         await provider.for_user("bob", ModelOverrides()), user="bob", waiting_interval=0.3
     )
     assert answer(bob) == "Hello bob." and waiting(bob)
     assert not [w for w in waiting(bob) if "busy" in w.message]
 
-    second, _ = await turn(await provider.for_user("alice", ModelOverrides()), waiting_interval=0.3)
+    second = await turn(await provider.for_user("alice", ModelOverrides()), waiting_interval=0.3)
     assert answer(second) == "Your lab is empty.", errors(second)
     notes = waiting(second)
     assert notes
@@ -341,7 +343,7 @@ async def test_the_next_request_says_the_server_may_still_be_busy_with_the_aband
     assert "no first token after 4 s" in notes[0].message
 
     # The server answered alice since: the next wait carries no such note.
-    third, _ = await turn(await provider.for_user("alice", ModelOverrides()), waiting_interval=0.3)
+    third = await turn(await provider.for_user("alice", ModelOverrides()), waiting_interval=0.3)
     assert answer(third) == "Still empty."
     assert waiting(third) and not [w for w in waiting(third) if "busy" in w.message]
 
@@ -369,7 +371,7 @@ async def test_a_request_the_user_stops_before_the_first_token_is_noted_too(
     server.add(Reply(text="x" * 200, chunk=1, token_delay=0.05))
     abort = AbortToken()
     asyncio.get_running_loop().call_later(1.0, abort.abort)
-    events, _ = await turn(selection, abort=abort)
+    events = await turn(selection, abort=abort)
     assert answer(events)
     assert selection.server_note() is None
 

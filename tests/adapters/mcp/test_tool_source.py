@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from pathlib import Path
@@ -123,16 +122,15 @@ async def test_a_long_result_is_cut_to_the_configured_size() -> None:
 
 async def test_a_server_that_hangs_is_unavailable_after_its_timeout_and_then_serves_on() -> None:
     async with connected(stdio_config("lab", tools=["hang", "echo"], timeout=0.5)) as source:
-        gate = ToolGate(source, timeout=30)
-        started = time.monotonic()
-        hung = await gate.call(call("lab__hang", seconds=30), context())
-        waited = time.monotonic() - started
+        gate = ToolGate(source, timeout=3600)
+        # The tool never answers within the test's time, nor does the gate's own limit
+        # fire: the answer can only be the server's timeout, and its error names it.
+        hung = await gate.call(call("lab__hang", seconds=3600), context())
         after = await gate.call(call("lab__echo", text="still here"), context())
 
     assert hung.status is ToolStatus.ERROR
     assert hung.output["unavailable"] is True
     assert "did not answer within 0.5 s" in hung.output["error"]
-    assert waited < 5
     assert after.status is ToolStatus.SUCCESS
 
 
@@ -222,17 +220,17 @@ async def test_an_http_server_that_goes_down_answers_unavailable_and_is_used_aga
     None
 ):
     with http_fake() as fake:
+        # A call's timeout longer than the test may take: a server that is down is
+        # answered at once, never by waiting that timeout out.
         config = McpServerConfig(
-            name="web", transport="http", url=fake.url, tools=("echo",), timeout=5
+            name="web", transport="http", url=fake.url, tools=("echo",), timeout=3600
         )
         async with connected(config) as source:
             link = source.links["web"]
-            gate = ToolGate(source)
+            gate = ToolGate(source, timeout=3600)
             first = await gate.call(call("web__echo", text="one"), context())
             fake.stop()
-            started = time.monotonic()
             down = await gate.call(call("web__echo", text="two"), context())
-            waited = time.monotonic() - started
             fake.start()
             await link.wait_for({"down"}, 10)
             await link.wait_for({"up"}, 20)
@@ -241,7 +239,6 @@ async def test_an_http_server_that_goes_down_answers_unavailable_and_is_used_aga
     assert first.status is ToolStatus.SUCCESS
     assert down.status is ToolStatus.ERROR
     assert down.output.get("unavailable") is True, down.output
-    assert waited < 5
     assert back.status is ToolStatus.SUCCESS
     assert back.output["result"] == {"echo": "three"}
 

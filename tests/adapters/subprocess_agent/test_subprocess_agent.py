@@ -23,7 +23,6 @@ from adapters.subprocess_agent import (
 )
 from copilot_core import (
     AbortToken,
-    ChatSettings,
     Conversation,
     CopilotMode,
     Message,
@@ -253,14 +252,11 @@ async def test_abort_ends_a_hanging_agent_like_any_aborted_turn(mode: str) -> No
         if isinstance(event, ToolStartEvent):
             abort.abort()
 
-    loop = asyncio.get_running_loop()
-    started = loop.time()
     events = await collect(
         agent("hanger.py", mode=mode, kill_grace=0.5),
         config=run_config(abort),
         on_event=abort_when_running,
     )
-    took = loop.time() - started
     # The run just stops (the turn runner sends abort and done), its last word the saved step.
     assert not any(isinstance(e, AbortEvent) for e in events)
     assert isinstance(events[-1], StepCompleted)
@@ -271,8 +267,9 @@ async def test_abort_ends_a_hanging_agent_like_any_aborted_turn(mode: str) -> No
     assert Conversation(messages).is_complete
     pids = pids_of(events)
     await no_process_left(pids["pid"])
+    # (An agent that ignores SIGTERM is gone too: SIGKILL came after the grace; one that
+    # never went would leave this test to its time limit.)
     assert not running(pids["pid"]) and not running(pids["child"])
-    assert took < 30  # a bound for the log, not a speed claim: SIGKILL came after the grace
 
 
 async def test_abort_keeps_the_partial_answer() -> None:
@@ -472,7 +469,7 @@ async def test_a_turn_through_chat_service_is_saved_and_reloads() -> None:
         models=None,
         clock=SteppingClock(),
         ids=SequentialIds("svc"),
-        settings=ChatSettings(default_agent="lab"),
+        default_agent="lab",
     )
     request = TurnRequest(project_id=PROJECT, user_id="alice", message="list my nodes")
     wire = [wire_of(e) async for e in service.stream_turn(request)]
@@ -589,7 +586,7 @@ async def test_aborting_through_chat_service_saves_a_valid_aborted_turn() -> Non
         models=None,
         clock=SteppingClock(),
         ids=SequentialIds("svc"),
-        settings=ChatSettings(default_agent="lab"),
+        default_agent="lab",
     )
     turn = await service.start_turn(
         TurnRequest(project_id=PROJECT, user_id="alice", message="ping R2", agent_id="lab")

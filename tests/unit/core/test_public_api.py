@@ -54,12 +54,9 @@ def test_the_root_is_what_a_service_embedding_the_core_needs() -> None:
         assert name in copilot_core.__all__
 
 
-def test_a_name_that_left_the_root_still_imports_from_it_with_a_warning() -> None:
-    from copilot_core.bootstrap import InMemoryTurnLog
-
-    with pytest.warns(DeprecationWarning, match="copilot_core.bootstrap"):
-        moved = copilot_core.InMemoryTurnLog  # type: ignore[attr-defined]
-    assert moved is InMemoryTurnLog
+def test_a_name_that_left_the_root_is_not_importable_from_it() -> None:
+    # InMemoryTurnLog lives in copilot_core.bootstrap; the root keeps no alias (no outside
+    # users at 0.1, so no deprecation path).
     assert "InMemoryTurnLog" not in copilot_core.__all__
-    with pytest.raises(AttributeError, match="NoSuchName"):
-        copilot_core.NoSuchName  # type: ignore[attr-defined]  # noqa: B018
+    with pytest.raises(AttributeError, match="InMemoryTurnLog"):
+        copilot_core.InMemoryTurnLog  # type: ignore[attr-defined]  # noqa: B018

@@ -1,5 +1,4 @@
-"""A session is named by one value, :class:`SessionKey`; the three ids apart still work,
-with a warning, until 0.3."""
+"""A session is named by one value, :class:`SessionKey`, in every operation on it."""
 
 from __future__ import annotations
 
@@ -55,41 +54,12 @@ def test_the_values_that_belong_to_a_session_give_its_key(world: World) -> None:
     assert TurnRequest("p", "u", "hi").key is None  # a new session has no key yet
 
 
-async def test_the_three_ids_apart_still_work_with_a_deprecation_warning(world: World) -> None:
-    session_id = await new_session(world)
-    key = SessionKey(PROJECT, session_id, ALICE)
-    service = world.service
-    with pytest.warns(DeprecationWarning, match=r"ChatService.rename\(project_id"):
-        renamed = await service.rename(PROJECT, session_id, ALICE, "by ids")  # type: ignore[call-arg, arg-type]
-    assert renamed.title == "by ids"
-    with pytest.warns(DeprecationWarning, match="pass a copilot_core.SessionKey"):
-        old, old_page = await service.history(  # type: ignore[call-arg]
-            project_id=PROJECT, session_id=session_id, user_id=ALICE, limit=1
-        )
-    new, new_page = await service.history(key, limit=1)
-    assert (old, old_page) == (new, new_page)
-    with pytest.warns(DeprecationWarning, match="ChatService.set_pinned"):
-        pinned = await service.set_pinned(PROJECT, session_id, ALICE, True)  # type: ignore[call-arg, arg-type]
-    assert pinned.pinned
-    with pytest.warns(DeprecationWarning, match="TurnRunner.attach"):
-        old_turn = await service.runner.attach(PROJECT, session_id, ALICE)  # type: ignore[call-arg, arg-type]
-    new_turn = await service.runner.attach(key)
-    assert old_turn is not None and new_turn is not None  # ended moments ago: attachable
-    assert old_turn.info == new_turn.info
-    with pytest.warns(DeprecationWarning, match="get_session"), pytest.raises(SessionNotFoundError):
-        await service.get_session(PROJECT, session_id, BOB)  # type: ignore[call-arg, arg-type]
-
-
-async def test_a_call_with_neither_a_key_nor_every_id_is_refused(world: World) -> None:
-    with pytest.raises(TypeError, match="user_id is missing"):
-        await world.service.get_session(PROJECT, "s")  # type: ignore[call-arg, arg-type]
-    with pytest.raises(TypeError, match="project_id is missing"):
-        await world.service.delete()  # type: ignore[call-arg]
-
-
-async def test_the_new_call_warns_nothing(world: World, recwarn: pytest.WarningsRecorder) -> None:
+async def test_a_session_is_asked_by_its_key_and_only_by_it(world: World) -> None:
     session_id = await new_session(world)
     key = SessionKey(PROJECT, session_id, ALICE)
     assert (await world.service.get_session(key)).key == key
-    assert (await world.service.get_session(key=key)).key == key  # type: ignore[call-arg]
-    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
+    assert (await world.service.get_session(key=key)).key == key
+    with pytest.raises(SessionNotFoundError):  # the same ids, another user: no such session
+        await world.service.get_session(SessionKey(PROJECT, session_id, BOB))
+    with pytest.raises(TypeError):  # the three ids apart are not a key
+        await world.service.get_session(PROJECT, session_id, ALICE)  # type: ignore[call-arg, arg-type]

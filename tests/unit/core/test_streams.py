@@ -13,6 +13,7 @@ import pytest
 
 from copilot_core import AbortToken
 from copilot_core._streams import StreamTimeout, abortable, abortable_batches
+from tests.fakes.loop_clock import stepping_loop_clock
 
 
 class Firehose:
@@ -90,22 +91,40 @@ async def test_abort_wakes_the_consumer_while_the_source_is_silent() -> None:
 
 
 async def test_a_timed_stream_ticks_while_silent_then_times_out_before_its_first_item() -> None:
-    async def silent() -> AsyncIterator[int]:
-        await asyncio.sleep(10)
-        yield 1
+    never = asyncio.Event()
+    closed: list[bool] = []
 
-    ticks = 0
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    with pytest.raises(StreamTimeout) as raised:
+    async def silent() -> AsyncIterator[int]:
+        try:
+            await never.wait()  # nothing ever comes: only the timeout ends the wait
+            yield 1
+        finally:
+            closed.append(True)
+
+    ticks: list[float] = []  # when each empty batch came, on the stepped clock
+
+    async def consume() -> None:
         async for batch in abortable_batches(
-            silent(), AbortToken(), first_timeout=0.5, idle_timeout=5, tick=0.1
+            silent(), AbortToken(), first_timeout=0.5, idle_timeout=5, tick=0.125
         ):
             assert batch == []
-            ticks += 1
+            ticks.append(clock.now - start)
+
+    with stepping_loop_clock() as clock:
+        start = clock.now
+        consuming = asyncio.create_task(consume())
+        assert not await clock.until(consuming.done, passes=50)  # time stands still: no tick
+        assert ticks == []
+        await clock.advance(0.375, step=0.125)
+        assert ticks == [0.125, 0.25, 0.375]  # one every tick while nothing came
+        assert not consuming.done()
+        await clock.advance(0.125)  # the first item's bound
+        assert await clock.until(consuming.done)
+    with pytest.raises(StreamTimeout) as raised:
+        consuming.result()
     assert raised.value.first and raised.value.limit == 0.5
-    assert 3 <= ticks <= 5
-    assert loop.time() - started < 2
+    assert ticks == [0.125, 0.25, 0.375]  # no tick at the bound: the timeout
+    assert closed == [True]  # the source was closed
 
 
 async def test_a_timed_stream_bounds_the_pause_between_items_and_stops_ticking() -> None:
