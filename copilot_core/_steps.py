@@ -1,11 +1,12 @@
 """The pieces of one agent step that need no agent: what one model call produced, the
-calls the agent answers itself (guards), the timeout errors, the lab's state in the prompt.
+calls the agent answers itself (guards), a call's title, the timeout errors, the lab's
+state in the prompt.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from copilot_core._accumulator import StoppedCall, ToolCallAccumulator
 from copilot_core._deltas import FinishDelta, ToolCallDelta, UsageDelta
@@ -13,7 +14,7 @@ from copilot_core._guards import TurnGuard, call_key
 from copilot_core._messages import Message, Role
 from copilot_core._prompts import PromptBook
 from copilot_core._streams import StreamTimeout
-from copilot_core._tools import ParsedToolCall, ToolResult
+from copilot_core._tools import ParsedToolCall, ToolResult, ToolSpec, call_title
 from copilot_core.errors import (
     CopilotError,
     LLMError,
@@ -29,6 +30,7 @@ __all__ = [
     "stopped_call",
     "text_id",
     "timed_out",
+    "titled",
     "with_lab",
 ]
 
@@ -135,3 +137,16 @@ def absorb(
     else:
         reply.finish_reason = delta.reason
     return []
+
+
+def titled(
+    event: ToolCallEvent, specs: dict[str, ToolSpec], titles: dict[str, str]
+) -> ToolCallEvent:
+    """A call's complete event with its tool's title for it (kept in ``titles``, which
+    goes into the call's tool message as ``metadata.title``)."""
+    call = ParsedToolCall.parse(event.id, event.name, event.arguments)
+    title = call_title(specs.get(event.name), call)
+    if title is None:
+        return event
+    titles[event.id] = title
+    return replace(event, title=title)

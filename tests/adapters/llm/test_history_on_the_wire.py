@@ -8,6 +8,7 @@ request of the session failed so.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator, Sequence
 
@@ -37,12 +38,15 @@ def tools() -> FakeToolExecutor:
 
 
 async def turn(
-    server: ScriptedOpenAIServer, query: str, history: Sequence[Message]
+    server: ScriptedOpenAIServer,
+    query: str,
+    history: Sequence[Message],
+    executor: FakeToolExecutor | None = None,
 ) -> list[AgentEvent]:
     selection = await SettingsLanguageModelProvider(Settings(settings_for(server))).for_user(
         "alice", ModelOverrides()
     )
-    agent = make_agent(tools())
+    agent = make_agent(executor or tools())
     return [
         event async for event in agent.run(query, history, AgentRunConfig(context(), selection))
     ]
@@ -98,3 +102,40 @@ async def test_a_session_stored_with_a_cut_call_works_again(
     events = await turn(strict, "Try again?", history)
     assert not [e for e in events if isinstance(e, ErrorEvent)]
     assert sent_arguments(strict) == ["{}"]
+
+
+async def test_a_reply_of_forty_calls_is_read_to_its_ninth_and_the_session_goes_on(
+    strict: ScriptedOpenAIServer,
+) -> None:
+    """Issue 40: past ``max_calls_per_reply`` (8) the agent stops reading the model (one
+    reply of 36 calls ran to its token limit in 10.5 minutes): it closes the stream at the
+    ninth call, runs eight, and answers the ninth, whose cut arguments go back as ``{}``."""
+    calls = [
+        ToolCallScript("get_node", {"name": f"R{n}"}, id=f"call_r{n}", fragment=100)
+        for n in range(1, 41)
+    ]
+    # 84 chunks: the role, two per call (its name, its arguments), finish, usage, [DONE];
+    # the ninth call's name is chunk 18. Paced, so the server sees the client hang up.
+    strict.add(
+        Reply(tool_calls=calls, token_delay=0.1),
+        Reply(text="R1 to R8 are started; I ask for the rest next."),
+        Reply(text="R9 is started."),
+    )
+    executor = tools()
+    first = await turn(strict, "Are R1 to R40 up?", [], executor)
+    streamed = strict.requests[0]
+    assert await asyncio.to_thread(streamed.finished.wait, 30)
+    assert streamed.client_disconnected
+    assert streamed.chunks_sent < 42  # not the 84 of the whole reply
+    assert [call.arguments["name"] for call in executor.executed] == [f"R{n}" for n in range(1, 9)]
+    assert not [e for e in first if isinstance(e, ErrorEvent)]
+    answered = strict.requests[1].messages
+    assert len(answered[-10]["tool_calls"]) == 9
+    ninth = json.loads(answered[-1]["content"])
+    assert ninth["reason"] == "too_many_calls" and "call 9" in ninth["error"]
+    stored = [m for e in first if isinstance(e, StepCompleted) for m in e.messages]
+    history = [Message.user("u1", "Are R1 to R40 up?", SteppingClock().now()), *stored]
+    second = await turn(strict, "And R9?", history)
+    assert not [e for e in second if isinstance(e, ErrorEvent)]
+    assert len(strict.requests) == 3
+    assert all(isinstance(json.loads(args), dict) for args in sent_arguments(strict))

@@ -164,3 +164,43 @@ def test_ids_a_turn_used_already_are_not_given_again() -> None:
     acc.finish()
     ids = [c.id for c in acc.calls()]
     assert len(set(ids)) == 2 and "call_0" not in ids
+
+
+def test_a_reply_past_its_call_bound_halts_at_the_first_call_past_it() -> None:
+    """Issue 40: a reply of 40 calls is not read to its token limit; the calls within the
+    bound are whole and the first one past it is kept (to be answered, not run)."""
+    acc = ToolCallAccumulator(max_calls=2)
+    for index in range(2):
+        acc.add(ToolCallDelta(index, f"c{index}", "show", '{"n": '))
+        assert not acc.halted
+        acc.add(ToolCallDelta(index, None, None, f"{index}}}"))
+        assert not acc.halted
+    acc.add(ToolCallDelta(2, "c2", "show", ""))
+    assert acc.halted and acc.stopped is None
+    acc.finish(None)
+    assert [(c.id, c.arguments) for c in acc.calls()] == [
+        ("c0", {"n": 0}),
+        ("c1", {"n": 1}),
+        ("c2", {}),
+    ]
+
+
+def test_interleaved_calls_past_the_bound_halt_once_those_within_it_are_whole() -> None:
+    acc = ToolCallAccumulator(max_calls=2)
+    for index in range(3):
+        acc.add(ToolCallDelta(index, f"c{index}", "show", '{"n"'))
+    assert not acc.halted  # calls 1 and 2 are still being written
+    acc.add(ToolCallDelta(0, None, None, ": 0}"))
+    acc.add(ToolCallDelta(2, None, None, ": 2}"))  # past the bound: it does not matter
+    assert not acc.halted
+    acc.add(ToolCallDelta(1, None, None, ": {}}"))
+    assert acc.halted
+
+
+def test_without_a_bound_or_within_it_the_accumulator_never_halts() -> None:
+    unbounded = ToolCallAccumulator()
+    bounded = ToolCallAccumulator(max_calls=40)
+    for index in range(40):
+        for acc in (unbounded, bounded):
+            acc.add(ToolCallDelta(index, f"c{index}", "show", "{}"))
+    assert not unbounded.halted and not bounded.halted

@@ -819,6 +819,8 @@ export class TurnView {
         break;
       case "status":
         if (event.status === "waiting_for_model") this.waiting(event.message || "waiting for the model…");
+        else if (event.status === "unseen_output") this.unseen();
+        else if (event.status === "unverified") this.unverified(event.claims);
         else this.addTrail("status", `${event.status || "status"}: ${event.message || ""}`.trim());
         break;
       case "step":
@@ -854,6 +856,33 @@ export class TurnView {
 
   note(text) {
     this.body.append(el("p", "turn-note", text));
+  }
+
+  // The text above stated device output no tool produced (issue 40): it stays, it is not
+  // the answer, and the copilot was asked to run the tool; what comes next goes below.
+  unseen() {
+    this.body.append(el("p", "unseen-note", "Not checked: no tool produced the device output above. The copilot was asked to run the tool."));
+    this.text = null;
+    this.body.append(this.typing);
+  }
+
+  // The answer states device output no tool produced (live: the status "unverified";
+  // saved: the message's metadata.unverified). Says so, with what it claimed.
+  unverified(claims) {
+    if (this.element.querySelector(".unverified-mark")) return;
+    const box = el("div", "unverified-mark");
+    box.setAttribute("role", "note");
+    box.append(el("span", "unverified-label", "Unverified"));
+    box.append(document.createTextNode(" No tool produced the device output this answer states; check it before relying on it."));
+    const stated = (Array.isArray(claims) ? claims : []).map((claim) => claim && claim.text).filter(Boolean);
+    if (stated.length) {
+      const list = el("ul", "unverified-claims");
+      for (const text of stated) list.append(el("li", null, text));
+      box.append(list);
+    }
+    this.body.append(box);
+    this.text = null;
+    if (this.typing.isConnected) this.body.append(this.typing);
   }
 
   // A saved turn that ended in an error or was stopped (metadata.incomplete): what
@@ -957,6 +986,8 @@ export function renderHistory(container, messages, options = {}) {
         cards.set(call.id, card);
       }
       if (message.metadata?.aborted && !message.metadata?.incomplete) turn.note("Stopped. The partial answer was kept.");
+      const unverified = message.metadata?.unverified;
+      if (unverified) turn.unverified(unverified.claims);
       const rollback = message.metadata?.rollback;
       const undoneCard = rollback && cards.get(rollback.undoes_tool_call_id);
       if (undoneCard?.undoBox) {

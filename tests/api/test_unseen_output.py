@@ -1,0 +1,125 @@
+"""No device output without a device (issue 40, case 4), over HTTP with the real LLM
+adapter and the scripted OpenAI-compatible server.
+
+Asked "can PC1 ping PC2?", a 1.5B model made no call and wrote a ping transcript and
+"PC1 can ping PC2"; that was the turn's answer. Now such an answer is caught before it is
+final: the model is asked once to run the tool. When it does, its answer from the result
+is final and unmarked; when it invents again, the final answer is marked unverified in
+the stream (a ``status`` ``unverified``) and in the stored history
+(``metadata.unverified``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from adapters.llm import LangchainLanguageModel, LLMSettings, build_chat_model
+from tests.api.conftest import RawEvent, raw_events, run_service
+from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
+
+KEY = "sk-unseen"
+QUESTION = "can PC1 ping PC2?"
+INVENTED = (
+    "Let me ping PC2 from PC1:\n\n```\nPC1> ping 10.0.0.2\n"
+    "84 bytes from 10.0.0.2 icmp_seq=1 ttl=64 time=0.512 ms\n"
+    "84 bytes from 10.0.0.2 icmp_seq=2 ttl=64 time=0.401 ms\n"
+    "84 bytes from 10.0.0.2 icmp_seq=3 ttl=64 time=0.388 ms\n"
+    "84 bytes from 10.0.0.2 icmp_seq=4 ttl=64 time=0.420 ms\n```\n\n"
+    "PC1 can ping PC2 successfully."
+)
+PING = {"device": "PC1", "command": "ping 10.0.0.2"}
+REPLIES = "84 bytes from 10.0.0.2 icmp_seq=1 ttl=64 time=0.612 ms\n" * 4
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(api_key=KEY) as server:
+        yield server
+
+
+async def ask(llm: ScriptedOpenAIServer) -> tuple[list[RawEvent], list[dict[str, Any]], list[Any]]:
+    """One turn asking QUESTION: its events, its stored history, the commands run."""
+    model = LangchainLanguageModel(
+        build_chat_model(
+            LLMSettings(model="gpt-test", base_url=llm.base_url, api_key=SecretStr(KEY))
+        )
+    )
+    ran: list[Any] = []
+    async with run_service(language_model=model) as service:
+        service.tools.add(
+            "run_vpcs_command", lambda args, ctx: ran.append(args) or {"output": REPLIES}
+        )
+        url = service.chat_url()
+        events: list[RawEvent] = []
+        async with (
+            service.client() as client,
+            client.stream("POST", url + "/stream", json={"message": QUESTION}) as stream,
+        ):
+            session_id = stream.headers["x-session-id"]
+            async for event in raw_events(stream):
+                events.append(event)
+                if event.type == "done":
+                    break
+            history = (await client.get(f"{url}/sessions/{session_id}/history")).json()
+    assert "error" not in [e.type for e in events], [e.data for e in events]
+    return events, history["messages"], ran
+
+
+def statuses(events: list[RawEvent]) -> list[dict[str, Any]]:
+    return [e.data for e in events if e.type == "status"]
+
+
+def asked_once(llm: ScriptedOpenAIServer, events: list[RawEvent]) -> None:
+    """The invented answer was caught and the model told, in the conversation it reads."""
+    (caught, *_) = [s for s in statuses(events) if s["status"] == "unseen_output"]
+    assert "84 bytes from 10.0.0.2" in caught["message"]
+    assert {"kind": "reachability", "text": "PC1 can ping PC2 successfully."} in caught["claims"]
+    told = llm.requests[1].messages
+    assert [m["role"] for m in told[-2:]] == ["assistant", "user"]
+    assert told[-2]["content"] == INVENTED  # its reply, then the note
+    assert "not from the user" in told[-1]["content"]
+    assert "Run the tool" in told[-1]["content"]
+
+
+async def test_an_invented_ping_is_caught_and_the_answer_from_the_tool_is_not_marked(
+    llm: ScriptedOpenAIServer,
+) -> None:
+    llm.add(
+        Reply(text=INVENTED),
+        Reply(tool_calls=[ToolCallScript("run_vpcs_command", PING)]),
+        Reply(text="PC1 can ping PC2: 4 of 4 replies, e.g. 84 bytes from 10.0.0.2 icmp_seq=1."),
+    )
+    events, messages, ran = await ask(llm)
+    asked_once(llm, events)
+    assert ran == [PING]
+    assert [s["status"] for s in statuses(events)].count("unseen_output") == 1
+    assert "unverified" not in [s["status"] for s in statuses(events)]
+    final = messages[-1]
+    assert final["role"] == "assistant" and final["content"].startswith("PC1 can ping PC2: 4")
+    assert "unverified" not in final["metadata"]
+    # The invented reply was not the answer: the turn stored the call, its result, the answer.
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert len(llm.requests) == 3
+
+
+async def test_an_answer_invented_again_is_marked_unverified_in_the_stream_and_history(
+    llm: ScriptedOpenAIServer,
+) -> None:
+    again = "Yes. PC1 can ping PC2: 84 bytes from 10.0.0.2 icmp_seq=1 ttl=64 time=0.5 ms."
+    llm.add(Reply(text=INVENTED), Reply(text=again))
+    events, messages, ran = await ask(llm)
+    asked_once(llm, events)
+    assert ran == []
+    assert len(llm.requests) == 2  # asked once, not in a loop
+    (marked,) = [s for s in statuses(events) if s["status"] == "unverified"]
+    assert "unverified" in marked["message"]
+    assert [claim["kind"] for claim in marked["claims"]] == ["ping"]
+    assert "84 bytes from 10.0.0.2" in marked["claims"][0]["text"]
+    done = [e.data for e in events if e.type == "done"][-1]
+    final = messages[-1]
+    assert final["id"] == done["message_id"]
+    assert final["role"] == "assistant" and final["content"] == again
+    assert final["metadata"]["unverified"]["claims"] == marked["claims"]
