@@ -21,9 +21,15 @@ sound:
 
 And a reply whose calls were read from its text keeps readable prose
 (:func:`without_holes`): where a call block was cut out, the blank run is collapsed to
-one paragraph break, so the next turn reads the prose and then a call with its result
-(the stored message carries the calls as ``tool_calls``), never a gap a small model
-copies as its answer.
+one paragraph break, and the sentence that introduced the block ("…you can use the
+following commands:") is dropped, so the next turn reads the prose and then a call with
+its result (the stored message carries the calls as ``tool_calls``), never a gap or an
+introduction pointing at nothing, which a small model copies as its answer: the prose,
+then no call. New replies are stored that way (``text_tool_calls`` knows where each
+block was); a message stored before is mended on replay, where the block is known only
+by the shape it left: a paragraph of a message with calls whose last line ends with
+``:`` and that is followed by nothing or by plain prose (not a list, a code block, an
+indented line, a table, a quote or a heading, which a ``:`` does introduce).
 """
 
 from __future__ import annotations
@@ -33,12 +39,16 @@ import re
 from collections.abc import Sequence
 
 from copilot_core._messages import FunctionCall, Message, Role
+from copilot_core._textcalls import without_introduction
 from copilot_core._tools import ParsedToolCall, ToolResult
 
 __all__ = ["replayable", "stored_arguments", "unrun", "without_holes"]
 
 #: Three or more line breaks (with blanks between): the hole a cut-out block leaves.
 _HOLE = re.compile(r"[ \t]*\n(?:[ \t]*\n)+")
+#: The start of a paragraph that a line ending in ``:`` does introduce: a list item, a
+#: code block, an indented line, a table, a quote, a heading.
+_INTRODUCED = re.compile(r"(?:[-*+][ \t]|\d{1,3}[.)][ \t]|```|[ \t]|\||>|#)")
 
 
 def stored_arguments(call: ParsedToolCall) -> str:
@@ -74,14 +84,34 @@ def unrun(
 
 def without_holes(text: str) -> str:
     """``text`` with every run of blank lines (where a call block was cut out) made one
-    paragraph break, and its ends stripped."""
-    return _HOLE.sub("\n\n", text).strip()
+    paragraph break, its ends stripped, and no introduction left pointing at nothing:
+    a paragraph whose last line ends with ``:`` and that ends the text or is followed by
+    plain prose loses its introducing sentence (see the module doc). Code blocks are
+    left as they are."""
+    paragraphs = _HOLE.sub("\n\n", text).strip().split("\n\n")
+    in_code: list[bool] = []  # each paragraph: inside a code block, or opening one
+    fenced = False
+    for paragraph in paragraphs:
+        opens = paragraph.count("```") % 2 == 1
+        in_code.append(fenced or opens)
+        fenced ^= opens
+    # From the end: what follows a paragraph is what is kept of the next one (an
+    # introduction of a dropped introduction goes too).
+    kept: list[str] = []
+    for paragraph, code in zip(reversed(paragraphs), reversed(in_code), strict=True):
+        following = kept[-1] if kept else ""
+        if not code and not _INTRODUCED.match(following):
+            paragraph = without_introduction(paragraph)
+        if paragraph:
+            kept.append(paragraph)
+    return "\n\n".join(reversed(kept))
 
 
 def replayable(history: Sequence[Message]) -> list[Message]:
     """``history`` as it is replayed: every assistant call's arguments a JSON object
     (``{}`` for one whose stored text does not parse, as stored before these rules) and
-    no hole in the prose of a message with calls; messages that need nothing are the
+    no hole or introduction pointing at nothing in the prose of a message with calls
+    (:func:`without_holes`); messages that need nothing are the
     same objects (the stored history itself is not changed)."""
     out = list(history)
     for index, message in enumerate(out):
@@ -98,8 +128,9 @@ def replayable(history: Sequence[Message]) -> list[Message]:
                 )
                 for call in calls
             )
-        if _HOLE.search(message.content) and message.content != without_holes(message.content):
-            update["content"] = without_holes(message.content)
+        content = without_holes(message.content)
+        if content != message.content:
+            update["content"] = content
         if update:
             out[index] = message.model_copy(update=update)
     return out

@@ -16,8 +16,12 @@ finds such calls in a finished reply that made none, within bounds:
 What is found is then an ordinary call: the tool gate validates its arguments and asks
 for approval as for any other (and, because it was read from text, a changing one asks
 whatever the user's approval setting; see ``ToolGate.run``). The text is returned
-without the call blocks, one paragraph break where each was (what the stored assistant
-message keeps, with the calls as its ``tool_calls``: no blank hole for a model to copy).
+without the call blocks, one paragraph break where each was, and without the sentence
+that introduced each block (a last line ending in ``:``, "…you can use the following
+commands:"; see :func:`without_introduction`): what the stored assistant message keeps,
+with the calls as its ``tool_calls``. A blank hole, or an introduction pointing at
+nothing, is a shape a small model reading the history copies as its answer: the prose,
+then no call (issue 40, item 3).
 
 A call read from text is the model's only when the model wrote it. A model that quotes
 a tool's output (a router's interface description, a web page, a file) quotes whatever
@@ -38,13 +42,21 @@ from typing import Any
 
 from copilot_core._guards import ArgumentLimits, ArgumentMeter
 
-__all__ = ["TextCall", "ToolOutputs", "text_tool_calls"]
+__all__ = ["TextCall", "ToolOutputs", "text_tool_calls", "without_introduction"]
 
 #: ``<tool_call> … </tool_call>`` or ``<tools> … </tools>`` (the tag some templates ask
 #: for); a last one left open at the end of the text counts.
 _TAGGED = re.compile(r"<(tool_call|tools)>\s*(?P<body>.*?)\s*(?:</\1>|\Z)", re.DOTALL)
 #: A fenced code block, with or without a language (```json, ```tool_call, ```).
 _FENCED = re.compile(r"```[ \t]*[A-Za-z_]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
+#: Prose that introduces what follows: it ends with ``:`` (markdown emphasis aside).
+_INTRODUCES = re.compile(r":[*_]*\s*\Z")
+#: The end of a sentence inside a line, before the next one starts (a capital, a digit,
+#: markup): "e.g. the" is not one.
+_SENTENCE_END = re.compile(r"[.!?][\"')\]*_]*[ \t]+(?=[-A-Z0-9*_`\"'(\[])")
+#: What is left of a list item once its sentence is dropped: its marker ("3.", "-"),
+#: alone or after a sentence.
+_MARKER_LEFT = re.compile(r"(?:\A|(?<=[.!?]))[ \t]*(?:[-*+]|\d{1,3}[.)])\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +100,32 @@ def text_tool_calls(
         return [], text
     # The prose between the blocks, each piece whole, one paragraph break where a block
     # was: a blank run there is a hole a model reading the history copies (issue 40).
+    # The sentence that introduced a block goes with it: "…use the following commands:"
+    # would point at nothing.
     pieces: list[str] = []
     last = 0
     for start, end in sorted(spans):
-        pieces.append(text[last:start].strip())
+        pieces.append(without_introduction(text[last:start]).strip())
         last = end
     pieces.append(text[last:].strip())
     return found[:max_calls], "\n\n".join(piece for piece in pieces if piece)
+
+
+def without_introduction(prose: str) -> str:
+    """``prose``, the text right before a call block that is cut out, without what
+    introduced the block: while its last line ends with ``:``, that line's last sentence
+    goes ("To link them, you can use the following commands:" whole; "Yes. The output
+    is:" keeps "Yes."), the whole line when only a list marker would be left ("3.").
+    An earlier line ending in ``:`` right before a dropped one introduced it, so it
+    goes too."""
+    prose = prose.rstrip()
+    while _INTRODUCES.search(prose):
+        head, _, line = prose.rpartition("\n")
+        ends = list(_SENTENCE_END.finditer(line))
+        kept = line[: ends[-1].end()].rstrip() if ends else ""
+        kept = _MARKER_LEFT.sub("", kept).rstrip()
+        prose = (f"{head}\n{kept}" if head else kept) if kept else head.rstrip()
+    return prose
 
 
 def _calls_in(
