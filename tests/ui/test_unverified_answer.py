@@ -5,6 +5,8 @@ tool; an answer that invents it again is marked "Unverified", live and after a r
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -26,13 +28,23 @@ def test_an_answer_stating_a_ping_no_tool_ran_is_marked_unverified_live_and_afte
     page: Page, configured: Lab, llm: ScriptedOpenAIServer
 ) -> None:
     llm.clear()
-    llm.add(Reply(text=INVENTED), Reply(text=AGAIN), Reply(text="Ping check"))
+    # The second answer waits until the page has shown the note on the first: once the
+    # turn is done, the page shows the saved history, where the first reply is not.
+    noted = threading.Event()
+    llm.add(
+        Reply(text=INVENTED),
+        Reply(text=AGAIN, first_token_held=noted, keepalive=1.0),
+        Reply(text="Ping check"),
+    )
     sign_in(page)
     choose_project(page, configured.opened)
     page.get_by_label("Message", exact=True).fill("can PC1 ping PC2?")
     page.get_by_role("button", name="Send").click()
     answer = page.locator(".message.assistant").last
-    expect(answer.locator(".unseen-note")).to_contain_text("asked to run the tool")
+    try:
+        expect(answer.locator(".unseen-note")).to_contain_text("asked to run the tool")
+    finally:
+        noted.set()
     mark = answer.locator(".unverified-mark")
     expect(mark).to_contain_text("Unverified")
     expect(mark.locator(".unverified-claims li")).to_have_text([AGAIN])
