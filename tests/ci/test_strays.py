@@ -129,7 +129,7 @@ def test_a_killed_test_run_takes_its_gns3_server_with_it(tmp_path: Path) -> None
         """
         import time
         from tests.fakes.gns3_server import RealGns3Server
-        with RealGns3Server(console_ports=(27000, 27099), udp_ports=(27100, 27199)) as gns3:
+        with RealGns3Server(console_ports=(29000, 29099), udp_ports=(29100, 29199)) as gns3:
             print("CHILDREN", gns3.pid, flush=True)
             time.sleep(600)
         """,
