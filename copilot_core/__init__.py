@@ -17,6 +17,8 @@ they speak. The rest is in topical modules:
   session leases and turn control relay it uses;
 * :mod:`copilot_core.rollback`: the user's undo of a change as a use case
   (:class:`~copilot_core.rollback.Rollback`);
+* :mod:`copilot_core.drills`: troubleshooting drills (the lab's ``DrillLab`` port, the
+  scorer, the :class:`~copilot_core.drills.Drills` use case, the results store);
 * :mod:`copilot_core.testing`: fakes of every port (a scripted model, an in-memory
   store, tools as functions).
 

@@ -18,7 +18,6 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -32,7 +31,6 @@ __all__ = [
     "ChangePreview",
     "DecisionOutcome",
     "PreviewCommand",
-    "RestorePoint",
     "ToolEffect",
     "TurnControl",
     "call_digest",
@@ -265,34 +263,3 @@ class TurnControl:
     def pending(self) -> tuple[str, ...]:
         """Approvals waiting for a decision, oldest first."""
         return tuple(self._pending)
-
-
-@dataclass(frozen=True, slots=True)
-class RestorePoint:
-    """What the lab looked like before an approved change, to roll the change back.
-
-    ``state`` is the tool executor's own JSON (for GNS3: each touched device's
-    configuration as read from its console, the topology as it was, a GNS3 snapshot id
-    when one could be taken); the core stores it with the session and hands it back.
-    """
-
-    id: str
-    project_id: str
-    session_id: str
-    created_at: datetime
-    tool_call_id: str
-    tool_name: str
-    summary: str
-    state: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "project_id": self.project_id,
-            "session_id": self.session_id,
-            "created_at": self.created_at.isoformat(),
-            "tool_call_id": self.tool_call_id,
-            "tool_name": self.tool_name,
-            "summary": self.summary,
-            "state": dict(self.state),
-        }

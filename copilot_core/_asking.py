@@ -121,7 +121,6 @@ class TurnApprovals:
         if self._resolved is not None:
             self._resolved(approval_id)
         request = asked.needed.request
-        decision = decision.bound(request.digest)  # the user decided on this card
         self._publish(
             ApprovalResolvedEvent(
                 approval_id,

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
 from copilot_core._messages import Message, Role
+from copilot_core._tokens import TokenCounter
 from copilot_core.errors import ConversationInvariantError
-from copilot_core.ports import TokenCounter
 
 __all__ = ["Conversation"]
 
@@ -136,6 +136,18 @@ class Conversation(Sequence[Message]):
         return True
 
     # -------------------------------------------------------------------- prompt
+    def count_with(self, counter: TokenCounter) -> None:
+        """Count the conversation with ``counter`` from now on (what is in it, at once).
+
+        Whoever builds prompts brings the measure: the turn runner keeps the turn's one
+        conversation without one (a backend may never ask for a prompt), and the agent
+        gives it the counter of its model at the start of its run."""
+        if counter is self._counter:
+            return
+        self._counter = counter
+        self._costs = [counter.count(unit) for unit in self._units]
+        self._total = sum(self._costs)
+
     def prompt(self, system: Message, budget: int) -> list[Message]:
         """``system`` followed by the newest units that fit in ``budget`` tokens.
 

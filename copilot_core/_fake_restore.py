@@ -18,8 +18,9 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
-from copilot_core._approvals import ApprovalDecision, ChangePreview, RestorePoint
+from copilot_core._approvals import ApprovalDecision, ChangePreview
 from copilot_core._messages import FunctionCall
+from copilot_core._restore_point import RestorePoint
 from copilot_core._restore_ports import (
     RollbackConflict,
     RollbackOptions,
@@ -99,7 +100,7 @@ class FakeRestorePoints:
             tool_call_id=tool_call_id,
             tool_name=tool_name,
             summary=preview.summary,
-            state={"devices": {name: {"captured": True} for name in preview.devices}},
+            devices=tuple(preview.devices),
         )
         try:
             await self.points.save_restore_point(point)

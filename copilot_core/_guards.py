@@ -10,17 +10,17 @@ until the stream is given up. These rules hold whatever the model:
   call is not run again: the model is told, and a second repeat ends the turn). (The
   user's decisions on calls are the gate's to remember: ``TurnDecisions``.)
 
-"Identical" is :func:`call_key`: the tool's name and its arguments in canonical JSON
+"Identical" is the call's one identity, :func:`~copilot_core.ports.call_digest` (the
+digest an approval is bound to): the tool's name and its arguments in canonical JSON
 (keys sorted), so the order of keys or spacing does not make a call new.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from copilot_core._approvals import call_digest
 from copilot_core._tools import ParsedToolCall, ToolResult
 
 __all__ = [
@@ -28,16 +28,7 @@ __all__ = [
     "ArgumentLimits",
     "ArgumentMeter",
     "TurnGuard",
-    "call_key",
 ]
-
-
-def call_key(name: str, arguments: Mapping[str, Any] | None) -> str:
-    """What makes two calls the same call: the tool and its arguments, canonically."""
-    canonical = json.dumps(
-        arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
-    return f"{name}\x00{canonical}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +133,7 @@ class TurnGuard:
     __slots__ = ("_succeeded", "repeats", "runaways")
 
     def __init__(self) -> None:
-        self._succeeded: dict[str, str] = {}  # call key -> the id of the call that succeeded
+        self._succeeded: dict[str, str] = {}  # call digest -> the id of the call that succeeded
         #: Calls refused in this turn as repeats of one that succeeded.
         self.repeats = 0
         #: Replies stopped in this turn because a call's arguments passed their limit.
@@ -151,13 +142,13 @@ class TurnGuard:
     def succeeded(self, call: ParsedToolCall) -> None:
         """``call`` ran and succeeded: an identical call is a repeat from now on."""
         if call.is_valid:
-            self._succeeded.setdefault(call_key(call.name, call.arguments), call.id)
+            self._succeeded.setdefault(call_digest(call.name, call.arguments or {}), call.id)
 
     def repeat_of(self, call: ParsedToolCall) -> str | None:
         """The id of an earlier, successful identical call, if there is one."""
         if not call.is_valid:
             return None
-        return self._succeeded.get(call_key(call.name, call.arguments))
+        return self._succeeded.get(call_digest(call.name, call.arguments or {}))
 
     def refuse_repeat(self, call: ParsedToolCall, earlier: str) -> ToolResult:
         """The answer to a repeat (counted): the call was not run, and why."""

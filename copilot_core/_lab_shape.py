@@ -59,8 +59,12 @@ Text = Annotated[
 ShapeNodeName = Annotated[
     str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 ]
-_LINE_PATTERN = r"^[^\x00-\x1f\x7f\u2028\u2029]*\S[^\x00-\x1f\x7f\u2028\u2029]*$"
-#: One device line: printable text (one command is one line; no control character).
+_PRINTABLE = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]"
+#: Printable characters, at least one of them not a space (``\S`` alone would let a
+#: control character stand for that one).
+_LINE_PATTERN = rf"^{_PRINTABLE}*[^\s\x00-\x1f\x7f-\x9f\u2028\u2029]{_PRINTABLE}*$"
+#: One device line: printable text (one command is one line; no control character, C0 or
+#: C1, and no line or paragraph separator).
 DeviceLine = Annotated[str, StringConstraints(min_length=1, max_length=300, pattern=_LINE_PATTERN)]
 
 

@@ -1,10 +1,18 @@
-"""A user's limits under the operator's policy, as a value every core request can carry.
+"""A user's limits under the operator's policy, as a value every core request carries.
 
 :class:`UserLimits` is what :class:`~copilot_core.policy.OperatorPolicy` says of one user
 (the highest copilot mode, the least approval setting, the LLM endpoints) and the checks
 that apply it. It lives apart from the policy, which reads it from rules and groups,
-because the ports and the turn's request carry it (:mod:`copilot_core.policy` re-exports
-it): a value both import, so that neither imports the other.
+because the ports and the requests carry it (:mod:`copilot_core.policy` re-exports it): a
+value both import, so that neither imports the other.
+
+One rule, one place: adapters look the limits up and hand them in with the request
+(:class:`~copilot_core.TurnRequest`, :class:`~copilot_core.rollback.RollbackRequest`,
+a standing-intent run, a tool call's :class:`~copilot_core.ToolContext`); the use case
+applies them, once — the turn's start (``_turn_start``), the rollback (``rollback``), the
+tool gate (``_toolgate``: every tool call, the MCP server's included) — and its refusal is a
+:class:`~copilot_core.errors.PermissionDeniedError` the adapters only map (HTTP 403, an MCP
+error). ``tests/unit/test_one_rule_one_place.py`` keeps the checks there.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from copilot_core._approvals import ApprovalPolicy
 from copilot_core._session import CopilotMode
 from copilot_core.errors import PermissionDeniedError
 
-__all__ = ["APPROVAL_ORDER", "MODE_ORDER", "UserLimits"]
+__all__ = ["APPROVAL_ORDER", "MODE_ORDER", "UNLIMITED", "UserLimits"]
 
 #: The copilot modes from the most restricted to the least.
 MODE_ORDER: tuple[CopilotMode, ...] = (
@@ -89,3 +97,8 @@ class UserLimits:
                 f"{self.min_approval.value!r}; allowed: "
                 f"{', '.join(a.value for a in self.approvals)}."
             )
+
+
+#: No policy: every mode, every approval setting, any LLM endpoint (what a request carries
+#: when the deployment has no operator's policy).
+UNLIMITED = UserLimits()

@@ -113,6 +113,8 @@ class LiveTurn:
     session: Session | None = None
     #: The messages the session held before this turn (0 for a new one).
     stored_before: int = 0
+    #: The turn's one conversation: the history window as replayed, the question, each
+    #: step once saved (``AgentRunConfig.conversation``: the agent reads it).
     conversation: Conversation = field(default_factory=Conversation)
     added: list[Message] = field(default_factory=list)
     stats: StatsCollector = field(default_factory=StatsCollector)

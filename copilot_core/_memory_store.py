@@ -10,8 +10,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from copilot_core._approvals import RestorePoint
 from copilot_core._messages import Message, Role
+from copilot_core._restore_point import RestorePoint
 from copilot_core._search import excerpt
 from copilot_core._session import CopilotMode, Session
 from copilot_core._stats import Usage, stamp_usage
@@ -248,7 +248,13 @@ class InMemoryCheckpointStore:
         points = self._points.get((point.project_id, point.session_id), [])
         for n, kept in enumerate(points):
             if kept.id == point.id:
-                points[n] = replace(kept, state=dict(point.state))
+                points[n] = replace(  # what it holds; who took it, when and before what stay
+                    point,
+                    created_at=kept.created_at,
+                    tool_call_id=kept.tool_call_id,
+                    tool_name=kept.tool_name,
+                    summary=kept.summary,
+                )
                 return
         raise NotFoundError(f"There is no restore point {point.id!r} in this session.")
 

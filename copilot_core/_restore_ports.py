@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, Protocol
 
-from copilot_core._approvals import ApprovalDecision, ChangePreview, RestorePoint
+from copilot_core._approvals import ApprovalDecision, ChangePreview
 from copilot_core._messages import FunctionCall
+from copilot_core._restore_point import RestorePoint, RollbackStatus
 from copilot_core._tools import ToolContext, ToolStatus
 
 __all__ = [
@@ -36,25 +36,6 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
-
-
-class RollbackStatus(StrEnum):
-    """How a rollback (and each device's or the topology's part of it) ended."""
-
-    #: Everything is as it was, read back.
-    SUCCESS = "success"
-    #: Some of it is as it was, some differs (the items say what).
-    PARTIAL_SUCCESS = "partial_success"
-    #: Nothing could be put back.
-    FAILED = "failed"
-    #: Refused before anything was changed: undoing the change would touch what was done
-    #: since (``conflicts``); ``force`` goes on anyway.
-    CONFLICT = "conflict"
-    #: The rollback failed as a whole (``error`` says why): a restore point that holds
-    #: nothing, a lab that cannot be read, a time limit.
-    ERROR = "error"
-    #: Stopped from outside (the session's claim was lost) before it ended.
-    ABORTED = "aborted"
 
 
 #: The statuses whose tool message is an error (the model reads the lab again).

@@ -11,6 +11,10 @@ commands go first), answering a typed :class:`StandingRun`. The run's JSON (the 
 replacing the checks by others forgets it (it describes the checks it ran), and a run
 whose checks were replaced while it ran is answered but not kept.
 
+A run carries the caller's :class:`~copilot_core._limits.UserLimits` (the operator's
+policy) into the probe's context like every core request; it only reads, in teaching
+mode, the least any policy allows, so no limit refuses it.
+
 Runs are bounded, because each one holds device consoles that chat turns need too:
 
 * by the operator's :class:`~copilot_core.intent.ProbeLimits`: more checks than
@@ -49,6 +53,7 @@ from copilot_core._checks import (
     checks_adapter,
     dump_check,
 )
+from copilot_core._limits import UNLIMITED, UserLimits
 from copilot_core._session import CopilotMode
 from copilot_core._toolgate import CallBounds
 from copilot_core._tools import ToolContext, ToolProgress, render_tool_output
@@ -176,7 +181,13 @@ class StandingIntent:
         return (project_id, user_id) in self._running
 
     async def run(
-        self, project_id: str, user_id: str, credentials: str, *, wait_s: float = 0.0
+        self,
+        project_id: str,
+        user_id: str,
+        credentials: str,
+        *,
+        wait_s: float = 0.0,
+        limits: UserLimits = UNLIMITED,
     ) -> StandingRun:
         """The user's checks verified now (``wait_s``: how long checks that do not hold
         yet are retried), kept as their last run; no checks: a pass of none (nothing
@@ -198,15 +209,15 @@ class StandingIntent:
             record = await self.store.standing_intent(project_id, user_id)
             if record is None or not record.checks:
                 return StandingRun((), IntentResult(), 0.0)
-            limits = self.probes.limits
-            if len(record.checks) > limits.max_checks:
+            most = self.probes.limits  # this server's, not the user's
+            if len(record.checks) > most.max_checks:
                 raise InvalidRequestError(
-                    f"At most {limits.max_checks} checks are run at once (this server's "
+                    f"At most {most.max_checks} checks are run at once (this server's "
                     f"limit); your standing intent has {len(record.checks)}. Nothing was sent."
                 )
-            if wait_s > limits.max_wait_s:
+            if wait_s > most.max_wait_s:
                 raise InvalidRequestError(
-                    f"wait_s is at most {limits.max_wait_s:g} (this server's limit). "
+                    f"wait_s is at most {most.max_wait_s:g} (this server's limit). "
                     "Nothing was sent."
                 )
             checks = tuple(_validated(record.checks))
@@ -214,7 +225,7 @@ class StandingIntent:
             started = loop.time()
             bound = max(0.0, wait_s) + self.round_s
             said: list[str] = [f"verifying {len(checks)} check(s)\n"]
-            context = self._context(project_id, user_id, credentials, said)
+            context = self._context(project_id, user_id, credentials, said, limits)
             verifying = self._verify(context, checks, record.checks, wait_s)
             task = asyncio.create_task(verifying)
             self._background.add(task)
@@ -247,7 +258,9 @@ class StandingIntent:
             log.warning("a standing-intent run failed: %s", problem, exc_info=problem)
 
     @staticmethod
-    def _context(project_id: str, user_id: str, credentials: str, said: list[str]) -> ToolContext:
+    def _context(
+        project_id: str, user_id: str, credentials: str, said: list[str], limits: UserLimits
+    ) -> ToolContext:
         """The run's caller as the probe sees it: ``said`` receives its progress."""
 
         def heard(progress: ToolProgress) -> None:
@@ -263,6 +276,7 @@ class StandingIntent:
             credentials,
             progress=heard,
             background=True,  # no person waits at a console for it
+            limits=limits,
         )
 
     async def _verify(

@@ -9,8 +9,9 @@ import hashlib
 from dataclasses import dataclass, field, replace
 
 from copilot_core._accumulator import StoppedCall, ToolCallAccumulator
+from copilot_core._approvals import call_digest
 from copilot_core._deltas import FinishDelta, ToolCallDelta, UsageDelta
-from copilot_core._guards import TurnGuard, call_key
+from copilot_core._guards import TurnGuard
 from copilot_core._messages import Message, Role
 from copilot_core._prompts import PromptBook
 from copilot_core._streams import StreamTimeout
@@ -114,7 +115,7 @@ def guarded(
         if earlier is not None:
             answers[call.id] = guard.refuse_repeat(call, earlier)
         elif call.is_valid:
-            key = call_key(call.name, call.arguments)
+            key = call_digest(call.name, call.arguments or {})
             if key in seen:
                 answers[call.id] = ToolResult.error(
                     f"Not run: the same call is already made in this message (call "

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from copilot_core._approvals import RestorePoint
 from copilot_core._messages import Message
+from copilot_core._restore_point import RestorePoint
 from copilot_core._session import CopilotMode, Session
 from copilot_core._session_key import SessionKey
 from copilot_core._stats import Usage
@@ -241,7 +241,8 @@ class RestorePointStore(Protocol):
     ) -> RestorePoint | None: ...
 
     async def update_restore_point(self, point: RestorePoint) -> None:
-        """Replace the ``state`` of a kept point (same project, session and id): what its
-        change did, once it ran; that it was rolled back. Raises
+        """Replace what a kept point (same project, session and id) holds: what its
+        change did, once it ran; that it was rolled back; the ids its rollback gave anew;
+        the tool source's ``kept``. Who took it, when and before what stay. Raises
         :class:`~copilot_core.errors.NotFoundError` when no such point is kept."""
         ...

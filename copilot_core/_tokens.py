@@ -4,19 +4,30 @@
 name and argument text of its tool calls); :class:`ApproximateTokenCounter` turns it
 into tokens when no tokenizer for the model is known, and the history window
 (:mod:`copilot_core._history`) bounds what it reads with it.
+
+The :class:`TokenCounter` port is declared here, beneath
+:class:`~copilot_core._conversation.Conversation` (which counts with it) and re-exported
+by :mod:`copilot_core.ports` (whose ``AgentRunConfig`` carries a conversation): declared
+in ``ports`` it would make the two modules import each other.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Protocol
 
 from copilot_core._messages import Message
-from copilot_core.ports import TokenCounter
 
-__all__ = ["ApproximateTokenCounter", "CachedTokenCounter", "message_chars"]
+__all__ = ["ApproximateTokenCounter", "CachedTokenCounter", "TokenCounter", "message_chars"]
 
 _PER_MESSAGE_OVERHEAD = 4
+
+
+class TokenCounter(Protocol):
+    def count(self, messages: Sequence[Message]) -> int:
+        """Tokens these messages take in the model's context (an estimate is fine)."""
+        ...
 
 
 def message_chars(message: Message) -> int:

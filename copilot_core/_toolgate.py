@@ -3,6 +3,9 @@
 :class:`ToolGate` wraps a :class:`~copilot_core.ports.ToolExecutor` and applies, once
 for every caller (the built-in agent, an MCP client) and every tool source:
 
+* the operator's policy (:meth:`ToolGate.admit`): the caller's ``UserLimits`` travel in
+  the call's context; a mode above theirs is a PermissionDeniedError before anything
+  runs (an adapter maps it), an approval setting below theirs is raised to it;
 * the mode's policy: only the tools the mode offers are run; any other call gets an
   error result naming the tools that are available;
 * malformed calls (arguments that are not a JSON object) get an error result;
@@ -21,7 +24,14 @@ for every caller (the built-in agent, an MCP client) and every tool source:
   the policy (``never`` included), and its request says so: text can be quoted from a
   device, and what a device asks for is not a decision. A rejected call is answered
   ``rejected``, the decision kept with the tool message; an approved one runs with its
-  :class:`~copilot_core._tools.Clearance` (the assessment, the decision);
+  :class:`~copilot_core._tools.Clearance` (the assessment, the decision). The gate
+  binds each decision sent in to the digest of the request it answers, and it alone
+  checks that a decision covers the call it runs;
+* verified changes: a call its tool source gives :class:`~copilot_core.intent.ChangeSteps`
+  for (it asks for checks that decide it) is run by the gate as
+  :func:`~copilot_core.intent.verify_change` over those steps instead of ``execute``:
+  the typed plan goes on the approval card and is the one that decides; each step is
+  said as ``tool_progress``; the outcome becomes the call's result once;
 * the time limit, a cap on the size of a result (a longer one is cut, saying so), and
   the mapping of failures to error results (a tool that raises a
   :class:`~copilot_core.errors.CopilotError` reports its message; anything else is an
@@ -52,6 +62,7 @@ from copilot_core._approvals import (
     call_digest,
 )
 from copilot_core._callorder import Need, after_failure, blocked, plan
+from copilot_core._limits import UserLimits
 from copilot_core._session import CopilotMode
 from copilot_core._streams import Aborted, race_abort
 from copilot_core._tools import (
@@ -64,6 +75,8 @@ from copilot_core._tools import (
     ToolStatus,
     render_tool_output,
 )
+from copilot_core._verification import MonotonicClock, WaitClock
+from copilot_core._verified_change import ChangeSteps, verify_change
 from copilot_core.errors import CopilotError
 from copilot_core.events import ApprovalNeeded, ToolEndEvent, ToolProgressEvent, ToolStartEvent
 from copilot_core.ports import ToolExecutor
@@ -112,11 +125,14 @@ class ToolGate:
         timeout: float = TOOL_TIMEOUT,
         progress_interval: float = 0.25,
         max_result_chars: int = MAX_RESULT_CHARS,
+        wait_clock: WaitClock | None = None,
     ) -> None:
         self._tools = tools
         self.timeout = timeout
         self.progress_interval = progress_interval
         self.max_result_chars = max_result_chars
+        #: What a verified change's checks wait on (the event loop's clock by default).
+        self.wait_clock = wait_clock or MonotonicClock()
         self._orphans: set[asyncio.Task[Any]] = set()
 
     @property
@@ -127,6 +143,22 @@ class ToolGate:
     def specs(self, mode: CopilotMode) -> list[ToolSpec]:
         """The tools offered in ``mode``."""
         return list(self._tools.specs(mode))
+
+    # ------------------------------------------------------- the operator's policy
+    def admit(self, ctx: ToolContext) -> ToolContext:
+        """``ctx`` within the caller's limits (``ctx.limits``), the one place a tool
+        call's are applied: PermissionDeniedError when its mode is above the highest the
+        operator's policy allows them; its approval setting raised to the least allowed.
+        :meth:`exchange` and :meth:`run` admit every context they are given."""
+        _require_mode(ctx.mode, ctx.limits)
+        approval = ctx.limits.floor_approval(ctx.approval)
+        return ctx if approval is ctx.approval else replace(ctx, approval=approval)
+
+    def offered(self, mode: CopilotMode, limits: UserLimits) -> list[ToolSpec]:
+        """The tools a caller with ``limits`` is offered in ``mode`` (PermissionDeniedError
+        when the mode is above their highest, as :meth:`admit`)."""
+        _require_mode(mode, limits)
+        return self.specs(mode)
 
     async def assess(self, call: ParsedToolCall, ctx: ToolContext) -> Assessment:
         """What the call would change (the executor's preview); a call the mode does not
@@ -142,8 +174,10 @@ class ToolGate:
         :class:`ApprovalRequest`, send the decision in (``asend``); its last item is the
         call's :class:`ToolResult`. Sending ``None`` means no one can decide: the call is
         refused. ``decision``, made beforehand (a click on Undo), is used instead of
-        asking; it must be bound to this call (``call_digest``). The driver bounds the
-        wait for a decision; ``ctx.abort`` is the driver's to watch too."""
+        asking; it must be bound to this call (``call_digest``); one sent in is bound
+        here to the request it answers. The driver bounds the
+        wait for a decision; ``ctx.abort`` is the driver's to watch too (:meth:`admit`)."""
+        ctx = self.admit(ctx)
         offered = {spec.name: spec for spec in self.specs(ctx.mode)}
         return self._flow(call, ctx, offered, decision)
 
@@ -187,8 +221,10 @@ class ToolGate:
         for the user (whoever drives the run answers it: the turn runner), and one
         ``tool_end`` per call as it finishes (those finishing together in call order).
         When ``ctx.abort`` fires, the calls still running (or waiting) are cancelled (not
-        awaited: they close their connections on their own time) and end ``aborted``.
+        awaited: they close their connections on their own time) and end ``aborted``
+        (the context is admitted first: :meth:`admit`).
         """
+        ctx = self.admit(ctx)
         offered = {spec.name: spec for spec in self.specs(ctx.mode)}
         progress = _ProgressRelay(self.progress_interval)
         asks = _Asks(decided if decided is not None else TurnDecisions())
@@ -277,11 +313,11 @@ class ToolGate:
         *,
         from_text: bool = False,
     ) -> Exchange:
-        """Assess the call (once), ask for a decision when the policy says so (from the
-        tool's declared effect and the assessment; for a call read from the model's text,
-        at least as ``changes`` would), then run it within the time limit
-        (waiting for a decision does not count against it) with what was assessed and
-        decided; the last item is the result."""
+        """Assess the call (once) and ask its source whether it is a verified change, ask
+        for a decision when the policy says so (from the tool's declared effect and the
+        assessment; for a call read from the model's text, at least as ``changes``
+        would), then run it within the time limit (waiting for a decision does not count
+        against it) with what was assessed and decided; the last item is the result."""
         refusal = self._refusal(call, offered, ctx)
         if refusal is not None:
             yield refusal
@@ -291,7 +327,10 @@ class ToolGate:
         digest = call_digest(call.name, arguments)
         try:
             assessment = await self._tools.assess(call, ctx)
+            steps = await self._tools.change_steps(call, ctx, assessment)
             preview = assessment.preview or _generic_preview(call, spec)
+            if steps is not None:  # the card lists the checks that will decide the change
+                preview = replace(preview, verification=steps.plan.to_dict())
             asks = ctx.approval.requires(spec.effect, assessment) or (
                 from_text and ApprovalPolicy.CHANGES.requires(spec.effect, assessment)
             )
@@ -299,12 +338,13 @@ class ToolGate:
                 request = ApprovalRequest(
                     "", call.id, call.name, arguments, preview, from_text=from_text
                 )
-                decision = yield request
-                if decision is None:
+                answer = yield request
+                if answer is None:
                     yield ToolResult.error(
                         f"{call.name} needs the user's approval, and no one can approve it here."
                     )
                     return
+                decision = answer.bound(digest)  # a decision on this request, unless bound
                 if not decision.approve:
                     if decision.reason == "aborted":  # the turn's abort answers it
                         yield replace(
@@ -318,7 +358,10 @@ class ToolGate:
                 return
             clearance = Clearance(assessment, decision)
             async with asyncio.timeout(self.timeout):
-                result = await self._tools.execute(call, ctx, clearance)
+                if steps is None:
+                    result = await self._tools.execute(call, ctx, clearance)
+                else:
+                    result = await self._verified(steps, ctx)
         except TimeoutError:
             result = ToolResult.error(f"{call.name} did not finish within {self.timeout:g} s.")
         except CopilotError as exc:
@@ -334,6 +377,11 @@ class ToolGate:
                 result, metadata={**(result.metadata or {}), "approval": decision.to_metadata()}
             )
         yield result
+
+    async def _verified(self, steps: ChangeSteps, ctx: ToolContext) -> ToolResult:
+        """The change as a transaction decided by the steps' plan (the card's)."""
+        outcome = await verify_change(steps, self.wait_clock, progress=ctx.report_progress)
+        return outcome.to_result()
 
     def _capped(self, call: ParsedToolCall, result: ToolResult) -> ToolResult:
         """A result longer than ``max_result_chars`` (as the model would read it) is cut,
@@ -362,6 +410,10 @@ _EFFECT_WORDS: dict[ToolEffect | None, str] = {
     ToolEffect.EXTERNAL_CHANGE: "change something outside the lab",
     None: "run a tool that may change anything",
 }
+
+
+def _require_mode(mode: CopilotMode, limits: UserLimits) -> None:
+    limits.require_mode(mode, "Calling the copilot's tools in this mode")
 
 
 def _generic_preview(call: ParsedToolCall, spec: ToolSpec) -> ChangePreview:
@@ -463,7 +515,7 @@ class _Asks:
                     self._waiting.append(needed)
                     if not self._wake.done():
                         self._wake.set_result(None)
-                    decision = (await needed.decision()).bound(step.digest)
+                    decision = await needed.decision()  # the exchange binds it
                     self._decided.keep(step.digest, decision)
                 step = await flow.asend(decision)
             return step

@@ -11,6 +11,7 @@ from typing import Any
 
 from copilot_core._abort import AbortToken
 from copilot_core._approvals import ApprovalDecision, ApprovalPolicy, Assessment, ToolEffect
+from copilot_core._limits import UNLIMITED, UserLimits
 from copilot_core._session import CopilotMode
 
 __all__ = [
@@ -222,6 +223,9 @@ class ToolContext:
     #: Work no person is waiting on at a console (a standing-intent run): a tool source
     #: may let a person's calls go first where they share something (a device console).
     background: bool = False
+    #: The caller's limits under the operator's policy: the gate admits a call only within
+    #: them (its mode at most theirs, its approval at least theirs; ``ToolGate.admit``).
+    limits: UserLimits = field(default=UNLIMITED, repr=False, compare=False)
 
     def report_progress(self, text: str, *, device: str | None = None) -> None:
         """Hand on output produced since the last report (empty text is ignored)."""

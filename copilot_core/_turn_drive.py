@@ -4,9 +4,10 @@
 
 * a wire event goes to the turn log (numbered) and to the observers; once ``abort``
   was sent, the backend's further wire events (but errors) are dropped;
-* a step (:class:`~copilot_core.events.StepCompleted`) goes through the turn's
+* a step (:class:`~copilot_core.events.StepCompleted`) goes through the turn's one
   :class:`~copilot_core._conversation.Conversation` (which refuses anything that would
-  make it invalid) and then the store, in one transaction with its counters;
+  make it invalid), then the store, in one transaction with its counters, then into
+  the conversation, before the backend goes on (the built-in agent reads it there);
 * the answer's text is also saved as a draft every ``draft_interval`` seconds or
   ``draft_chars`` characters, replaced by the step when it completes, so a crash loses
   at most that much of what was streamed;

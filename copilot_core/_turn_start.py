@@ -8,9 +8,11 @@ says so), opens its :class:`~copilot_core.ports.TurnLog` and attaches it to the
 a new session saved: shared ones cost the turn one round trip, hidden there), resolves
 the user's model, settles the turn's mode, mints the user's message — once: the message
 the store keeps is the one the agent reads (``AgentRunConfig.question``) — creates the
-session with it or asks it in the session, and hands the turn to the driver in a task of
-its own (so a client that disconnects does not stop it). Whatever fails before that is
-undone: the session it created, the log it opened, the claim it took.
+session with it or asks it in the session, opens the turn's one
+:class:`~copilot_core._conversation.Conversation` (the history window and the question;
+``AgentRunConfig.conversation``), and hands the turn to the driver in a task of its own
+(so a client that disconnects does not stop it). Whatever fails before that is undone:
+the session it created, the log it opened, the claim it took.
 
 :func:`let_go` gives back what starting took (the relay's attachment, the claim); the
 driver calls it once the turn's work is saved.
@@ -29,16 +31,22 @@ from typing import Any
 
 from copilot_core._approvals import ApprovalPolicy, TurnControl
 from copilot_core._chat_settings import RunnerSettings
+from copilot_core._conversation import Conversation
 from copilot_core._history import HistoryWindows
 from copilot_core._live import LiveTurn, TurnHandle
 from copilot_core._live_turns import LiveTurns
 from copilot_core._messages import Message
 from copilot_core._model_choice import choose_model
 from copilot_core._question import question_in_session
+from copilot_core._replay import replayable
 from copilot_core._session import CopilotMode, Session
 from copilot_core._tools import ToolContext
 from copilot_core._turns import SessionClaim, TurnInfo, TurnRequest
-from copilot_core.errors import ServiceUnavailableError, SessionBusyError
+from copilot_core.errors import (
+    ConversationInvariantError,
+    ServiceUnavailableError,
+    SessionBusyError,
+)
 from copilot_core.ports import (
     AgentBackend,
     AgentRunConfig,
@@ -103,7 +111,8 @@ class TurnStarter:
         """Start a turn on ``session`` (``None``: a new session) and return at once.
 
         Raises with nothing stored: ServiceUnavailableError (shutting down, or the turn
-        ports cannot be reached), SessionBusyError, LLMNotConfiguredError, the store's
+        ports cannot be reached), PermissionDeniedError (a ``copilot_mode`` above what
+        the operator's policy allows the user), SessionBusyError, LLMNotConfiguredError, the store's
         errors. A model that cannot be built is no refusal: the turn starts and ends with
         that error (:mod:`copilot_core._model_choice`).
         """
@@ -112,6 +121,10 @@ class TurnStarter:
                 "The copilot is shutting down; send your message again in a moment.",
                 retry_after=5,
             )
+        # The operator's policy, the turn's one place: a mode asked for above the user's
+        # highest is refused here, a session's or stored one is capped (``_mode``); the
+        # approval setting is the gate's to raise (``ToolGate.admit``).
+        request.limits.require_mode(request.copilot_mode, "This message")
         session_id = session.thread_id if session is not None else self._ids.new_id()
         info = TurnInfo(self._ids.new_id(), request.project_id, session_id, request.user_id)
         turn = LiveTurn(
@@ -141,8 +154,10 @@ class TurnStarter:
         except BaseException:
             await self._undo(turn, opening, created)
             raise
-        _begin(turn, session, question)
-        turn.config = _run_config(turn, request, session, mode, choice.selection, agent_id)
+        shared = _begin(turn, session, question)
+        turn.config = _run_config(
+            turn, request, session, mode, choice.selection, agent_id, shared=shared
+        )
         turn.task = asyncio.create_task(
             self._drive(turn, choice.failure), name=f"turn-{session_id}"
         )
@@ -174,7 +189,7 @@ class TurnStarter:
             or (selection.copilot_mode if selection else None)
             or self._settings.default_mode
         )
-        return mode if request.limits is None else request.limits.cap_mode(mode)
+        return request.limits.cap_mode(mode)
 
     async def _ask_in(
         self,
@@ -238,13 +253,23 @@ def _new_session(
     )
 
 
-def _begin(turn: LiveTurn, session: Session, question: Message) -> None:
-    """The turn holds its session, and its question is its first message."""
+def _begin(turn: LiveTurn, session: Session, question: Message) -> bool:
+    """The turn holds its session, and its one conversation: the history window as it
+    is replayed, then the question (the agent reads it; the driver appends each step).
+    False when the stored window cannot be replayed: the conversation is then the turn's
+    alone (the question and its steps) and the agent, given none, fails on the history
+    itself, as it did before it read the runner's."""
     turn.session = session
+    shared = True
+    try:
+        turn.conversation = Conversation.restore(replayable(turn.history))
+    except ConversationInvariantError:
+        shared = False
     turn.conversation.append(question)
     turn.added.append(question)
     turn.stats.messages_added(1)
     turn.draft.saved_at = time.monotonic()
+    return shared
 
 
 def _run_config(
@@ -254,11 +279,11 @@ def _run_config(
     mode: CopilotMode,
     selection: ModelSelection | None,
     agent_id: str,
+    *,
+    shared: bool = True,
 ) -> AgentRunConfig:
     """What the agent runs with: the turn's context, model and the question as saved."""
     approval = selection.approval if selection is not None else ApprovalPolicy.NEVER
-    if request.limits is not None:  # raised to the least the operator's policy allows
-        approval = request.limits.floor_approval(approval)
     return AgentRunConfig(
         context=ToolContext(
             project_id=request.project_id,
@@ -267,12 +292,14 @@ def _run_config(
             mode=mode,
             abort=turn.abort,
             credentials=request.credentials,
-            approval=approval,
+            approval=approval,  # the gate raises it to the least the limits allow
+            limits=request.limits,
         ),
         model=selection,
         generate_title=not session.title,
         agent_id=agent_id,
         question=turn.added[0],  # the question as saved (one id: stored, and read by the model)
+        conversation=turn.conversation if shared else None,
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from copilot_core._abort import AbortToken
-from copilot_core._limits import UserLimits
+from copilot_core._limits import UNLIMITED, UserLimits
 from copilot_core._messages import Message
 from copilot_core._session import CopilotMode
 from copilot_core._session_key import SessionKey
@@ -33,9 +33,10 @@ class TurnRequest:
     #: Edit or regenerate: the id of the session's last user message; it and everything
     #: after it are dropped (and taken off the counters) before this message is answered.
     replace_from: str | None = None
-    #: The user's limits under the operator's policy: a mode above ``max_mode`` runs at
-    #: it, an approval setting below ``min_approval`` is raised to it (``None``: none).
-    limits: UserLimits | None = None
+    #: The user's limits under the operator's policy: a ``copilot_mode`` above
+    #: ``max_mode`` is refused (PermissionDeniedError), a session's or stored mode above
+    #: it runs at it, an approval setting below ``min_approval`` is raised to it.
+    limits: UserLimits = UNLIMITED
 
     @property
     def key(self) -> SessionKey | None:

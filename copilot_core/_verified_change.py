@@ -1,12 +1,14 @@
 """A verified change: checks before, the change, checks after, and a rollback when a check
 that decides the change fails.
 
-:func:`verify_change` runs one change as a transaction over a :class:`CheckProbe` (which
-answers the checks) and the :class:`ChangeSteps` of the tool source (which makes the change
-after taking its restore point, and rolls that change back):
+The gate (:class:`~copilot_core.ToolGate`) runs it for a call whose tool source gives it
+:class:`ChangeSteps` (``ToolExecutor.change_steps``): the typed :class:`VerificationPlan`
+the approval card showed, the :class:`CheckProbe` that answers the checks, and the source's
+moves. :func:`verify_change` runs the change as a transaction over them:
 
 1. every check, once (``before``: what held before the change; nothing waits);
-2. the change (the restore point first: the tool source's business);
+2. the restore point, then the change (a change no restore point could be taken for is
+   not made: the refusal is its result, and nothing is checked after it);
 3. the checks that decide the change, retried until they hold or ``wait_s`` runs out
    (``after``). The call's own checks always decide; a check of the user's standing intent
    decides only when it held before (the change must not break what held; one that did not
@@ -15,15 +17,17 @@ after taking its restore point, and rolls that change back):
    is not verified) and ``on_fail`` is ``rollback``: the rollback, then the deciding checks
    once more, with the same wait (``after_rollback``).
 
-The outcome (:class:`VerifiedChange`) says which checks decided, what each phase saw,
-whether the change was rolled back and why. An aborted or rejected change runs no checks
-after it.
+Each step is said as it starts (``progress``: the call's ``tool_progress``). The outcome
+(:class:`VerifiedChange`) says which checks decided, what each phase saw, whether the
+change was rolled back and why, and what the tool source saw change (``observed``); its
+:meth:`~VerifiedChange.to_result` is the call's result, made JSON once. An aborted or
+rejected change runs no checks after it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from copilot_core._checks import (
@@ -31,7 +35,6 @@ from copilot_core._checks import (
     CheckStatus,
     IntentResult,
     check_label,
-    checks_adapter,
     dump_check,
 )
 from copilot_core._tools import ToolResult, ToolStatus
@@ -68,18 +71,9 @@ class VerificationPlan:
     def every_check(self) -> tuple[Check, ...]:
         return self.checks + self.standing
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> VerificationPlan:
-        """The plan :meth:`to_dict` gave (the one an approval card showed)."""
-        return cls(
-            tuple(checks_adapter.validate_python(list(data["checks"]))),
-            tuple(checks_adapter.validate_python(list(data.get("standing") or ()))),
-            "keep" if data.get("on_fail") == "keep" else "rollback",
-            float(data.get("wait_s", 60.0)),
-        )
-
     def to_dict(self) -> dict[str, Any]:
-        """The plan as the approval card shows it."""
+        """The plan as the approval card shows it (the wire only: the gate keeps the typed
+        plan from the card to the run)."""
         return {
             "checks": [dump_check(check) for check in self.checks],
             "standing": [dump_check(check) for check in self.standing],
@@ -91,15 +85,43 @@ class VerificationPlan:
 
 
 class ChangeSteps(Protocol):
-    """The two moves of a verified change, made by the tool source."""
+    """One verified change as its tool source makes it (``ToolExecutor.change_steps``):
+    what decides it, what answers its checks, and the source's moves, in the order
+    :func:`verify_change` makes them."""
 
-    async def change(self) -> ToolResult:
-        """Take the restore point and make the change (its result, as without checks)."""
+    @property
+    def plan(self) -> VerificationPlan:
+        """The checks that decide the change, as the approval card shows them."""
+        ...
+
+    @property
+    def probe(self) -> CheckProbe:
+        """What answers the checks, for this call's caller."""
+        ...
+
+    @property
+    def interval(self) -> float:
+        """Seconds between two rounds of checks that do not hold yet."""
+        ...
+
+    async def restore_point(self) -> ToolResult | None:
+        """Take the restore point of what the change touches. ``None``: go on (taken, or
+        nothing to keep, or none kept here: the change's result says so); a result: no
+        restore point could be taken, the change is not made, and this answers the call."""
+        ...
+
+    async def apply(self) -> ToolResult:
+        """Make the change (its result, as without checks, naming its restore point)."""
         ...
 
     async def roll_back(self) -> ToolResult | None:
         """Undo exactly that change; ``None`` when there is nothing to undo it with (no
         restore point was taken)."""
+        ...
+
+    async def observed(self, rolled_back: bool) -> Mapping[str, Any]:
+        """What the source saw change in the lab (``rolled_back``: also after the
+        rollback), read once the checks ran: kept with the verification as it is."""
         ...
 
 
@@ -117,6 +139,8 @@ class VerifiedChange:
     after_rollback: IntentResult | None = None
     reason: str = ""
     failed: tuple[str, ...] = field(default_factory=tuple)
+    #: What the tool source saw change (``ChangeSteps.observed``).
+    observed: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def status(self) -> Literal["pass", "fail", "not_run"]:
@@ -150,7 +174,48 @@ class VerifiedChange:
             data["standing"] = [check_label(check) for check in self.plan.standing]
         if self.rollback is not None:
             data["rollback"] = self.rollback.output
+        data.update(self.observed)
         return data
+
+    def to_result(self) -> ToolResult:
+        """The call's result: the change's own, carrying ``verification``. A change rolled
+        back because a check failed is an error result that says so (the model must not
+        report it as done), and one whose check failed and that could not be rolled back
+        (or only in part: what conflicts with others' work since stays) is an error
+        result with ``status`` ``failed``, never ``success``."""
+        result = self.result
+        output: Any = result.output
+        body: dict[str, Any] = dict(output) if isinstance(output, dict) else {"output": output}
+        body["verification"] = self.to_dict()
+        metadata = {**(result.metadata or {}), "verification": self.status}
+        if self.status != "fail" or self.plan.on_fail == "keep":
+            if self.status == "fail":
+                body["warning"] = (
+                    "The change was made and kept (on_fail: keep), but a check failed: "
+                    + "; ".join(self.failed)
+                )
+            return ToolResult(body, result.status, metadata)
+        body["status"], body["error"] = self._failure()
+        return ToolResult(body, ToolStatus.ERROR, metadata)
+
+    def _failure(self) -> tuple[str, str]:
+        """The status and the error of a change whose deciding check failed."""
+        failed = "; ".join(self.failed)
+        if self.rolled_back:
+            return "rolled_back", f"The change was rolled back: a check failed after it ({failed})."
+        # The change stays (whole or in part) though a deciding check failed: never success.
+        if self.rollback is None:
+            why = "no restore point was taken to roll it back with: the change stays."
+            return "failed", f"A check failed after the change ({failed}), and {why}"
+        if self.rollback.status is ToolStatus.SUCCESS:  # undone, except the conflicts
+            return "failed", (
+                f"A check failed after the change ({failed}); it was rolled back except what "
+                "conflicts with what was done since, which stays: see verification.rollback."
+            )
+        return "failed", (
+            f"A check failed after the change ({failed}), and rolling it back failed: see "
+            "verification.rollback."
+        )
 
 
 def undid_all(rollback: ToolResult) -> bool:
@@ -175,24 +240,31 @@ def _not_holding(result: IntentResult) -> tuple[str, ...]:
 
 
 async def verify_change(
-    plan: VerificationPlan,
     steps: ChangeSteps,
-    probe: CheckProbe,
     clock: WaitClock,
     *,
-    interval: float = 2.0,
     progress: Callable[[str], None] | None = None,
 ) -> VerifiedChange:
     """Run the change as a transaction (see the module docstring)."""
+    outcome = await _transaction(steps, clock, progress or (lambda text: None))
+    if outcome.after is None:  # the change did not run: nothing to see
+        return outcome
+    return replace(outcome, observed=await steps.observed(outcome.rollback is not None))
 
-    def say(text: str) -> None:
-        if progress is not None:
-            progress(text)
 
+async def _transaction(
+    steps: ChangeSteps, clock: WaitClock, say: Callable[[str], None]
+) -> VerifiedChange:
+    plan, probe, interval = steps.plan, steps.probe, steps.interval
     every = plan.every_check
     say(f"checking {len(every)} check(s) before the change\n")
     before = await verify_checks(every, probe, clock, wait_s=0.0, interval=interval)
-    result = await steps.change()
+    say("taking a restore point, then making the change\n")
+    refused = await steps.restore_point()
+    if refused is not None:
+        why = "no restore point could be taken, so the change was not made: no checks"
+        return VerifiedChange(plan, refused, before, reason=why)
+    result = await steps.apply()
     if result.status in (ToolStatus.ABORTED, ToolStatus.REJECTED):
         return VerifiedChange(plan, result, before, reason="the change did not run: no checks")
     own = range(len(plan.checks))
@@ -201,7 +273,7 @@ async def verify_change(
     chosen = [every[i] for i in deciding]
     say(f"checking {len(chosen)} check(s) after the change (up to {plan.wait_s:g} s)\n")
     after = await verify_checks(
-        chosen, probe, clock, wait_s=plan.wait_s, interval=interval, progress=progress
+        chosen, probe, clock, wait_s=plan.wait_s, interval=interval, progress=say
     )
     failed = _not_holding(after)
     if not failed:
@@ -230,17 +302,30 @@ async def verify_change(
         )
     say(f"checking {len(chosen)} check(s) after the rollback\n")
     again = await verify_checks(
-        chosen, probe, clock, wait_s=plan.wait_s, interval=interval, progress=progress
+        chosen, probe, clock, wait_s=plan.wait_s, interval=interval, progress=say
     )
+    return VerifiedChange(
+        plan,
+        result,
+        before,
+        deciding,
+        after,
+        rollback,
+        again,
+        _rolled_back(rollback, again),
+        failed,
+    )
+
+
+def _rolled_back(rollback: ToolResult, again: IntentResult) -> str:
+    """Why the change ended as it did, once it was rolled back (or tried to be)."""
     if rollback.status is not ToolStatus.SUCCESS:
-        reason = "a check failed, and rolling the change back failed (see rollback)"
-    elif not undid_all(rollback):
-        reason = (
+        return "a check failed, and rolling the change back failed (see rollback)"
+    if not undid_all(rollback):
+        return (
             "a check failed: the change was rolled back except what conflicts with what was "
             "done since, which stays (see rollback)"
         )
-    elif again.status is CheckStatus.PASS:
-        reason = "a check failed: the change was rolled back, and the checks hold again"
-    else:
-        reason = "a check failed: the change was rolled back, but not every check holds again"
-    return VerifiedChange(plan, result, before, deciding, after, rollback, again, reason, failed)
+    if again.status is CheckStatus.PASS:
+        return "a check failed: the change was rolled back, and the checks hold again"
+    return "a check failed: the change was rolled back, but not every check holds again"

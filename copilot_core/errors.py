@@ -10,6 +10,7 @@ vocabulary (the web adapter onto HTTP statuses) in one place::
     ├── PermissionDeniedError          authenticated, but not allowed
     ├── NotFoundError
     │   ├── SessionNotFoundError       missing, or another user's (indistinguishable)
+    │   ├── DrillNotFoundError         no such drill running (or not the caller's)
     │   ├── ProjectNotFoundError       missing, or not the caller's to see (indistinguishable)
     │   │   └── ProjectGoneError       GNS3 itself says it has no such project
     │   ├── ApprovalNotFoundError      no such approval pending in the session's turn
@@ -17,7 +18,9 @@ vocabulary (the web adapter onto HTTP statuses) in one place::
     ├── ConflictError
     │   ├── SessionBusyError           a turn (or a rollback) is already running on the session
     │   ├── RollbackConflictError      the undo would touch what others did since
-    │   └── ProjectNotOpenedError      GNS3 project exists but is closed
+    │   ├── ProjectNotOpenedError      GNS3 project exists but is closed
+    │   ├── DrillActiveError           the project already has a drill running
+    │   └── LabDoesNotFitError         the lab lacks what a drill's fault needs
     ├── LLMNotConfiguredError          the user has no LLM settings yet
     ├── LLMError                       the language model failed
     │   ├── LLMSetupError              no client could be built from the user's settings
@@ -31,6 +34,8 @@ vocabulary (the web adapter onto HTTP statuses) in one place::
     │   └── Gns3UnavailableError       the GNS3 server cannot be reached (try again later)
     ├── ServiceUnavailableError        the service is shutting down; retry on another replica
     ├── RestorePointNotTakenError      what a change needs could not be kept: it is not made
+    ├── DrillStepError                 one step of a drill's fault could not be sent
+    ├── DrillNotStartedError           the fault did not take; the lab was restored
     ├── AgentProcessError              an external agent program failed
     ├── ConversationInvariantError     an append would leave a tool call unanswered
     └── StoreError                     the checkpoint store failed
@@ -52,6 +57,10 @@ __all__ = [
     "ConflictError",
     "ConversationInvariantError",
     "CopilotError",
+    "DrillActiveError",
+    "DrillNotFoundError",
+    "DrillNotStartedError",
+    "DrillStepError",
     "Gns3Error",
     "Gns3UnavailableError",
     "InvalidRequestError",
@@ -64,6 +73,7 @@ __all__ = [
     "LLMSetupError",
     "LLMStreamInterruptedError",
     "LLMUnavailableError",
+    "LabDoesNotFitError",
     "NotFoundError",
     "PermissionDeniedError",
     "ProjectGoneError",
@@ -274,6 +284,63 @@ class ServiceUnavailableError(CopilotError):
 class RestorePointNotTakenError(CopilotError):
     """A restore point of what a change will change could not be taken (the message
     says why); the change is not made without a way back."""
+
+
+class DrillStepError(CopilotError):
+    """Step ``step`` (0-based, of the steps sent) of a drill's fault (or of its reference
+    fix) could not be sent: ``reason`` says why (a line the platform's grammar refused, a
+    console that did not answer, a GNS3 error)."""
+
+    def __init__(self, step: int, reason: str) -> None:
+        super().__init__(f"Step {step + 1} could not be sent: {reason}")
+        self.step = step
+        self.reason = reason
+
+
+class DrillNotStartedError(CopilotError):
+    """A drill could not hand its fault over (a step failed, or a symptom did not show);
+    the lab was restored, and ``restored`` says whether exactly (``differences`` else)."""
+
+    def __init__(self, reason: str, *, restored: bool, differences: tuple[str, ...] = ()) -> None:
+        after = (
+            "the lab was restored as it was."
+            if restored
+            else "the lab could not be restored exactly; it still differs: "
+            + "; ".join(differences)
+            + "."
+        )
+        super().__init__(f"The drill could not start ({reason}); {after}")
+        self.reason = reason
+        self.restored = restored
+        self.differences = differences
+
+
+class DrillActiveError(ConflictError):
+    """The project already has a drill running: one drill at a time per project."""
+
+    def __init__(self, project_id: str) -> None:
+        super().__init__(
+            f"Project {project_id!r} already has a drill running; end it (or give up) "
+            "before starting another."
+        )
+        self.project_id = project_id
+
+
+class LabDoesNotFitError(ConflictError):
+    """The project's lab lacks what the drill's fault needs (``missing``, sentences a
+    student can act on); nothing was changed."""
+
+    def __init__(self, missing: tuple[str, ...]) -> None:
+        super().__init__("This lab does not have what the drill needs: " + "; ".join(missing) + ".")
+        self.missing = missing
+
+
+class DrillNotFoundError(NotFoundError):
+    """No drill with this id is running on the project (or it is another user's)."""
+
+    def __init__(self, drill_id: str) -> None:
+        super().__init__(f"No drill {drill_id!r} is running on this project.")
+        self.drill_id = drill_id
 
 
 class AgentProcessError(CopilotError):

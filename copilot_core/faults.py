@@ -85,6 +85,7 @@ __all__ = [
     "Step",
     "Topic",
     "TopologyUnchanged",
+    "check_targets",
     "parse_fault_file",
 ]
 
@@ -279,7 +280,7 @@ def _first_problem(fault: Fault) -> tuple[str, str] | None:
     return next(iter(_reference_problems(fault)), None)
 
 
-def _targets(check: Check) -> list[tuple[str, str]]:
+def check_targets(check: Check) -> list[tuple[str, str]]:
     """The check's fields that may name a node instead of an address, with their values."""
     if isinstance(check, ReachabilityCheck):
         return [("to", check.to)]
@@ -317,7 +318,7 @@ def _reference_problems(fault: Fault) -> list[tuple[str, str]]:
             where = f"{checks}[{index}]"
             source = check_node(check)
             node(f"{where}.{'from' if isinstance(check, ReachabilityCheck) else 'node'}", source)
-            for name, value in _targets(check):
+            for name, value in check_targets(check):
                 shaped = lab.node(source)
                 if is_plain_address(value) or lab.node(value) is not None:
                     continue

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from copilot_core._approvals import ApprovalPolicy
-from copilot_core._limits import APPROVAL_ORDER, MODE_ORDER, UserLimits
+from copilot_core._limits import APPROVAL_ORDER, MODE_ORDER, UNLIMITED, UserLimits
 from copilot_core._session import CopilotMode
 from copilot_core.errors import PermissionDeniedError
 from copilot_core.ports import Principal
@@ -36,6 +36,7 @@ from copilot_core.ports import Principal
 __all__ = [
     "APPROVAL_ORDER",
     "MODE_ORDER",
+    "UNLIMITED",
     "GroupDirectory",
     "HostResolver",
     "OperatorPolicy",

@@ -33,21 +33,28 @@ from copilot_core._approvals import (
     ChangePreview,
     DecisionOutcome,
     PreviewCommand,
-    RestorePoint,
     TurnControl,
     call_digest,
 )
+from copilot_core._conversation import Conversation
 from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
 from copilot_core._limits import UserLimits
 from copilot_core._messages import FunctionCall, Message, Role, ToolCall
 from copilot_core._prompts import Line
 from copilot_core._redaction import redact_secrets
+from copilot_core._restore_point import (
+    ChangeDescription,
+    ChangeRecord,
+    ItemChanges,
+    RestorePoint,
+    RollbackStatus,
+    RolledBack,
+)
 from copilot_core._restore_ports import (
     RestorePoints,
     RollbackConflict,
     RollbackOptions,
     RollbackResult,
-    RollbackStatus,
     RolledBackItem,
     RolledBackTo,
 )
@@ -63,6 +70,7 @@ from copilot_core._store_ports import (
     SessionMatch,
     StandingIntentRecord,
 )
+from copilot_core._tokens import TokenCounter
 from copilot_core._tools import (
     NOT_CLEARED,
     Clearance,
@@ -80,6 +88,7 @@ from copilot_core._tools import (
 from copilot_core._turn_ports import SessionLeases, TurnControlRelay, TurnLog
 from copilot_core._turnfeed import TurnEventBuffer, TurnEventFeed
 from copilot_core._turns import SessionClaim, TurnInfo, TurnState
+from copilot_core._verified_change import ChangeSteps
 from copilot_core.events import AgentEvent
 
 __all__ = [
@@ -95,7 +104,10 @@ __all__ = [
     "Assessment",
     "Authenticator",
     "CallOptions",
+    "ChangeDescription",
     "ChangePreview",
+    "ChangeRecord",
+    "ChangeSteps",
     "CheckpointStore",
     "Clearance",
     "Clock",
@@ -108,6 +120,7 @@ __all__ = [
     "IdFactory",
     "IntentRun",
     "IntentStore",
+    "ItemChanges",
     "LLMSettingsRecord",
     "LLMSettingsStore",
     "LanguageModel",
@@ -130,6 +143,7 @@ __all__ = [
     "RollbackOptions",
     "RollbackResult",
     "RollbackStatus",
+    "RolledBack",
     "RolledBackItem",
     "RolledBackTo",
     "Session",
@@ -257,12 +271,6 @@ class LanguageModelProvider(Protocol):
         ...
 
 
-class TokenCounter(Protocol):
-    def count(self, messages: Sequence[Message]) -> int:
-        """Tokens these messages take in the model's context (an estimate is fine)."""
-        ...
-
-
 # --------------------------------------------------------------------------- tools
 class ToolExecutor(Protocol):
     """The tools of the lab; it decides which are offered in each mode."""
@@ -282,6 +290,17 @@ class ToolExecutor(Protocol):
         the user's approval: an approved change is made after a restore point). Bad
         arguments are an error *result*, not an exception; an exception means the tool
         itself broke. ``NOT_CLEARED``: not assessed, not approved (a direct call)."""
+        ...
+
+    async def change_steps(
+        self, call: ParsedToolCall, context: ToolContext, assessment: Assessment
+    ) -> ChangeSteps | None:
+        """The call as a verified change (it asks for checks that decide it), made of the
+        source's steps, which the gate runs (:func:`~copilot_core.intent.verify_change`)
+        instead of ``execute``; ``None``: the call is not one (a source without verified
+        changes always answers ``None``). Asked once per call, before the approval:
+        ``assessment`` is the call's; the steps' plan goes on its approval card. Must not
+        change anything."""
         ...
 
 
@@ -334,6 +353,12 @@ class AgentRunConfig:
     #: model reads, so the stored message and the prompt's are one message. ``None``
     #: when whoever drives the agent saves nothing (the agent makes it from the query).
     question: Message | None = None
+    #: The turn's one conversation, as the turn runner keeps it: the history window as
+    #: replayed, the question, and each step once the runner has checked and saved it
+    #: (it appends a ``StepCompleted``'s messages before the agent goes on). The agent
+    #: reads it and adds only what the model is told and the store does not keep.
+    #: ``None`` when whoever drives the agent keeps none: the agent keeps its own.
+    conversation: Conversation | None = None
 
 
 class AgentBackend(Protocol):

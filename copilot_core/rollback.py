@@ -25,7 +25,7 @@ page's "Undo this change"). It
    one of its tools' calls) and the tool message that answers it, the result's JSON (so
    the conversation stays a valid OpenAI conversation), their metadata saying who, when,
    which restore point and the status;
-6. marks the restore point as rolled back (``state["rolled_back"]``), which the
+6. marks the restore point as rolled back (its typed ``rolled_back``), which the
    restore-point listing shows.
 """
 
@@ -34,18 +34,20 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any
 
 from copilot_core._approvals import (
     ApprovalDecision,
     ApprovalPolicy,
     ChangePreview,
-    RestorePoint,
     call_digest,
 )
 from copilot_core._conversation import Conversation
 from copilot_core._history import HistoryWindows
+from copilot_core._limits import UNLIMITED, UserLimits
 from copilot_core._messages import Message, ToolCall
+from copilot_core._restore_point import RestorePoint, RolledBack
 from copilot_core._restore_ports import (
     RestorePoints,
     RollbackOptions,
@@ -72,9 +74,6 @@ from copilot_core.ports import (
     RestorePointStore,
     SessionLeases,
 )
-
-if TYPE_CHECKING:
-    from copilot_core._limits import UserLimits
 
 __all__ = [
     "ROLLBACK_TURN_PREFIX",
@@ -106,8 +105,8 @@ class RollbackRequest:
     force: bool = False
     #: Who, in words (a user name), for the history; the user id is kept regardless.
     by: str | None = None
-    #: The caller's limits under the operator's policy (``None``: no policy applies).
-    limits: UserLimits | None = None
+    #: The caller's limits under the operator's policy (checked here, before anything).
+    limits: UserLimits = UNLIMITED
 
     @property
     def options(self) -> RollbackOptions:
@@ -184,8 +183,7 @@ class Rollback:
         the way, and not ``force``).
         """
         key = request.key
-        if request.limits is not None:
-            request.limits.require_mode(ROLLBACK_MODE, "Rolling back a change")
+        request.limits.require_mode(ROLLBACK_MODE, "Rolling back a change")  # the one check
         await self._owned(key)
         point = await self._point(request)
         holder = f"{ROLLBACK_TURN_PREFIX}{self._ids.new_id()}"
@@ -205,28 +203,24 @@ class Rollback:
             result = await self._roll_back(point, request, clicked, call.id, claim.lost)
             if result.status is RollbackStatus.CONFLICT:  # nothing was done: nothing to record
                 raise RollbackConflictError(result.conflict_lines)
-            messages = self._record(point, call, result, clicked, request)
+            now = self._clock.now()
+            messages = self._record(point, call, result, clicked, request, now)
             await self._store.append_messages(key.project_id, key.session_id, messages)
-            await self._store.record_turn(key.project_id, key.session_id, self._clock.now())
+            await self._store.record_turn(key.project_id, key.session_id, now)
             if self._windows is not None:
                 self._windows.forget(key.project_id, key.session_id)
             # Read again: the port may have kept something with the point (an id map).
             point = (
                 await self._points.restore_point(key.project_id, key.session_id, point.id) or point
             )
-            marked = replace(
-                point,
-                state={
-                    **point.state,
-                    "rolled_back": {
-                        "at": messages[0].metadata.get("created_at"),
-                        "by": key.user_id,
-                        "status": result.status.value,
-                        "tool_call_id": call.id,
-                        "restore_point_id": result.restore_point_id,
-                    },
-                },
+            mark = RolledBack(
+                at=now,
+                by=key.user_id,
+                status=result.status,
+                tool_call_id=call.id,
+                restore_point_id=result.restore_point_id,
             )
+            marked = replace(point, rolled_back=mark)
             await self._points.update_restore_point(marked)
             return RollbackOutcome(marked, result, messages)
         finally:
@@ -310,9 +304,9 @@ class Rollback:
         result: RollbackResult,
         approval: ApprovalDecision,
         request: RollbackRequest,
+        now: datetime,
     ) -> tuple[Message, ...]:
         """The assistant message calling the rollback and the tool message answering it."""
-        now = self._clock.now()
         status = result.status.value
         who = request.by or request.key.user_id
         note = (

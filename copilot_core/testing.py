@@ -5,6 +5,8 @@
 * :class:`FakeToolExecutor`: tools as plain Python functions.
 * :class:`FakeRestorePoints`: the lab's restore feature, its rollbacks scripted and recorded.
 * :class:`FakeCheckProbes`: a lab's checks answered by a plain Python function.
+* :class:`FakeDrillLab`: a lab in memory that a drill breaks and restores;
+  :class:`InMemoryDrillResults`: the drills' store in memory.
 * :class:`FakeTopologySource`, :class:`StaticModelProvider`,
   :class:`RecordingEventSink`, :class:`SteppingClock`, :class:`SequentialIds`,
   :class:`FakeWaitClock` (time that moves only when something sleeps or spends it).
@@ -28,6 +30,8 @@ from typing import Any
 from copilot_core._approvals import Assessment, ChangePreview, ToolEffect
 from copilot_core._checks import Check, Observation
 from copilot_core._deltas import FinishDelta, ModelDelta, TextDelta, ToolCallDelta, UsageDelta
+from copilot_core._drill_store import InMemoryDrillResults
+from copilot_core._fake_drill import FakeDrillCall, FakeDrillLab
 from copilot_core._fake_restore import FakeRestorePoints, FakeRollback
 from copilot_core._memory_store import InMemoryCheckpointStore
 from copilot_core._messages import Message
@@ -43,6 +47,7 @@ from copilot_core._tools import (
 )
 from copilot_core._turns import TurnInfo
 from copilot_core._verification import ProbeLimits
+from copilot_core._verified_change import ChangeSteps
 from copilot_core.errors import (
     LLMError,
     LLMNotConfiguredError,
@@ -62,6 +67,8 @@ from copilot_core.ports import (
 
 __all__ = [
     "FakeCheckProbes",
+    "FakeDrillCall",
+    "FakeDrillLab",
     "FakeRestorePoints",
     "FakeRollback",
     "FakeTool",
@@ -70,6 +77,7 @@ __all__ = [
     "FakeWaitClock",
     "Hang",
     "InMemoryCheckpointStore",
+    "InMemoryDrillResults",
     "ModelCall",
     "RecordingEventSink",
     "ScriptedLanguageModel",
@@ -291,6 +299,12 @@ class FakeToolExecutor:
             self.cancelled.append(call.id)
             raise
         return value if isinstance(value, ToolResult) else ToolResult(value)
+
+    async def change_steps(
+        self, call: ParsedToolCall, context: ToolContext, assessment: Assessment
+    ) -> ChangeSteps | None:
+        """No verified changes here: every call is run by ``execute``."""
+        return None
 
 
 #: How a fake lab answers one check for one caller (sync or async).

@@ -1,7 +1,7 @@
 """The resources the container opens and closes with the service's lifespan: the
 PostgreSQL database, the store, the LLM settings, the GNS3 client, the console runner, the
-GNS3 tools, the configured MCP servers, the standing intent's runs; and the readiness
-checks over them. Each is an
+GNS3 tools, the configured MCP servers, the standing intent's runs, the drills' results;
+and the readiness checks over them. Each is an
 async generator (``providers.Resource``): what it yields is used, what follows its
 ``yield`` closes it."""
 
@@ -25,9 +25,21 @@ from adapters.gns3 import (
 )
 from adapters.llm import LLMSettingsRepository
 from adapters.mcp import McpServerConfig
-from adapters.postgres import PostgresCheckpointStore, PostgresDatabase, PostgresLLMSettingsStore
-from adapters.sqlite import SqliteCheckpointStore, SqliteStoreReadiness, SqliteStoreSettings
+from adapters.postgres import (
+    PostgresCheckpointStore,
+    PostgresDatabase,
+    PostgresDrillResults,
+    PostgresLLMSettingsStore,
+)
+from adapters.sqlite import (
+    DRILLS_DATABASE_NAME,
+    SqliteCheckpointStore,
+    SqliteDrillResults,
+    SqliteStoreReadiness,
+    SqliteStoreSettings,
+)
 from copilot_core.bootstrap import InMemoryTurnLog
+from copilot_core.drills import DrillResults
 from copilot_core.intent import CheckProbes, StandingIntent
 from copilot_core.ports import Clock, IdFactory, IntentStore, RestorePointStore
 from copilot_core.rules import CallBounds
@@ -41,6 +53,7 @@ if TYPE_CHECKING:  # imported when Redis is used (the client library costs start
 __all__ = [
     "open_console_runner",
     "open_database",
+    "open_drill_results",
     "open_gns3_client",
     "open_llm_settings",
     "open_mcp_sources",
@@ -81,6 +94,23 @@ async def open_store(
         yield store
     finally:
         await store.close()
+
+
+async def open_drill_results(
+    data_dir: Path, database: PostgresDatabase | None
+) -> AsyncIterator[DrillResults]:
+    """The troubleshooting drills (each project's active drill, each user's results):
+    in PostgreSQL when there is a database, as the sessions are, else in one
+    service-wide SQLite file in ``data_dir`` (a user's history spans projects)."""
+    if database is not None:
+        yield PostgresDrillResults(database)
+        return
+    await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
+    results = await SqliteDrillResults.open(data_dir / DRILLS_DATABASE_NAME)
+    try:
+        yield results
+    finally:
+        await results.close()
 
 
 async def open_llm_settings(

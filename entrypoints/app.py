@@ -29,7 +29,7 @@ from adapters.web import (
 )
 from copilot_core import CopilotError
 from copilot_core.errors import ServiceUnavailableError
-from entrypoints.container import Container, build_container, mcp_dependencies, resolve
+from entrypoints.container import Container, build_container, resolve
 from entrypoints.lifecycle import ProjectLifecycle
 from entrypoints.observability import configure_logging
 from entrypoints.settings import Settings
@@ -177,7 +177,7 @@ def create_app(settings: Settings | None = None, container: Container | None = N
             lifecycle = await resolve(container.web.lifecycle())
             watching = _watch_gns3_projects(container, settings, lifecycle, store)
             mcp = container.mcp_endpoint()
-            mcp.install(await mcp_dependencies(container))
+            mcp.install(await resolve(container.mcp_dependencies()))
             try:
                 # The MCP SDK loads meanwhile, in a thread (stopped by a shutdown).
                 async with mcp.running(service.stopping):

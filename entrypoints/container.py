@@ -10,7 +10,9 @@ declaring what it needs from the others (``providers.DependenciesContainer``):
 * :class:`Web` — what the HTTP adapter is given: its settings and its collaborators.
 
 :class:`Container` puts them together; what the web app needs is one provider,
-``container.web.collaborators`` (awaited once the resources are open). Resources
+``container.web.collaborators`` (awaited once the resources are open), and what the
+MCP endpoint needs is ``container.mcp_dependencies``, sharing the web's authenticator
+(one cache of tokens) and its project gate. Resources
 (databases, HTTP clients) open and close with the app's lifespan
 (``await container.init_resources()`` / ``shutdown_resources()``). Tests override any
 provider with a fake (``container.gateways.store.override(...)``).
@@ -34,12 +36,16 @@ from dependency_injector import containers, providers
 from pydantic import SecretStr
 
 from adapters.gns3 import (
+    DrillTools,
+    FaultCatalog,
     Gns3Authenticator,
     Gns3Client,
     Gns3ClientDirectory,
+    Gns3DrillLab,
     Gns3GroupDirectory,
     Gns3ProjectGate,
     Gns3Settings,
+    Gns3ToolExecutor,
     Gns3TopologySource,
     SkillLibrary,
     load_fault_catalog,
@@ -54,9 +60,11 @@ from adapters.llm import (
     check_endpoint,
 )
 from adapters.mcp import (
+    ApprovalSettings,
     CompositeToolExecutor,
     McpEndpoint,
     McpServerDependencies,
+    SkillCatalogue,
     SkillDocument,
     ToolCallRecord,
     WithMcpTools,
@@ -67,18 +75,20 @@ from adapters.web import (
     PrometheusTurnMetrics,
     StructlogTurnObserver,
     WebDependencies,
-    WebSettings,
 )
 from copilot_core import (
     AgentSettings,
     BuiltinAgent,
     ChatService,
+    PromptBook,
     SystemClock,
     ToolGate,
     TurnRunner,
     UuidIdFactory,
 )
 from copilot_core.bootstrap import history_windows
+from copilot_core.drills import DrillLab, DrillResults, Drills
+from copilot_core.intent import CheckProbes
 from copilot_core.policy import PolicyBook
 from copilot_core.ports import (
     AgentBackend,
@@ -91,6 +101,7 @@ from copilot_core.rollback import Rollback
 from entrypoints._resources import (
     open_console_runner,
     open_database,
+    open_drill_results,
     open_gns3_client,
     open_llm_settings,
     open_mcp_sources,
@@ -120,7 +131,6 @@ __all__ = [
     "ServiceHandle",
     "Web",
     "build_container",
-    "mcp_dependencies",
     "resolve",
 ]
 
@@ -130,6 +140,40 @@ T = TypeVar("T")
 def agent_tools(gns3: ToolExecutor, mcp: McpToolSource | None) -> ToolExecutor:
     """What the built-in agent may call: the GNS3 tools, then the MCP servers' tools."""
     return gns3 if mcp is None else CompositeToolExecutor(gns3, mcp)
+
+
+def gns3_drill_lab(tools: ToolExecutor) -> DrillLab | None:
+    """The lab a drill breaks and restores: the GNS3 tools' own (their lab access, the
+    console and the grammar every line is judged by); ``None`` when the tools are not
+    GNS3's (an evaluation's simulated lab): that deployment has no drills."""
+    return Gns3DrillLab(tools.lab) if isinstance(tools, Gns3ToolExecutor) else None
+
+
+def drills_use_case(
+    catalog: FaultCatalog,
+    lab: DrillLab | None,
+    probes: CheckProbes,
+    results: DrillResults,
+    clock: Clock,
+    ids: IdFactory,
+) -> Drills | None:
+    """The troubleshooting drills over the catalog, the lab, its checks (the standing
+    intent's probes: a symptom is answered as ``verify_intent`` answers it) and the
+    results store, on the service's clock; ``None`` without a lab."""
+    if lab is None:
+        return None
+    return Drills(catalog.faults, lab, probes, results, clock=clock, ids=ids)
+
+
+def drill_tool_source(drills: Drills | None) -> DrillTools | None:
+    """The chat's ``practice_drill`` tool over the drills (``None`` without them)."""
+    return None if drills is None else DrillTools(drills)
+
+
+def with_drill_tools(tools: ToolExecutor, drills: DrillTools | None) -> ToolExecutor:
+    """What the built-in agent calls: its tools, then ``practice_drill`` when there are
+    drills (a chat's "give me an OSPF fault")."""
+    return tools if drills is None else CompositeToolExecutor(tools, drills)
 
 
 def mcp_server_list(
@@ -167,11 +211,17 @@ def mcp_request_state_keys(secret_key: SecretStr | None) -> tuple[bytes, ...]:
 
 
 def mcp_gate(
-    agent_gate: ToolGate, agent_tools: ToolExecutor, gns3: ToolExecutor, agent: AgentSettings
+    agent_gate: ToolGate,
+    agent_tools: ToolExecutor,
+    gns3: ToolExecutor,
+    drills: DrillTools | None,
+    agent: AgentSettings,
 ) -> ToolGate:
-    """The gate the MCP endpoint serves the GNS3 tools through: the agent's own when the
-    GNS3 tools are all the agent calls, else one of the same limits over them alone."""
-    return agent_gate if agent_tools is gns3 else agent.gate(gns3)
+    """The gate the MCP endpoint serves the copilot's own tools through (the GNS3 tools,
+    then ``practice_drill`` when there are drills): the agent's gate when those are all
+    the agent calls, else one of the same limits over them alone (the endpoint serves the
+    copilot's tools, not those of the MCP servers it uses)."""
+    return agent_gate if agent_tools is gns3 else agent.gate(with_drill_tools(gns3, drills))
 
 
 class McpToolMetrics:
@@ -182,6 +232,34 @@ class McpToolMetrics:
 
     def tool_called(self, record: ToolCallRecord) -> None:
         self._metrics.record_tool_call(record.tool, record.status, record.seconds)
+
+
+def stored_approval(llm_settings: LLMSettingsRepository) -> ApprovalSettings:
+    """A user's approval setting as the MCP endpoint reads it: the one they saved with
+    their LLM settings (``changes`` until they save one), as their chat turns do."""
+
+    async def approval(user_id: str) -> ApprovalPolicy:
+        settings = await llm_settings.get_public(user_id)
+        return ApprovalPolicy.CHANGES if settings is None else settings.approval
+
+    return approval
+
+
+def agent_prompts(agent: BuiltinAgent) -> Callable[[], PromptBook]:
+    """The built-in agent's prompts now (a skills reload replaces them)."""
+    return lambda: agent.prompts
+
+
+def skill_documents(skills: SkillLibrary) -> SkillCatalogue:
+    """The skills as the MCP endpoint lists them, read at each listing."""
+
+    def documents() -> list[SkillDocument]:
+        return [
+            SkillDocument(s.device_type, s.topic, s.title, s.summary, s.content)
+            for s in skills.list()
+        ]
+
+    return documents
 
 
 def policy_book(
@@ -274,6 +352,10 @@ class Gateways(containers.DeclarativeContainer):
     probes = tools.provided.probes
     #: The lab's restore feature (the GNS3 tools' own, which ``restore_point`` uses).
     restore = tools.provided.restore
+    #: The lab a troubleshooting drill breaks and restores (``None``: not GNS3's tools).
+    drill_lab = providers.Singleton(gns3_drill_lab, tools)
+    #: Each project's active drill and each user's results (SQLite, or PostgreSQL).
+    drill_results = providers.Resource(open_drill_results, config.data_dir, database)
     topology = providers.Singleton(Gns3TopologySource, gns3)
     mcp_sources = providers.Resource(open_mcp_sources, configs=config.mcp_servers)
     #: What the built-in agent calls: the GNS3 tools, then the MCP servers' tools.
@@ -306,7 +388,21 @@ class Core(containers.DeclarativeContainer):
 
     #: The gate every tool call of the agent goes through, with the ``agent`` section's
     #: limits (time, progress, result size).
-    gate = providers.Singleton(AgentSettings.gate, agent_settings, gateways.agent_tools)
+    #: Troubleshooting drills: the fault catalog on the lab, checked by its probes.
+    drills = providers.Singleton(
+        drills_use_case,
+        gateways.faults,
+        gateways.drill_lab,
+        gateways.probes,
+        gateways.drill_results,
+        clock,
+        ids,
+    )
+    #: The chat's ``practice_drill`` tool over them (``None``: no drills).
+    drill_tools = providers.Singleton(drill_tool_source, drills)
+    #: What the agent calls: the lab's tools (and MCP servers'), then the drill tool.
+    agent_tools = providers.Callable(with_drill_tools, gateways.agent_tools, drill_tools)
+    gate = providers.Singleton(AgentSettings.gate, agent_settings, agent_tools)
     #: The same section's bounds of one call into the lab, which the core's own calls
     #: into it keep to (a standing intent's run, a rollback): the gate's ``bounds``.
     call_bounds = agent_settings.provided.bounds
@@ -374,6 +470,14 @@ class Web(containers.DeclarativeContainer):
 
     #: The web adapter's settings: the ``web`` section, whole (``create_app`` takes it).
     settings = providers.Singleton(config.web)
+    #: GNS3's answer to a token, remembered briefly: the one cache the web API and the
+    #: MCP endpoint both authenticate through.
+    authenticator = providers.Singleton(
+        CachingAuthenticator,
+        gateways.authenticator,
+        ttl=config.web.provided.auth_cache_ttl,
+        size=config.web.provided.auth_cache_size,
+    )
     #: What follows GNS3 closing or deleting a project (``None`` unless the SQLite store).
     lifecycle = providers.Singleton(
         project_lifecycle,
@@ -390,7 +494,7 @@ class Web(containers.DeclarativeContainer):
     collaborators = providers.Singleton(
         WebDependencies,
         chat=core.chat,
-        authenticator=gateways.authenticator,
+        authenticator=authenticator,
         projects=projects,
         llm_config=gateways.llm_config,
         reload_skills=core.reload_skills,
@@ -401,6 +505,7 @@ class Web(containers.DeclarativeContainer):
         model_catalog=gateways.model_catalog,
         rollback=core.rollback,
         intent=core.intent,
+        drills=core.drills,
         policy=gateways.policy,
         llm_endpoints=providers.Object(check_endpoint),
     )
@@ -421,11 +526,24 @@ class Container(containers.DeclarativeContainer):
     )
     web = providers.Container(Web, config=config, gateways=gateways, core=core)
 
-    #: The GNS3 tools served over MCP: the agent's gate when they are all it calls; with
-    #: MCP servers configured, a gate of the same limits over the GNS3 tools alone (the
-    #: endpoint serves the copilot's tools, not those of the servers it uses).
+    #: The copilot's tools served over MCP (GNS3's, then ``practice_drill``): see mcp_gate.
     mcp_tools = providers.Singleton(
-        mcp_gate, core.gate, gateways.agent_tools, gateways.tools, config.agent
+        mcp_gate, core.gate, gateways.agent_tools, gateways.tools, core.drill_tools, config.agent
+    )
+    #: What the MCP endpoint is given once the resources are open (awaited, as the web's
+    #: collaborators are): the web's authenticator and projects, the gate above.
+    mcp_dependencies = providers.Singleton(
+        McpServerDependencies,
+        tools=mcp_tools,
+        authenticator=web.authenticator,
+        projects=web.projects,
+        directory=gateways.directory,
+        topology=gateways.topology,
+        approval=providers.Callable(stored_approval, gateways.llm_settings),
+        prompts=providers.Callable(agent_prompts, core.agent),
+        skills=providers.Callable(skill_documents, gateways.skills),
+        observers=providers.List(providers.Singleton(McpToolMetrics, metrics)),
+        policy=gateways.policy,
     )
     #: Built with the app (mounted at /v3/copilot/mcp); ``mcp_dependencies`` feeds it.
     mcp_endpoint = providers.Singleton(
@@ -447,39 +565,3 @@ def build_container(settings: Settings) -> Container:
 async def resolve(value: T | Any) -> Any:
     """A provider's value: providers that depend on async resources return awaitables."""
     return await value if inspect.isawaitable(value) else value
-
-
-async def mcp_dependencies(container: Container) -> McpServerDependencies:
-    """What the MCP endpoint needs (after ``init_resources``)."""
-    gateways = container.gateways
-    agent: BuiltinAgent = await resolve(container.core.agent())
-    skills: SkillLibrary = await resolve(gateways.skills())
-    llm_settings: LLMSettingsRepository = await resolve(gateways.llm_settings())
-    web_settings: WebSettings = container.web.settings()
-
-    async def approval(user_id: str) -> ApprovalPolicy:
-        settings = await llm_settings.get_public(user_id)
-        return ApprovalPolicy.CHANGES if settings is None else settings.approval
-
-    def skill_documents() -> list[SkillDocument]:
-        return [
-            SkillDocument(s.device_type, s.topic, s.title, s.summary, s.content)
-            for s in skills.list()
-        ]
-
-    return McpServerDependencies(
-        tools=await resolve(container.mcp_tools()),
-        authenticator=CachingAuthenticator(
-            await resolve(gateways.authenticator()),
-            ttl=web_settings.auth_cache_ttl,
-            size=web_settings.auth_cache_size,
-        ),
-        projects=await resolve(container.web.projects()),
-        directory=await resolve(gateways.directory()),
-        topology=await resolve(gateways.topology()),
-        approval=approval,
-        prompts=lambda: agent.prompts,
-        skills=skill_documents,
-        observers=(McpToolMetrics(container.metrics()),),
-        policy=await resolve(gateways.policy()),
-    )

@@ -8,6 +8,8 @@ import argparse
 import asyncio
 import signal
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -144,40 +146,61 @@ class _EvalSetupError(Exception):
     pass
 
 
-async def _eval_run(args: argparse.Namespace, settings: Any, tasks: list[Any]) -> list[Any]:
-    import os
-
-    from copilot_core import AgentSettings
-    from copilot_core.errors import CopilotError
-    from entrypoints.evaluation import run_tasks
-
+async def _eval_run(args: argparse.Namespace, llm: Any, tasks: list[Any]) -> list[Any]:
     def done(score: Any) -> None:
         trial = f" (trial {score.trial})" if args.trials > 1 else ""
         print(f"  {score.task}{trial}: done", flush=True)
 
-    budget = AgentSettings(max_llm_calls=args.max_llm_calls)
-    run: dict[str, Any] = {"agent_settings": budget, "on_score": done, "trials": args.trials}
+    # The service's settings (its environment included), with the step budget of the
+    # flags and, for a real lab, its GNS3: the container builds the service from them.
+    # Its sessions live in a temporary directory, never in a database the environment
+    # names, and its turns in memory.
+    scratch = tempfile.TemporaryDirectory(prefix="gns3-copilot-eval-")
+    given: dict[str, Any] = {
+        "agent": {"max_llm_calls": args.max_llm_calls},
+        "data_dir": scratch.name,
+        "database_url": None,
+        "redis_url": None,
+    }
+    if args.gns3_url is not None:
+        given["gns3"] = {"url": args.gns3_url}
+        if args.gns3_username is not None:
+            given["gns3"]["username"] = args.gns3_username
+        if args.gns3_password is not None:
+            given["gns3"]["password"] = args.gns3_password
+    with scratch:
+        try:
+            service = Settings(**given)
+        except ValidationError as exc:
+            problems = (f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise _EvalSetupError("; ".join(problems)) from exc
+        return await _run_in(args, service, llm, tasks, done)
+
+
+async def _run_in(
+    args: argparse.Namespace,
+    service: Settings,
+    llm: Any,
+    tasks: list[Any],
+    done: Callable[[Any], None],
+) -> list[Any]:
+    import os
+
+    from copilot_core.errors import CopilotError
+    from entrypoints.evaluation import SimulatedLabs, run_tasks
+
+    run: dict[str, Any] = {"on_score": done, "trials": args.trials}
     if args.gns3_url is None:
-        return await run_tasks(settings, tasks, **run)
+        return await run_tasks(SimulatedLabs(service, llm), tasks, **run)
     # SIGTERM ends the run as Ctrl-C does: the task's scratch project is deleted first.
     current = asyncio.current_task()
     if current is not None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, current.cancel)
     from entrypoints.eval_gns3 import Gns3Labs
 
-    given: dict[str, Any] = {"url": args.gns3_url}
-    if args.gns3_username is not None:
-        given["username"] = args.gns3_username
-    if args.gns3_password is not None:
-        given["password"] = args.gns3_password
-    try:
-        service = Settings(gns3=given)
-    except ValidationError as exc:
-        problems = (f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise _EvalSetupError("; ".join(problems)) from exc
     token = args.gns3_token or os.environ.get("COPILOT_EVAL_GNS3_TOKEN") or None
     try:
-        async with Gns3Labs.connect(service, token) as labs:
-            return await run_tasks(settings, tasks, labs=labs, **run)
+        async with Gns3Labs.connect(service, llm, token) as labs:
+            return await run_tasks(labs, tasks, **run)
     except CopilotError as exc:
         raise _EvalSetupError(f"GNS3 at {args.gns3_url}: {exc.message}") from exc

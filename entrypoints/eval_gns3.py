@@ -2,14 +2,15 @@
 
 Per task a project named ``copilot-eval-<task>-<random>`` is created, set up as the
 task's :class:`~entrypoints.eval_lab.Given` says (VPCS nodes from GNS3's own template,
-linked, started, addressed), and handed to the agent through the service's own GNS3
-tools (:class:`Gns3ToolExecutor` and :class:`Gns3TopologySource`, built by the
-container's builders from the ``gns3`` and ``console`` settings). Every change is
-approved (approval policy ``changes``, each approval answered yes). Afterwards the
-project's state is read back from GNS3 (nodes with their names, templates and status;
-links with their ports; a started VPCS host's address by ``show ip`` on its console)
-together with the console commands the tools ran, and the project is deleted: always,
-also when the task failed or the run was interrupted.
+linked, started, addressed), and the task's turn runs in the service, built by its
+container (:func:`~entrypoints.eval_service.eval_container`) from the ``gns3``,
+``console`` and ``agent`` settings: its chat service, agent and GNS3 tools
+(:class:`Gns3ToolExecutor`, :class:`Gns3TopologySource`). Every change is approved
+(approval policy ``changes``, each approval answered yes through the chat service, as a
+client answers it). Afterwards the project's state is read back from GNS3 (nodes with
+their names, templates and status; links with their ports; a started VPCS host's address
+by ``show ip`` on its console) together with the console commands the tools ran, and the
+project is deleted: always, also when the task failed or the run was interrupted.
 
 A task that needs a node started (or one it starts itself) first checks that GNS3 can
 start one; when GNS3 refuses, the task is an error naming GNS3's reason, never a pass.
@@ -29,27 +30,16 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.gns3 import (
-    ConsoleRunner,
-    Gns3Client,
-    Gns3ToolExecutor,
-    Gns3TopologySource,
-    SkillLibrary,
-)
-from copilot_core import (
-    AbortToken,
-    ParsedToolCall,
-    SystemClock,
-    ToolContext,
-    ToolStatus,
-    UuidIdFactory,
-)
+from adapters.gns3 import Gns3Client, Gns3ToolExecutor
+from adapters.gns3.testing import SimNode, SimulatedLab
+from adapters.llm import LLMSettings
+from copilot_core import AbortToken, ParsedToolCall, ToolContext, ToolStatus
 from copilot_core.errors import CopilotError
-from copilot_core.ports import ApprovalPolicy, ToolExecutor, TopologySource
-from entrypoints._resources import open_console_runner, open_gns3_client, open_tools
-from entrypoints.container import skill_dirs
-from entrypoints.eval_lab import EvalLab, Given, SimNode
-from entrypoints.evaluation import LabUnavailable, Scratch, Task, Transcript
+from copilot_core.ports import ApprovalPolicy
+from entrypoints.container import resolve
+from entrypoints.eval_lab import Given
+from entrypoints.eval_service import EVAL_USER, EvalService, Transcript, eval_container
+from entrypoints.evaluation import LabUnavailable, Scratch, Task
 from entrypoints.settings import Settings
 
 __all__ = ["CONSOLE_TOOLS", "Gns3Labs", "console_commands", "project_name"]
@@ -93,56 +83,52 @@ def console_commands(transcript: Transcript) -> list[tuple[str, str]]:
 @dataclass
 class _Gns3Scratch:
     labs: Gns3Labs
-    tools: ToolExecutor
-    topology: TopologySource
+    service: EvalService
+    project_id: str
+    credentials: str
+    #: What the set-up and the read-back call the tools with (past the gate).
     context: ToolContext
 
-    async def state(self, transcript: Transcript) -> EvalLab:
+    async def state(self, transcript: Transcript) -> SimulatedLab:
         return await self.labs.read_back(self.context, transcript)
 
 
 class Gns3Labs:
-    """Scratch projects on one GNS3 server, with one user's token."""
+    """Scratch projects on one GNS3 server, with one user's token, served by the
+    service over its GNS3 tools."""
 
     kind = "gns3"
 
-    def __init__(self, client: Gns3Client, tools: Gns3ToolExecutor, token: str) -> None:
+    def __init__(
+        self, client: Gns3Client, tools: Gns3ToolExecutor, token: str, service: EvalService
+    ) -> None:
         self.client = client
         self.tools = tools
         self.token = token
-        self.topology = Gns3TopologySource(client)
+        self.service = service
         self._templates: dict[str, dict[str, Any]] | None = None
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def connect(cls, settings: Settings, token: str | None) -> AsyncIterator[Gns3Labs]:
+    async def connect(
+        cls, settings: Settings, llm: LLMSettings, token: str | None
+    ) -> AsyncIterator[Gns3Labs]:
         """The GNS3 server of ``settings.gns3`` with ``token``, else signed in with its
-        username and password; the tools built as the service builds them."""
-        async with contextlib.AsyncExitStack() as stack:
-            client: Gns3Client = await stack.enter_async_context(
-                contextlib.asynccontextmanager(open_gns3_client)(settings.gns3)
-            )
-            runner: ConsoleRunner = await stack.enter_async_context(
-                contextlib.asynccontextmanager(open_console_runner)(settings.console)
-            )
-            skills = SkillLibrary(skill_dirs(settings.skills_dir))
-            tools: Gns3ToolExecutor = await stack.enter_async_context(
-                contextlib.asynccontextmanager(open_tools)(
-                    client,
-                    runner,
-                    skills,
-                    settings.gns3,
-                    clock=SystemClock(),
-                    ids=UuidIdFactory(),
-                )
-            )
+        username and password; everything built by the service's container."""
+        container = eval_container(settings, llm)
+        try:
+            client: Gns3Client = await resolve(container.gateways.gns3())
+            tools: Gns3ToolExecutor = await resolve(container.gateways.tools())
+            service = await EvalService.of(container)
             if token is None:
                 username, password = settings.gns3.username, settings.gns3.password
                 if not username or password is None:
                     raise CopilotError("give --gns3-token, or --gns3-username and a password")
                 token = await client.authenticate(username, password.get_secret_value())
             await client.current_user(token)  # the token works, before any project
-            yield cls(client, tools, token)
+            yield cls(client, tools, token, service)
+        finally:
+            await resolve(container.shutdown_resources())
 
     @contextlib.asynccontextmanager
     async def open(self, task: Task) -> AsyncIterator[Scratch]:
@@ -151,7 +137,7 @@ class Gns3Labs:
         try:
             context = ToolContext(
                 project_id,
-                "eval",
+                EVAL_USER,
                 f"eval-{task.name}",
                 task.mode,
                 AbortToken(),
@@ -159,7 +145,7 @@ class Gns3Labs:
                 approval=ApprovalPolicy.CHANGES,
             )
             await self._set_up(context, task.given)
-            yield _Gns3Scratch(self, self.tools, self.topology, context)
+            yield _Gns3Scratch(self, self.service, project_id, self.token, context)
         finally:
             await asyncio.shield(self._delete(project_id, str(project.get("name"))))
 
@@ -243,13 +229,14 @@ class Gns3Labs:
         return None if result.status is not ToolStatus.SUCCESS else result.output
 
     # ------------------------------------------------------------------ read-back
-    async def read_back(self, context: ToolContext, transcript: Transcript) -> EvalLab:
-        """The project's state as GNS3 has it now, in the shape the judges read."""
+    async def read_back(self, context: ToolContext, transcript: Transcript) -> SimulatedLab:
+        """The project's state as GNS3 has it now, in the shape the judges read (the
+        simulated lab's)."""
         project_id = context.project_id
         nodes = await self.client.nodes(self.token, project_id)
         links = await self.client.links(self.token, project_id)
         templates = await self.templates()
-        lab = EvalLab()
+        lab = SimulatedLab()
         by_id = {str(node["node_id"]): node for node in nodes}
         for node in nodes:
             template = templates.get(str(node.get("template_id")), {}).get("name")

@@ -3,14 +3,20 @@ the lab's state afterwards and by the transcript, and a score per task.
 
 Each task starts from its own lab, in one of two kinds (a :class:`Labs`):
 
-* simulated (the default, offline): :class:`~entrypoints.eval_lab.EvalLab`, the GNS3
-  tools' schemas and argument checks over a lab kept in memory;
+* simulated (the default, offline): :class:`~adapters.gns3.testing.SimulatedLab`, the
+  GNS3 tools' schemas and argument checks over a lab kept in memory;
 * real (``--gns3-url``): :class:`~entrypoints.eval_gns3.Gns3Labs`, a scratch GNS3 project
   per task, the service's own GNS3 tools, the state read back from GNS3, the project
   deleted afterwards.
 
-The task's message goes through the built-in agent (the same loop, guards and tool sets
-as the service, every change approved) and the judge checks what the lab became. The
+Either way the turn runs in the service itself, built by its container
+(:func:`~entrypoints.eval_service.eval_container`: the evaluation's model for every
+user; the simulated lab also overrides the tool source and the topology, as a test
+overrides a provider): the chat service, its turn runner, the built-in agent (the same
+loop, guards and tool sets) and the store, in a temporary data directory. The task's
+message is asked in a session of its own and every approval answered yes through the
+chat service, as a client answers it (:func:`~entrypoints.eval_service.run_turn`); the
+judge checks what the lab became. The
 figures per task: passed, tool calls, repeats refused by the guards, tokens (as the
 server reported them), the time to the model's first token or call, and the total time.
 """
@@ -22,36 +28,17 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from adapters.llm import LLMSettings, SettingsLanguageModelProvider, TiktokenTokenCounter
-from copilot_core import (
-    AbortToken,
-    AgentSettings,
-    BuiltinAgent,
-    CopilotMode,
-    SystemClock,
-    ToolContext,
-    UuidIdFactory,
-)
+from dependency_injector import providers
+
+from adapters.gns3.testing import SimulatedLab, SimulatedLabTools
+from adapters.llm import LLMSettings
+from copilot_core import CopilotMode
 from copilot_core.errors import CopilotError
-from copilot_core.events import (
-    ApprovalNeeded,
-    ContentEvent,
-    ErrorEvent,
-    LLMCallCompleted,
-    ToolCallEvent,
-    ToolEndEvent,
-)
-from copilot_core.ports import (
-    AgentRunConfig,
-    ApprovalDecision,
-    ModelOverrides,
-    ToolExecutor,
-    TopologySource,
-)
+from entrypoints.container import resolve
 from entrypoints.eval_judges import (
     explains_refusal,
     says_empty,
@@ -59,7 +46,9 @@ from entrypoints.eval_judges import (
     says_reachable,
     shows_ip_command,
 )
-from entrypoints.eval_lab import EvalLab, EvalTools, Given
+from entrypoints.eval_lab import Given, simulated_lab
+from entrypoints.eval_service import EvalService, Transcript, eval_container, run_turn
+from entrypoints.settings import Settings
 
 __all__ = [
     "TASKS",
@@ -69,7 +58,6 @@ __all__ = [
     "SimulatedLabs",
     "Task",
     "TaskScore",
-    "Transcript",
     "format_table",
     "per_trial",
     "run_tasks",
@@ -79,22 +67,6 @@ TEACHING = CopilotMode.TEACHING_ASSISTANT
 AUTOMATION = CopilotMode.LAB_AUTOMATION_ASSISTANT
 
 
-@dataclass
-class Transcript:
-    """What one task's turn did: the answer, the calls run (and what each returned),
-    errors. ``repeats``: calls the guards refused as repeats of one that succeeded, and
-    calls that failed again exactly as an identical earlier call of the turn had failed
-    (the guards let those run, but the model made the same failing call twice);
-    ``refused``: the first kind only (they are not in ``calls``)."""
-
-    answer: str = ""
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    outputs: list[Any] = field(default_factory=list)
-    repeats: int = 0
-    refused: int = 0
-    errors: list[str] = field(default_factory=list)
-
-
 @dataclass(frozen=True)
 class Task:
     name: str
@@ -102,7 +74,7 @@ class Task:
     message: str
     given: Given
     #: Whether the task was done: the lab afterwards, and the transcript.
-    judge: Callable[[EvalLab, Transcript], bool]
+    judge: Callable[[SimulatedLab, Transcript], bool]
 
 
 @dataclass(frozen=True)
@@ -125,13 +97,14 @@ class LabUnavailable(Exception):
 
 
 class Scratch(Protocol):
-    """One task's lab: the tools and topology the agent gets, and the state afterwards."""
+    """One task's lab: the service whose container serves it, the project the turn is
+    asked in and the credentials its tools use, and the lab's state afterwards."""
 
-    tools: ToolExecutor
-    topology: TopologySource
-    context: ToolContext
+    service: EvalService
+    project_id: str
+    credentials: str
 
-    async def state(self, transcript: Transcript) -> EvalLab: ...
+    async def state(self, transcript: Transcript) -> SimulatedLab: ...
 
 
 class Labs(Protocol):
@@ -142,26 +115,36 @@ class Labs(Protocol):
 
 @dataclass
 class _SimScratch:
-    lab: EvalLab
-    tools: ToolExecutor
-    topology: TopologySource
-    context: ToolContext
+    lab: SimulatedLab
+    service: EvalService
+    project_id: str = "eval"
+    credentials: str = "eval"
 
-    async def state(self, transcript: Transcript) -> EvalLab:
+    async def state(self, transcript: Transcript) -> SimulatedLab:
         return self.lab
 
 
 class SimulatedLabs:
-    """Each task in a fresh :class:`EvalLab` (nothing outside this process is touched)."""
+    """Each task in a fresh :class:`SimulatedLab` (nothing outside this process is
+    touched), served by the service's container with the lab as its tool source and
+    topology."""
 
     kind = "simulated"
 
+    def __init__(self, settings: Settings, llm: LLMSettings) -> None:
+        self._settings = settings
+        self._llm = llm
+
     @contextlib.asynccontextmanager
     async def open(self, task: Task) -> AsyncIterator[Scratch]:
-        lab = EvalLab()
-        lab.apply(task.given)
-        context = ToolContext("eval", "eval", "eval", task.mode, AbortToken(), credentials="eval")
-        yield _SimScratch(lab, EvalTools(lab), lab, context)
+        lab = simulated_lab(task.given)
+        container = eval_container(self._settings, self._llm)
+        container.gateways.tools.override(providers.Object(SimulatedLabTools(lab)))
+        container.gateways.topology.override(providers.Object(lab))
+        try:
+            yield _SimScratch(lab, await EvalService.of(container))
+        finally:
+            await resolve(container.shutdown_resources())
 
 
 EMPTY = Given()
@@ -261,13 +244,19 @@ TASKS: tuple[Task, ...] = (
 )
 
 
-async def _run_one(
-    task: Task, settings: LLMSettings, agent_settings: AgentSettings, labs: Labs
-) -> TaskScore:
+async def _run_one(task: Task, labs: Labs) -> TaskScore:
     started = time.monotonic()
     try:
         async with labs.open(task) as scratch:
-            transcript, tokens, first = await _turn(task, settings, agent_settings, scratch)
+            figures = await run_turn(
+                scratch.service,
+                scratch.project_id,
+                task.name,
+                task.mode,
+                task.message,
+                scratch.credentials,
+            )
+            transcript, tokens, first = figures.transcript, figures.tokens, figures.first_s
             lab = await scratch.state(transcript)
     except LabUnavailable as exc:
         return TaskScore(task.name, False, 0, 0, 0, None, _since(started), str(exc))
@@ -290,88 +279,19 @@ def _since(started: float) -> float:
     return round(time.monotonic() - started, 2)
 
 
-async def _turn(
-    task: Task, settings: LLMSettings, agent_settings: AgentSettings, scratch: Scratch
-) -> tuple[Transcript, int, float | None]:
-    """The task's one turn: its transcript, the tokens used, the first token's time."""
-    provider = SettingsLanguageModelProvider(_Settings(settings))
-    selection = await provider.for_user("eval", ModelOverrides())
-    agent = BuiltinAgent(
-        scratch.tools,
-        scratch.topology,
-        clock=SystemClock(),
-        ids=UuidIdFactory(),
-        token_counter=TiktokenTokenCounter.for_model(settings.model),
-        settings=agent_settings,
-    )
-    transcript = Transcript()
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
-    failed: set[str] = set()  # the failed calls so far, as tool + canonical arguments
-    tokens = 0
-    first: float | None = None
-    started = time.monotonic()
-    config = AgentRunConfig(context=scratch.context, model=selection)
-    async for event in agent.run(task.message, [], config):
-        if isinstance(event, (ContentEvent, ToolCallEvent)) and first is None:
-            first = time.monotonic() - started
-        if isinstance(event, ContentEvent):
-            transcript.answer += event.content
-        elif isinstance(event, ToolCallEvent) and event.complete:
-            try:
-                arguments = json.loads(event.arguments or "{}")
-            except ValueError:
-                arguments = {}
-            calls[event.id] = (event.name, arguments if isinstance(arguments, dict) else {})
-        elif isinstance(event, ToolEndEvent):
-            if "already succeeded in this turn" in str(event.output):
-                transcript.repeats += 1
-                transcript.refused += 1
-            elif event.tool_call_id in calls:
-                name, arguments = calls[event.tool_call_id]
-                transcript.calls.append((name, arguments))
-                transcript.outputs.append(event.output)
-                if event.status != "success":
-                    key = name + json.dumps(arguments, sort_keys=True)
-                    transcript.repeats += key in failed
-                    failed.add(key)
-        elif isinstance(event, LLMCallCompleted):
-            tokens += event.input_tokens + event.output_tokens
-        elif isinstance(event, ErrorEvent):
-            transcript.errors.append(event.error)
-        elif isinstance(event, ApprovalNeeded):
-            event.answer(ApprovalDecision(True, "eval").bound(event.request.digest))
-    return transcript, tokens, first
-
-
-class _Settings:
-    def __init__(self, settings: LLMSettings) -> None:
-        self.settings = settings
-
-    async def get_secret(self, user_id: str) -> LLMSettings | None:
-        return self.settings
-
-
 async def run_tasks(
-    settings: LLMSettings,
+    labs: Labs,
     tasks: Sequence[Task] = TASKS,
-    agent_settings: AgentSettings | None = None,
     on_score: Callable[[TaskScore], None] | None = None,
-    labs: Labs | None = None,
     trials: int = 1,
 ) -> list[TaskScore]:
-    """Run ``tasks`` one after the other against the model ``settings`` describe, each
-    in a lab of ``labs`` (simulated when not given); the whole set ``trials`` times (a
-    score at a temperature above 0 is one random draw: several show its spread)."""
+    """Run ``tasks`` one after the other, each in a lab of ``labs`` (whose container
+    holds the model and the agent's settings); the whole set ``trials`` times (a score
+    at a temperature above 0 is one random draw: several show its spread)."""
     scores = []
     for trial in range(1, max(1, trials) + 1):
         for task in tasks:
-            score = await _run_one(
-                task,
-                settings,
-                agent_settings or AgentSettings(max_llm_calls=8),
-                labs or SimulatedLabs(),
-            )
-            score = replace(score, trial=trial)
+            score = replace(await _run_one(task, labs), trial=trial)
             scores.append(score)
             if on_score is not None:
                 on_score(score)

@@ -12,6 +12,9 @@
   settings.
 * :class:`SkillLibrary` — device skills and the forbidden-command list, reloadable.
 * :func:`load_fault_catalog` — the troubleshooting faults (:class:`FaultCatalog`), judged.
+* :class:`Gns3DrillLab` — the core's ``DrillLab``: a drill's fault sent to, and the lab
+  restored from, a GNS3 project.
+* :class:`DrillTools` — the chat's ``practice_drill`` tool over the core's ``Drills``.
 * :func:`analyze_pcap` — a packet capture summarised for a model.
 * :class:`Gns3ProjectWatcher` — follows GNS3's project lifecycle (closed, deleted).
 """
@@ -28,6 +31,8 @@ from adapters.gns3._command_policy import (
 )
 from adapters.gns3._console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
 from adapters.gns3._directory import Gns3ClientDirectory
+from adapters.gns3._drill_lab import Gns3DrillLab
+from adapters.gns3._drill_tools import DrillTools
 from adapters.gns3._faults import (
     FAULTS_DIR,
     FaultCatalog,
@@ -59,12 +64,14 @@ __all__ = [
     "ConsoleTarget",
     "ConsoleTranscript",
     "DeviceKind",
+    "DrillTools",
     "FaultCatalog",
     "FaultCatalogError",
     "ForbiddenCommandFilter",
     "Gns3Authenticator",
     "Gns3Client",
     "Gns3ClientDirectory",
+    "Gns3DrillLab",
     "Gns3GroupDirectory",
     "Gns3ProjectGate",
     "Gns3ProjectWatcher",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core.intent import ChangeSteps
 from copilot_core.ports import NOT_CLEARED, Assessment, Clearance, ToolExecutor
 
 __all__ = ["CompositeToolExecutor"]
@@ -42,6 +43,12 @@ class CompositeToolExecutor:
     async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
         owner = self._owner(call.name, context.mode)
         return Assessment.read_only() if owner is None else await owner.assess(call, context)
+
+    async def change_steps(
+        self, call: ParsedToolCall, context: ToolContext, assessment: Assessment
+    ) -> ChangeSteps | None:
+        owner = self._owner(call.name, context.mode)
+        return None if owner is None else await owner.change_steps(call, context, assessment)
 
     async def execute(
         self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED

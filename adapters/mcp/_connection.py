@@ -4,13 +4,14 @@ them back."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from copilot_core import CopilotMode
-from copilot_core.errors import InvalidRequestError
-from copilot_core.policy import UserLimits
+from copilot_core.errors import InvalidRequestError, PermissionDeniedError
+from copilot_core.policy import UNLIMITED, UserLimits
 from copilot_core.ports import Principal
 
 if TYPE_CHECKING:  # the handlers' side; the endpoint's (options, caller) needs no SDK
@@ -18,12 +19,14 @@ if TYPE_CHECKING:  # the handlers' side; the endpoint's (options, caller) needs 
 
 __all__ = [
     "CALLER_SCOPE_KEY",
+    "FORBIDDEN",
     "OPTIONS_SCOPE_KEY",
     "ConnectionOptions",
     "InvalidArgument",
     "McpCaller",
     "caller_of",
     "principal_of",
+    "refused_as_mcp_error",
     "session_of",
 ]
 
@@ -31,6 +34,9 @@ __all__ = [
 #: the ASGI scope of each HTTP request (the handlers read them from there).
 CALLER_SCOPE_KEY: Final = "gns3_copilot.mcp.caller"
 OPTIONS_SCOPE_KEY: Final = "gns3_copilot.mcp.options"
+#: A JSON-RPC server error (implementation-defined range): the operator's policy does not
+#: allow the caller this (the HTTP API's 403).
+FORBIDDEN: Final = -32003
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +45,8 @@ class McpCaller:
 
     principal: Principal
     token: str = field(repr=False)
-    #: Their limits under the operator's policy.
-    limits: UserLimits = field(default_factory=UserLimits)
+    #: Their limits under the operator's policy (the core's gate applies them).
+    limits: UserLimits = UNLIMITED
 
     @property
     def user_id(self) -> str:
@@ -70,6 +76,18 @@ class ConnectionOptions:
         if project is not None and len(project) > 255:
             raise ValueError("project must be a GNS3 project id or name (at most 255 characters)")
         return cls(chosen, project)
+
+
+@contextmanager
+def refused_as_mcp_error() -> Iterator[None]:
+    """The core's refusal under the operator's policy (a PermissionDeniedError) as the
+    MCP error :data:`FORBIDDEN` with its message: the adapter maps it, never decides it."""
+    try:
+        yield
+    except PermissionDeniedError as exc:
+        from mcp.shared.exceptions import MCPError
+
+        raise MCPError(FORBIDDEN, exc.message) from None
 
 
 def caller_of(ctx: ServerRequestContext[Any, Any]) -> tuple[McpCaller, ConnectionOptions]:

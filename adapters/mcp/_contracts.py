@@ -130,6 +130,7 @@ class McpServerDependencies:
     prompts: Callable[[], PromptBook] = PromptBook
     skills: SkillCatalogue = tuple
     observers: Sequence[ToolCallObserver] = field(default_factory=tuple)
-    #: The operator's policy: a connection's mode may not be above the caller's highest
-    #: (403), and their approval setting is raised to the least allowed.
+    #: The operator's policy: each caller's limits, looked up once per request and
+    #: applied by the core's gate (``ToolGate.admit``: a mode above theirs is refused,
+    #: an approval setting below theirs raised); this server only maps the refusal.
     policy: PolicyBook | None = None

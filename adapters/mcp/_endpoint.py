@@ -2,8 +2,9 @@
 
 Mounted by the web app at ``/v3/copilot/mcp``. Every HTTP request is authenticated
 with the caller's GNS3 bearer token (401 without one or with a bad one, 503 while GNS3
-cannot say, 403 for a ``?mode=`` above what the operator's policy allows the caller);
-the caller, their limits and the connection's options (``?mode=``, ``?project=``) go
+cannot say); the caller, their limits under the operator's policy (looked up here, once
+per request, and applied by the core's gate: a ``?mode=`` above them is refused when
+tools are listed or called) and the connection's options (``?mode=``, ``?project=``) go
 to the handlers in the ASGI scope, and an MCP session (2025 protocol revisions) stays
 bound to the GNS3 user who opened it. Each user may hold at most
 ``max_sessions_per_user`` sessions at once (one more: HTTP 429, saying how many and when
@@ -40,10 +41,9 @@ from adapters.mcp._sessions import SessionLedger, TooManySessionsError
 from copilot_core.errors import (
     AuthenticationError,
     CopilotError,
-    PermissionDeniedError,
     ServiceUnavailableError,
 )
-from copilot_core.policy import UserLimits
+from copilot_core.policy import UNLIMITED, UserLimits
 from copilot_core.ports import Principal
 
 if TYPE_CHECKING:
@@ -233,10 +233,6 @@ class McpEndpoint:
             return
         try:
             limits = await self._limits(principal, token)
-            limits.require_mode(options.mode, "This connection (?mode=)")
-        except PermissionDeniedError as exc:
-            await _answer(send, 403, _error("forbidden", exc.message))
-            return
         except CopilotError as exc:  # the policy cannot be applied now
             await _answer(send, 503, _error("unavailable", exc.message))
             return
@@ -257,7 +253,7 @@ class McpEndpoint:
 
     async def _limits(self, principal: Principal, token: str) -> UserLimits:
         policy = self._dependencies().policy
-        return UserLimits() if policy is None else await policy.limits(principal, token)
+        return UNLIMITED if policy is None else await policy.limits(principal, token)
 
     async def _open_session(
         self,

@@ -6,8 +6,10 @@ here; resources and prompts in ``_catalog``; the caller and its options in ``_co
 * **tools**: the copilot's GNS3 tools of the connection's mode, with their names,
   argument schemas (plus ``project``: an id or a name, unless the connection fixed
   one) and result shapes. Every call goes through the core's
-  :class:`~copilot_core.ToolGate` (mode policy, approval, time limit), with the
-  caller's GNS3 token: a project the caller cannot see is "not found";
+  :class:`~copilot_core.ToolGate` (the operator's policy, mode policy, approval, time
+  limit), with the caller's GNS3 token: a project the caller cannot see is "not found";
+  the gate's refusal under the policy is the MCP error ``FORBIDDEN``, for the tool list
+  too;
 * **resources**: ``gns3://projects/{id}/topology`` for each opened project the caller
   sees, and ``gns3://skills/{device_type}/{topic}`` for each device skill;
 * **prompts**: the system prompt of each copilot mode (with a project's topology when
@@ -45,6 +47,7 @@ from adapters.mcp._connection import (
     McpCaller,
     caller_of,
     principal_of,
+    refused_as_mcp_error,
     session_of,
 )
 from adapters.mcp._contracts import (
@@ -108,9 +111,11 @@ class _McpHandlers(CatalogHandlers):
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        _, options = caller_of(ctx)
+        caller, options = caller_of(ctx)
         tools = []
-        for spec in self._deps().tools.specs(options.mode):
+        with refused_as_mcp_error():  # a mode above the caller's limits (the gate decides)
+            offered = self._deps().tools.offered(options.mode, caller.limits)
+        for spec in offered:
             schema = json.loads(json.dumps(spec.parameters))
             if options.project is None:
                 properties = dict(schema.get("properties") or {})
@@ -139,10 +144,13 @@ class _McpHandlers(CatalogHandlers):
         arguments = dict(params.arguments or {})
         named = arguments.pop("project", None)
         project_id: str | None = None
+        with refused_as_mcp_error():  # the operator's policy first: the gate's refusal
+            self._deps().tools.offered(options.mode, caller.limits)
         try:
             reference = self._project_reference(options, named)
             project_id = await self._resolve_project(caller, reference)
-            outcome = await self._run(ctx, params, caller, options, project_id, arguments)
+            with refused_as_mcp_error():
+                outcome = await self._run(ctx, params, caller, options, project_id, arguments)
         except CopilotError as exc:
             outcome = ToolResult.error(exc.message)
         if isinstance(outcome, types.InputRequiredResult):
@@ -178,7 +186,6 @@ class _McpHandlers(CatalogHandlers):
         arguments: dict[str, Any],
     ) -> ToolResult | types.InputRequiredResult:
         deps = self._deps()
-        policy = caller.limits.floor_approval(await deps.approval(caller.user_id))
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         decide = self._decider(ctx, params, modern)
         progress = _ProgressForwarder(ctx)
@@ -196,8 +203,13 @@ class _McpHandlers(CatalogHandlers):
             abort=AbortToken(),
             credentials=caller.token,
             progress=progress.report,
-            approval=policy,
+            approval=await deps.approval(caller.user_id),
+            limits=caller.limits,
         )
+        # The gate applies the caller's limits (PermissionDeniedError, or the approval
+        # setting raised to the policy's least: the one a refusal below explains).
+        context = deps.tools.admit(context)
+        policy = context.approval
 
         async def drive() -> ToolResult | ApprovalRequest:
             """The gate asks, this server answers (elicitation, or a refusal); a request
@@ -208,7 +220,7 @@ class _McpHandlers(CatalogHandlers):
                     decision = await decide(step)
                     if decision is None:
                         return step
-                    step = await flow.asend(decision.bound(step.digest))
+                    step = await flow.asend(decision)  # the gate binds it to the call
                 return step
 
         running = asyncio.ensure_future(drive())

@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from adapters.mcp._config import NAMESPACE_SEPARATOR, McpServerConfig, namespaced
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
+from copilot_core.intent import ChangeSteps
 from copilot_core.ports import NOT_CLEARED, Assessment, ChangePreview, Clearance, ToolEffect
 
 __all__ = ["LinkState", "McpServerLink", "McpServerStatus", "McpToolSource", "tool_effect"]
@@ -388,6 +389,12 @@ class McpToolSource:
                 topology=(f"{tool}({arguments})"[:1000],),
             ),
         )
+
+    async def change_steps(
+        self, call: ParsedToolCall, context: ToolContext, assessment: Assessment
+    ) -> ChangeSteps | None:
+        """An MCP server's tool has no verified changes: ``execute`` runs every call."""
+        return None
 
     async def execute(
         self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED

@@ -6,11 +6,14 @@
   project's sessions and message logs).
 * :class:`PostgresLLMSettingsStore`: the core's ``LLMSettingsStore`` there (rows of
   settings JSON and key ciphertext; the LLM adapter encrypts).
+* :class:`PostgresDrillResults`: the core's ``DrillResults`` there (each project's
+  active troubleshooting drill, each user's results).
 
 See ``docs/postgres-store.md`` and ``docs/deployment.md``.
 """
 
 from adapters.postgres._database import DEFAULT_SCHEMA, PostgresDatabase, describe_url
+from adapters.postgres._drills import PostgresDrillResults
 from adapters.postgres._llm_rows import PostgresLLMSettingsStore
 from adapters.postgres._schema import SCHEMA_VERSION
 from adapters.postgres._store import PostgresCheckpointStore
@@ -20,6 +23,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "PostgresCheckpointStore",
     "PostgresDatabase",
+    "PostgresDrillResults",
     "PostgresLLMSettingsStore",
     "describe_url",
 ]

@@ -23,6 +23,9 @@ missing. Tables:
   log when the column is added, so reading a session no longer counts its messages.
 * ``standing_intent``'s last run (version 5): ``last_run_at``, and ``last_run`` (the
   result as JSON text); NULL until the checks run.
+* ``drill_active`` and ``drill_results`` (version 6): the troubleshooting drills, each
+  project's active drill (one row at most: the key refuses a second) with its checkpoint
+  as JSON text, and each user's finished drills.
 
 :func:`migrate` applies the missing migrations in one transaction under a
 transaction-scoped advisory lock, so that replicas starting together apply each
@@ -187,6 +190,46 @@ MIGRATIONS: tuple[Migration, ...] = (
         (
             "ALTER TABLE standing_intent ADD COLUMN last_run_at timestamptz",
             "ALTER TABLE standing_intent ADD COLUMN last_run text",
+        ),
+    ),
+    Migration(
+        6,
+        "troubleshooting drills: each project's active drill, each user's results",
+        (
+            """
+            CREATE TABLE drill_active (
+                project_id    text PRIMARY KEY,
+                drill_id      text NOT NULL,
+                user_id       text NOT NULL,
+                fault_id      text NOT NULL,
+                started_at    timestamptz NOT NULL,
+                checkpoint_at timestamptz,
+                checkpoint    text,
+                handed_at     timestamptz,
+                hints_used    integer NOT NULL DEFAULT 0,
+                grades        integer NOT NULL DEFAULT 0,
+                score         double precision
+            )
+            """,
+            """
+            CREATE TABLE drill_results (
+                drill_id    text PRIMARY KEY,
+                seq         bigint GENERATED ALWAYS AS IDENTITY,
+                user_id     text NOT NULL,
+                project_id  text NOT NULL,
+                fault_id    text NOT NULL,
+                topic       text NOT NULL,
+                difficulty  integer NOT NULL,
+                score       double precision,
+                started_at  timestamptz NOT NULL,
+                ended_at    timestamptz NOT NULL,
+                time_s      double precision NOT NULL,
+                hints_used  integer NOT NULL,
+                given_up    boolean NOT NULL,
+                restored    boolean NOT NULL
+            )
+            """,
+            "CREATE INDEX drill_results_user ON drill_results (user_id, ended_at)",
         ),
     ),
 )

@@ -466,7 +466,7 @@ class PostgresCheckpointStore(PostgresIntentRows):
             safe_text(point.tool_call_id),
             safe_text(point.tool_name),
             safe_text(point.summary),
-            encode_json(dict(point.state)),
+            encode_json(point.to_dict()),
             _project(point.project_id),
             safe_text(point.session_id),
         )
@@ -482,7 +482,7 @@ class PostgresCheckpointStore(PostgresIntentRows):
 
     async def update_restore_point(self, point: RestorePoint) -> None:
         params = (
-            encode_json(dict(point.state)),
+            encode_json(point.to_dict()),
             safe_text(point.id),
             _project(point.project_id),
             safe_text(point.session_id),
@@ -545,23 +545,27 @@ _POINT_COLUMNS = "r.point_id, r.created_at, r.tool_call_id, r.tool_name, r.summa
 
 
 def _point(project_id: str, thread_id: str, row: Sequence[Any]) -> RestorePoint:
+    """A row as its point: ``state`` holds :meth:`RestorePoint.to_dict`'s JSON, or the
+    older flat state of rows stored before (read too)."""
     point_id, created_at, tool_call_id, tool_name, summary, state = row
     try:
         decoded = json.loads(state)
-    except ValueError as exc:
+        if not isinstance(decoded, dict):
+            raise ValueError("not a JSON object")
+        return RestorePoint.from_dict(
+            {
+                **decoded,
+                "id": point_id,
+                "project_id": project_id,
+                "session_id": thread_id,
+                "created_at": created_at.astimezone(UTC),
+                "tool_call_id": tool_call_id,
+                "tool_name": tool_name,
+                "summary": summary,
+            }
+        )
+    except (ValueError, TypeError, KeyError) as exc:
         raise StoreCorruptedError(project_id, f"restore point {point_id!r}: {exc}") from exc
-    if not isinstance(decoded, dict):
-        raise StoreCorruptedError(project_id, f"restore point {point_id!r}: not a JSON object")
-    return RestorePoint(
-        id=point_id,
-        project_id=project_id,
-        session_id=thread_id,
-        created_at=created_at.astimezone(UTC),
-        tool_call_id=tool_call_id,
-        tool_name=tool_name,
-        summary=summary,
-        state=decoded,
-    )
 
 
 def _project(project_id: str) -> str:

@@ -1,5 +1,8 @@
 """Restore points in the project's database (table ``restore_points``): one row per
-point, its state as JSON, tied to its session's row."""
+point, tied to its session's row; ``state`` holds the point as
+:meth:`~copilot_core.ports.RestorePoint.to_dict` makes it JSON (rows stored before hold
+the older flat state, which :meth:`~copilot_core.ports.RestorePoint.from_dict` reads too).
+"""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ class SqliteRestorePointRows:
     _require: Callable[[aiosqlite.Connection, str, str], Coroutine[Any, Any, int]]
 
     async def save_restore_point(self, point: RestorePoint) -> None:
-        state = encode_state(point.state)  # fails before any write
+        state = encode_state(point.to_dict())  # fails before any write
         async with self._use(point.project_id) as conn:
             cursor = await conn.execute(
                 "INSERT INTO restore_points (point_id, session_id, created_at, tool_call_id, "
@@ -71,7 +74,7 @@ class SqliteRestorePointRows:
         return _point(project_id, thread_id, rows[0]) if rows else None
 
     async def update_restore_point(self, point: RestorePoint) -> None:
-        state = encode_state(point.state)
+        state = encode_state(point.to_dict())
         async with self._use(point.project_id) as conn:
             cursor = await conn.execute(
                 "UPDATE restore_points SET state = ? WHERE point_id = ? AND session_id = "
@@ -88,16 +91,17 @@ _POINT_COLUMNS = "r.point_id, r.created_at, r.tool_call_id, r.tool_name, r.summa
 def _point(project_id: str, thread_id: str, row: Any) -> RestorePoint:
     point_id, created_at, tool_call_id, tool_name, summary, state = row
     try:
-        decoded = decode_state(state)
-    except ValueError as exc:
+        return RestorePoint.from_dict(
+            {
+                **decode_state(state),
+                "id": point_id,
+                "project_id": project_id,
+                "session_id": thread_id,
+                "created_at": decode_time(created_at),
+                "tool_call_id": tool_call_id,
+                "tool_name": tool_name,
+                "summary": summary,
+            }
+        )
+    except (ValueError, TypeError, KeyError) as exc:
         raise StoreCorruptedError(project_id, f"restore point {point_id!r}: {exc}") from exc
-    return RestorePoint(
-        id=point_id,
-        project_id=project_id,
-        session_id=thread_id,
-        created_at=decode_time(created_at),
-        tool_call_id=tool_call_id,
-        tool_name=tool_name,
-        summary=summary,
-        state=decoded,
-    )

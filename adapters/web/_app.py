@@ -33,6 +33,7 @@ from adapters.web._directory import (
     RenderRequest,
     RenderToolsRequest,
 )
+from adapters.web._drills import DrillController, StartDrillBody
 from adapters.web._errors import exception_handlers
 from adapters.web._health import healthz, readyz
 from adapters.web._intent import IntentBody, IntentController
@@ -78,6 +79,7 @@ def create_web_app(
             LabController,
             RestorePointController,
             IntentController,
+            DrillController,
             AccountController,
             DirectoryController,
         ],
@@ -156,6 +158,7 @@ def _render_plugins() -> list[OpenAPIRenderPlugin]:
             RenderToolsRequest,
             CreateProjectRequest,
             IntentBody,
+            StartDrillBody,
         ),
         event_streams=("streamChat",),
         alternative_media={"exportChatSession": {"text/markdown": {"type": "string"}}},

@@ -116,14 +116,13 @@ def _turn_request(
     project: ProjectScope, data: ChatRequest, limit: int, limits: UserLimits
 ) -> TurnRequest:
     """The core's request for ``data``, within the deployment's message limit on the
-    message as sent (what the OpenAPI document's ``maxLength`` says) and the operator's
-    policy: a ``copilot_mode`` above the caller's highest is a 403; a session's or a
-    stored mode above it runs at it."""
+    message as sent (what the OpenAPI document's ``maxLength`` says), carrying the
+    caller's ``limits``: the core applies the operator's policy (a ``copilot_mode``
+    above the caller's highest is its PermissionDeniedError, a 403 here)."""
     if len(data.message) > limit:
         raise InvalidRequestError(
             f"message is {len(data.message)} characters long; the limit is {limit}."
         )
-    limits.require_mode(data.copilot_mode, "This message")
     return TurnRequest(
         project_id=project.project_id,
         user_id=project.user_id,

@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field
 from pydantic.dataclasses import dataclass as settings_dataclass
 
 from copilot_core import ChatService
+from copilot_core.drills import Drills
 from copilot_core.intent import StandingIntent
 from copilot_core.policy import PolicyBook, UserLimits
 from copilot_core.ports import (
@@ -196,6 +197,9 @@ class WebDependencies:
     #: Each user's standing intent per project (``…/intent``); without it those routes
     #: answer 501.
     intent: StandingIntent | None = None
+    #: Troubleshooting drills on the projects' labs (``…/drills``); without it those
+    #: routes answer 501.
+    drills: Drills | None = None
     #: The operator's policy: each caller's highest mode, least approval setting and
     #: allowed LLM endpoints (looked up once per request); without it, no limits.
     policy: PolicyBook | None = None

@@ -41,9 +41,12 @@ from copilot_core.errors import (
     AuthenticationError,
     ConflictError,
     CopilotError,
+    DrillNotStartedError,
+    DrillStepError,
     Gns3Error,
     Gns3UnavailableError,
     InvalidRequestError,
+    LabDoesNotFitError,
     LLMContextLengthError,
     LLMError,
     LLMNotConfiguredError,
@@ -73,6 +76,9 @@ _STATUSES: tuple[tuple[type[CopilotError], int], ...] = (
     (Gns3UnavailableError, HTTP_503_SERVICE_UNAVAILABLE),
     (Gns3Error, HTTP_502_BAD_GATEWAY),
     (AgentProcessError, HTTP_502_BAD_GATEWAY),
+    # a drill's fault that could not be sent or did not show (the lab was restored)
+    (DrillNotStartedError, HTTP_502_BAD_GATEWAY),
+    (DrillStepError, HTTP_502_BAD_GATEWAY),
     (StoreError, HTTP_503_SERVICE_UNAVAILABLE),
     (ServiceUnavailableError, HTTP_503_SERVICE_UNAVAILABLE),
 )
@@ -99,8 +105,20 @@ def _copilot_error(_: Request[Any, Any, Any], exc: CopilotError) -> Response[dic
     if status >= 500:
         log.warning("request_failed", error=type(exc).__name__, status=status)
     return Response(
-        {"detail": exc.message, "code": error_code(exc)}, status_code=status, headers=headers
+        {"detail": exc.message, "code": error_code(exc), **_particulars(exc)},
+        status_code=status,
+        headers=headers,
     )
+
+
+def _particulars(exc: CopilotError) -> dict[str, Any]:
+    """What a program acts on besides the message: what a lab lacks for a drill, and
+    whether a drill that could not start left the lab as it was."""
+    if isinstance(exc, LabDoesNotFitError):
+        return {"missing": list(exc.missing)}
+    if isinstance(exc, DrillNotStartedError):
+        return {"restored": exc.restored, "differences": list(exc.differences)}
+    return {}
 
 
 def _wire_name(request: Request[Any, Any, Any], key: str) -> str:

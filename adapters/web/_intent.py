@@ -28,6 +28,7 @@ from copilot_core.intent import (
     StandingRun,
     dump_check,
 )
+from copilot_core.policy import UserLimits
 from copilot_core.ports import StandingIntentRecord
 
 __all__ = ["IntentBody", "IntentController", "IntentLastRun", "IntentReply", "IntentRunReply"]
@@ -163,6 +164,7 @@ class IntentController(Controller):
         self,
         project: Injected[ProjectScope],
         intent: Injected[StandingIntent],
+        limits: Injected[UserLimits],
         wait_s: WaitS = 0.0,
     ) -> Response[IntentRunReply]:
         """Verify the caller's standing intent now, on the open project's lab, with the
@@ -172,7 +174,7 @@ class IntentController(Controller):
         bounded as a tool call is (stopped at its time limit, its evidence cut to its
         result cap)."""
         run = await intent.run(
-            project.project_id, project.user_id, project.caller.token, wait_s=wait_s
+            project.project_id, project.user_id, project.caller.token, wait_s=wait_s, limits=limits
         )
         status = HTTP_202_ACCEPTED if run.running else HTTP_200_OK
         return Response(IntentRunReply.of(run), status_code=status)

@@ -123,7 +123,8 @@ _WHY = {
     "nothing was changed",
     429: "The LLM provider asks to slow down (Retry-After)",
     501: "Not available in this deployment",
-    502: "GNS3 (which checks the token), the LLM provider or an external agent failed",
+    502: "GNS3 (which checks the token), the LLM provider or an external agent failed, or "
+    "a drill's fault could not be put in the lab",
     503: "GNS3 unreachable (Retry-After), the store unavailable, or the service starting",
 }
 
@@ -142,10 +143,15 @@ class Limits:
 @dataclass
 class ErrorBody:
     """Every error response: a message for a person (what happened, what to do) and a
-    stable code for a program (``llm_not_configured``, ``invalid_request``, ``internal``…)."""
+    stable code for a program (``llm_not_configured``, ``invalid_request``, ``internal``…).
+    A drill's errors add what a program acts on: ``missing`` (what the lab lacks, 409
+    ``lab_does_not_fit``), ``restored`` and ``differences`` (502 ``drill_not_started``)."""
 
     detail: str
     code: str
+    missing: list[str] | None = None
+    restored: bool | None = None
+    differences: list[str] | None = None
 
 
 def errors(*codes: int) -> dict[int, ResponseSpec]:

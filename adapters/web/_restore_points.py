@@ -22,7 +22,7 @@ from adapters.web._ids import UUID_PATTERN, canonical_uuid
 from adapters.web._openapi import errors
 from adapters.web._scopes import SessionScope, ids_in_path, scopes
 from adapters.web._state import Injected
-from copilot_core.policy import UserLimits
+from copilot_core.policy import UNLIMITED, UserLimits
 from copilot_core.ports import RestorePoint, RollbackResult
 from copilot_core.rollback import Rollback, RollbackRequest
 
@@ -61,7 +61,7 @@ def _request(
     *,
     use_snapshot: bool = False,
     force: bool = False,
-    limits: UserLimits | None = None,
+    limits: UserLimits = UNLIMITED,
 ) -> RollbackRequest:
     return RollbackRequest(
         session.key,
@@ -78,8 +78,9 @@ def _request(
 class RestorePointBody(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A restore point: what it was taken before, and what it holds.
 
-    ``devices``, ``topology`` and ``gns3_snapshot`` read the GNS3 tools' state (see
-    docs/gns3.md); ``state`` itself comes only with ``?full=true``.
+    ``devices``, ``topology``, ``gns3_snapshot``, ``change`` and ``rolled_back`` are the
+    point's typed fields; ``state``, the GNS3 tools' own JSON (the point's ``kept``, see
+    docs/gns3.md), comes only with ``?full=true``.
     """
 
     id: str
@@ -100,34 +101,19 @@ class RestorePointBody(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     @classmethod
     def from_point(cls, point: RestorePoint, *, full: bool) -> RestorePointBody:
-        state = point.state
-        devices = state.get("devices")
-        snapshot = state.get("gns3_snapshot")
         return cls(
             id=point.id,
             created_at=point.created_at.isoformat(),
             tool_call_id=point.tool_call_id,
             tool_name=point.tool_name,
             summary=point.summary,
-            devices=sorted(
-                str(name)
-                for name, entry in (devices.items() if isinstance(devices, dict) else ())
-                if isinstance(entry, dict) and entry.get("captured")
-            ),
-            topology="topology" in state,
-            gns3_snapshot=str(snapshot["name"]) if isinstance(snapshot, dict) else None,
-            change=_described_change(state.get("change")),
-            rolled_back=dict(state["rolled_back"]) if state.get("rolled_back") else None,
-            state=dict(state) if full else None,
+            devices=sorted(point.devices),
+            topology=point.topology,
+            gns3_snapshot=point.snapshot,
+            change=None if point.change is None else point.change.described.to_json(),
+            rolled_back=None if point.rolled_back is None else point.rolled_back.to_json(),
+            state=dict(point.kept) if full else None,
         )
-
-
-def _described_change(change: Any) -> dict[str, Any] | None:
-    """The change record in names (the ids and saved node JSON stay in ``state``)."""
-    if not isinstance(change, dict):
-        return None
-    described = change.get("described")
-    return dict(described) if isinstance(described, dict) else None
 
 
 class PreviewBody(msgspec.Struct, kw_only=True):

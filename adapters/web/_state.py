@@ -30,7 +30,7 @@ from adapters.web._contracts import (
     WebSettings,
 )
 from copilot_core.errors import AuthenticationError
-from copilot_core.policy import UserLimits
+from copilot_core.policy import UNLIMITED, UserLimits
 
 __all__ = [
     "CALLER",
@@ -58,9 +58,7 @@ def install_dependencies(app: Litestar, deps: WebDependencies) -> None:
     """Hand the collaborators to a built app (the lifespan calls this after start-up)."""
     settings: WebSettings = app.state[_SETTINGS]
     app.state[_DEPS] = deps
-    app.state[_AUTH] = CachingAuthenticator(
-        deps.authenticator, ttl=settings.auth_cache_ttl, size=settings.auth_cache_size
-    )
+    app.state[_AUTH] = _cached(deps, settings)
 
 
 def installed(state: State) -> WebDependencies | None:
@@ -72,10 +70,18 @@ def init_state(settings: WebSettings, deps: WebDependencies | None) -> dict[str,
     state: dict[str, Any] = {_SETTINGS: settings}
     if deps is not None:
         state[_DEPS] = deps
-        state[_AUTH] = CachingAuthenticator(
-            deps.authenticator, ttl=settings.auth_cache_ttl, size=settings.auth_cache_size
-        )
+        state[_AUTH] = _cached(deps, settings)
     return state
+
+
+def _cached(deps: WebDependencies, settings: WebSettings) -> CachingAuthenticator:
+    """The authenticator the guard uses: the one given when it caches already (the
+    service's, shared with its MCP endpoint), else a cache over it."""
+    if isinstance(deps.authenticator, CachingAuthenticator):
+        return deps.authenticator
+    return CachingAuthenticator(
+        deps.authenticator, ttl=settings.auth_cache_ttl, size=settings.auth_cache_size
+    )
 
 
 def _deps(state: State) -> WebDependencies:
@@ -116,12 +122,9 @@ async def provide_limits(request: Request[Any, Any, State]) -> UserLimits:
     """The caller's limits under the operator's policy (looked up once per request)."""
     policy = _deps(request.app.state).policy
     if policy is None:
-        return _UNLIMITED
+        return UNLIMITED
     caller = provide_caller(request)
     return await policy.limits(caller.principal, caller.token)
-
-
-_UNLIMITED = UserLimits()
 
 
 def provide_web_settings(state: State) -> WebSettings:
@@ -176,4 +179,5 @@ def dependencies() -> dict[str, Provide]:
         "reload_skills": _collaborator("reload_skills", optional="Reloading skills"),
         "rollback": _collaborator("rollback", optional="Rolling back to restore points"),
         "intent": _collaborator("intent", optional="Standing intent"),
+        "drills": _collaborator("drills", optional="Troubleshooting drills"),
     }

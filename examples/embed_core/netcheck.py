@@ -68,6 +68,7 @@ from copilot_core.ports import (
     NOT_CLEARED,
     Assessment,
     CallOptions,
+    ChangeSteps,
     Clearance,
     LanguageModel,
     ModelOverrides,
@@ -126,6 +127,13 @@ class TcpPingTools:
     async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
         """A TCP connect changes nothing: no call of this tool waits for approval."""
         return Assessment.read_only()
+
+    async def change_steps(
+        self, call: ParsedToolCall, context: ToolContext, assessment: Assessment
+    ) -> ChangeSteps | None:
+        """No call here is a verified change (one the gate checks, and rolls back when a
+        check fails): ``execute`` runs every call."""
+        return None
 
     async def execute(
         self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED

@@ -15,6 +15,8 @@ import httpx
 import pytest
 import uvicorn
 
+from adapters.gns3 import DrillTools
+from adapters.mcp import CompositeToolExecutor
 from adapters.web import (
     Gns3Directory,
     ModelCatalog,
@@ -34,6 +36,7 @@ from copilot_core import (
     ModelSelection,
 )
 from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
+from copilot_core.drills import Drills
 from copilot_core.intent import StandingIntent
 from copilot_core.policy import PolicyBook
 from copilot_core.ports import (
@@ -175,19 +178,22 @@ async def run_service(
     language_model: LanguageModel | None = None,
     policy: PolicyBook | None = None,
     intent_round_s: float = 30.0,
+    drills: Drills | None = None,
 ) -> AsyncIterator[Service]:
     """The service around the core's fakes; ``store`` and ``authenticator`` replace the
     in-memory store and the static token map (by a real SQLite store, say);
     ``language_model`` replaces the scripted model (by the real adapter over HTTP);
     ``policy`` is the operator's policy; ``intent_round_s`` the standing intent's
-    ``round_s`` (its answer is due ``wait_s`` plus that)."""
+    ``round_s`` (its answer is due ``wait_s`` plus that); ``drills`` the troubleshooting
+    drills (their routes, and the agent's ``practice_drill`` tool; none: 501)."""
     clock = SteppingClock()
     probes, wait_clock = FakeCheckProbes(), FakeWaitClock()
     ids = SequentialUuids()
     store = store or InMemoryCheckpointStore()
     model = ScriptedLanguageModel(delay=delay)
     tools = FakeToolExecutor()
-    agent = BuiltinAgent(tools, FakeTopologySource(), clock=clock, ids=ids)
+    agent_tools = tools if drills is None else CompositeToolExecutor(tools, DrillTools(drills))
+    agent = BuiltinAgent(agent_tools, FakeTopologySource(), clock=clock, ids=ids)
     title_model = ScriptedLanguageModel(default=text_reply("Lab help"))
     models = StaticModelProvider(
         ModelSelection(language_model or model, title_model=title_model) if configured else None
@@ -241,6 +247,7 @@ async def run_service(
                 round_s=intent_round_s,
                 wait_clock=wait_clock,
             ),
+            drills=drills,
             policy=policy,
         ),
         settings=WebSettings(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,8 @@ TOKEN = "tok-real-app"
 class RealApp:
     base_url: str
     store: InMemoryCheckpointStore
+    #: The lab's checks (a standing-intent run's probe records who called it).
+    probes: FakeCheckProbes | None = None
 
     def client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(
@@ -52,11 +54,18 @@ async def real_app(
     *,
     tools: FakeToolExecutor | None = None,
     factory: Callable[..., Any] | None = None,
+    policy: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[RealApp]:
-    """The real app; ``factory`` replaces the provider's model factory when given."""
+    """The real app; ``factory`` replaces the provider's model factory when given;
+    ``policy`` is the operator's policy (``policy.rules``; the caller is ``user``)."""
     import uvicorn
 
-    settings = Settings(data_dir=data_dir, port=0, shutdown_grace=5)
+    settings = Settings(
+        data_dir=data_dir,
+        port=0,
+        shutdown_grace=5,
+        **({"policy": {"rules": policy}} if policy is not None else {}),  # type: ignore[arg-type]
+    )
     container = build_container(settings)
     store = InMemoryCheckpointStore()
 
@@ -70,7 +79,8 @@ async def real_app(
     )
     gateways.projects.override(providers.Object(StaticProjectGate(opened={OPEN})))
     gateways.tools.override(providers.Object(tools or FakeToolExecutor()))
-    gateways.probes.override(providers.Object(FakeCheckProbes()))  # the lab's checks too
+    probes = FakeCheckProbes()
+    gateways.probes.override(providers.Object(probes))  # the lab's checks too
     gateways.restore.override(providers.Object(FakeRestorePoints(store)))  # and its undo
     gateways.topology.override(providers.Object(FakeTopologySource()))
     if factory is not None:
@@ -89,7 +99,7 @@ async def real_app(
     assert server.started, "the service did not start within 30 s"
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield RealApp(f"http://127.0.0.1:{port}", store)
+        yield RealApp(f"http://127.0.0.1:{port}", store, probes)
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 15)

@@ -24,6 +24,7 @@ BODY_ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/v3/copilot/auth/login", {"username": "admin", "password": "pw"}),
     ("POST", "/v3/copilot/projects", {"name": "lab"}),
     ("PUT", "/v3/copilot/projects/{project}/intent", {"checks": []}),
+    ("POST", "/v3/copilot/projects/{project}/drills", {"topic": "ospf"}),
     ("POST", "/v3/copilot/render", {"markdown": "**hi**"}),
     (
         "POST",

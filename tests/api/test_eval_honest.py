@@ -16,8 +16,9 @@ import pytest
 
 from entrypoints.cli import main
 from entrypoints.eval_judges import explains_refusal, prose, says_link_missing
-from entrypoints.eval_lab import EvalLab
-from entrypoints.evaluation import TASKS, Transcript
+from entrypoints.eval_lab import simulated_lab
+from entrypoints.eval_service import Transcript
+from entrypoints.evaluation import TASKS
 from tests.fakes.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCallScript
 
 BY_NAME = {task.name: task for task in TASKS}
@@ -44,8 +45,7 @@ GENUINE_DIAGNOSIS = "PC1 and PC2 are not connected: there is no link between PC1
 
 def judged(task: str, answer: str) -> bool:
     """The task's judge on its starting lab, unchanged, with ``answer`` as the reply."""
-    lab = EvalLab()
-    lab.apply(BY_NAME[task].given)
+    lab = simulated_lab(BY_NAME[task].given)
     return BY_NAME[task].judge(lab, Transcript(answer=answer))
 
 

@@ -8,7 +8,6 @@ ended, its result kept as the checks' last run when it does."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from copilot_core.intent import Check, Observation, check_label, checks_adapter, dump_check
 from copilot_core.ports import ToolContext
 from tests.api.conftest import BOB, Service, run_service
+from tests.fakes.loop_clock import stepping_loop_clock
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -172,11 +172,18 @@ async def test_the_answer_comes_within_wait_s_plus_a_round_and_the_run_goes_on(
     quick.probes.answer = held
     async with quick.client() as alice:
         await alice.put(url(), json={"checks": CHECKS})
-        began = time.monotonic()
-        late = await alice.post(url() + "/run", params={"wait_s": 1})
-        took = time.monotonic() - began
+        # The loop's clock stands still: the answer can come only from the bound's timer
+        # firing when the test moves time, or from the run's end (held: never, here).
+        with stepping_loop_clock() as clock:
+            asked = asyncio.create_task(alice.post(url() + "/run", params={"wait_s": 1}))
+            await held.entered.wait()  # the run is under way, its check held
+            assert not await clock.until(asked.done, passes=200)  # no time: no answer
+            await clock.advance(1.0)  # wait_s alone is not the bound
+            assert not await clock.until(asked.done, passes=200)
+            await clock.advance(0.5)  # wait_s (1) + the round (0.5): the bound
+            late = await asked
+        assert not held.release.is_set()  # answered at the bound, before the run's end
         assert late.status_code == 202, late.text
-        assert 1.5 <= took < 4.0, took  # wait_s (1) + the round (0.5), not the run's end
         body = late.json()
         assert body["status"] == "running"
         assert body["summary"] == {"pass": 0, "fail": 0, "error": 0}

@@ -36,6 +36,7 @@ import httpx
 import pytest
 import uvicorn
 
+from adapters.gns3 import load_fault_catalog
 from adapters.web import PrometheusTurnMetrics, WebDependencies, WebSettings, create_web_app
 from adapters.web.testing import (
     AllProjectsOpenGate,
@@ -50,12 +51,14 @@ from copilot_core import (
     ModelSelection,
 )
 from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
+from copilot_core.drills import Drills, InMemoryDrillResults
 from copilot_core.errors import PermissionDeniedError
-from copilot_core.intent import StandingIntent
+from copilot_core.intent import Observation, StandingIntent
 from copilot_core.ports import Principal
 from copilot_core.rollback import Rollback
 from copilot_core.testing import (
     FakeCheckProbes,
+    FakeDrillLab,
     FakeRestorePoints,
     FakeToolExecutor,
     FakeTopologySource,
@@ -120,6 +123,29 @@ class RefusingGns3Directory(StaticGns3Directory):
         raise PermissionDeniedError("GNS3 refused: the user lacks Project.Allocate")
 
 
+def _drills(clock: SteppingClock, ids: SequentialUuids) -> Drills:
+    """Drills over a lab in memory that fits every pair shape of the catalog by its node
+    names, whose checks hold exactly when it is as it was (a fault's symptoms fail)."""
+    catalog = tuple(load_fault_catalog())
+    lab = FakeDrillLab.for_shape(next(f for f in catalog if not f.healthy).lab)
+    healthy = lab.state()
+
+    def answer(check: Any, context: Any) -> Observation:
+        if lab.state() == healthy:
+            return Observation.passed("as before")
+        return Observation.failed("changed", "the lab changed")
+
+    return Drills(
+        catalog,
+        lab,
+        FakeCheckProbes(answer),
+        InMemoryDrillResults(),
+        clock=clock,
+        ids=ids,
+        wait_clock=FakeWaitClock(),
+    )
+
+
 def _app(directory_type: type[StaticGns3Directory] = StaticGns3Directory) -> Any:
     clock, ids = SteppingClock(), SequentialUuids()
     tools, store = FakeToolExecutor(), InMemoryCheckpointStore()
@@ -172,6 +198,7 @@ def _app(directory_type: type[StaticGns3Directory] = StaticGns3Directory) -> Any
                 ids=ids,
             ),
             intent=StandingIntent(store, FakeCheckProbes(), clock, wait_clock=FakeWaitClock()),
+            drills=_drills(clock, ids),
         ),
         settings=WebSettings(heartbeat_interval=None, llm_test_timeout=1.0),
         metrics=metrics,

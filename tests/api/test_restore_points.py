@@ -43,13 +43,15 @@ def _point(session_id: str, point_id: str, seconds: int = 0) -> RestorePoint:
         tool_call_id=f"call-{point_id}",
         tool_name="delete_gns3_node",
         summary="delete PC3",
-        state={
+        devices=("PC3",),
+        topology=True,
+        snapshot=f"copilot-{point_id}",
+        kept={
             "devices": {
                 "PC3": {"captured": True, "config": None},
                 "R9": {"captured": False, "note": "no such node"},
             },
             "topology": {"nodes": [], "links": [], "drawings": []},
-            "gns3_snapshot": {"name": f"copilot-{point_id}"},
         },
     )
 

@@ -17,7 +17,7 @@ from dependency_injector import providers
 from adapters.gns3 import ConsoleRunner
 from adapters.sqlite import SqliteCheckpointStore
 from adapters.web.testing import StaticAuthenticator, StaticProjectGate
-from copilot_core import ModelSelection
+from copilot_core import CopilotMode, ModelSelection
 from copilot_core.ports import Principal
 from copilot_core.rules import MAX_MESSAGE_CHARS
 from copilot_core.testing import (
@@ -316,6 +316,11 @@ async def test_one_gate_one_clock_and_one_id_factory_serve_every_caller(tmp_path
         agent = await resolve(container.core.agent())
         assert agent.tools is gate
         assert await resolve(container.mcp_tools()) is gate  # no MCP servers: the same tools
+        # The agent's tools end with the drills' practice_drill, over the service's drills.
+        assert gate.specs(CopilotMode.TEACHING_ASSISTANT)[-1].name == "practice_drill"
+        assert deps.drills is not None and deps.drills.results is await resolve(
+            container.gateways.drill_results()
+        )
         assert (gate.timeout, gate.max_result_chars, gate.progress_interval) == (77, 4321, 0.5)
         assert deps.rollback.bounds == gate.bounds == container.core.call_bounds()
         assert deps.intent.bounds == gate.bounds

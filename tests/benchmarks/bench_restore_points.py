@@ -197,8 +197,8 @@ async def topology(bench: Bench, rounds: int, *, stopped: bool) -> None:
     for n in range(rounds):
         for use_snapshot in (False, True) if stopped else (False,):
             point, took = await bench.take(RestoreScope(topology=True))
-            if stopped and "gns3_snapshot" not in point.state:
-                raise RuntimeError(f"no GNS3 snapshot: {point.state.get('gns3_snapshot_skipped')}")
+            if stopped and point.snapshot is None:
+                raise RuntimeError(f"no GNS3 snapshot: {point.kept.get('gns3_snapshot_skipped')}")
             taking.append(took)
             await bench.run("delete_gns3_link", {"links": [{"node1": "PC1", "node2": "R1"}]})
             await bench.run(
@@ -269,7 +269,7 @@ async def main(quick: bool) -> None:
                     transport.running = False
                     await topology(bench, rounds, stopped=True)
                     points = await store.restore_points(project_id, SESSION)
-                    sizes = [len(json.dumps(dict(p.state))) for p in points]
+                    sizes = [len(json.dumps(p.to_dict())) for p in points]
                     median, largest = statistics.median(sizes) / 1024, max(sizes) / 1024
                     print(
                         f"restore points saved: {len(points)}; their state: median "

@@ -23,10 +23,15 @@ from adapters.sqlite import SqliteCheckpointStore
 from copilot_core import CopilotMode, Message, Session
 from copilot_core.errors import InvalidRequestError, NotFoundError, SessionNotFoundError
 from copilot_core.ports import (
+    ChangeDescription,
+    ChangeRecord,
     CheckpointStore,
     FunctionCall,
+    ItemChanges,
     RestorePoint,
     RestorePointStore,
+    RollbackStatus,
+    RolledBack,
     ToolCall,
     Usage,
     stamp_usage,
@@ -699,7 +704,25 @@ def restore_point(
         tool_call_id=f"call-{point_id}",
         tool_name="execute_vpcs_commands",
         summary=f"before change {point_id}: PC1 — ça marche 🙂",
-        state={
+        devices=("PC1", "R1"),
+        topology=True,
+        snapshot=f"copilot-{point_id}",
+        change=ChangeRecord(
+            nodes=ItemChanges(
+                created={"n2": {"node_id": "n2", "name": "PC2", "x": -12}},
+                changed={"n1": {"name": "PC1", "fields": {"x": [0, -12]}}},
+            ),
+            links=ItemChanges(deleted={"l1": {"link_id": "l1", "nodes": [{"node_id": "n1"}]}}),
+            configured={"n1": "PC1"},
+            described=ChangeDescription(
+                nodes_created=("PC2",),
+                nodes_changed={"PC1": ("x",)},
+                links_deleted=("PC1 <-> R1",),
+                devices_configured=("PC1",),
+            ),
+        ),
+        id_map={"old-n3": "n3"},
+        kept={
             "devices": {
                 "PC1": {"kind": "vpcs", "config": {"ip": "10.0.0.1/24", "dns": None}},
                 "R1": {
@@ -736,7 +759,8 @@ async def test_a_restore_points_state_is_replaced_in_place_and_only_its_own(
     first, second = restore_point("p1", seconds=1), restore_point("p2", seconds=2)
     await points.save_restore_point(first)
     await points.save_restore_point(second)
-    marked = replace(first, state={**first.state, "rolled_back": {"status": "success"}})
+    mark = RolledBack(at(9), "u-alice", RollbackStatus.PARTIAL_SUCCESS, "rollback-1", "p9")
+    marked = replace(first, rolled_back=mark, id_map={**first.id_map, "l1": "l1-again"})
     await points.update_restore_point(marked)
     assert await points.restore_points(PROJECT, "s1") == [marked, second]  # order kept
     with pytest.raises(NotFoundError):  # another session's point is not touched

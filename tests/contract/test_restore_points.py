@@ -163,7 +163,8 @@ async def _gns3(request: pytest.FixtureRequest) -> AsyncIterator[RestoreHarness]
                 return point
 
             async def conflict(point: RestorePoint) -> None:
-                (carol,) = point.state["change"]["described"]["nodes_created"]
+                assert point.change is not None
+                (carol,) = point.change.described.nodes_created
                 link = {"node1": carol, "port1": "e0", "node2": "Bob", "port2": "e0"}
                 await run("create_gns3_link", {"links": [link]}, approved=False)
 

@@ -157,8 +157,10 @@ async def test_each_mode_lists_the_copilots_tools_with_their_schemas(
     async with mcp(service, admin, era=era, mode=AUTOMATION.value) as automation:
         automated = (await automation.list_tools()).tools
 
-    assert [t.name for t in taught] == [t.name for t in registry.offered(TEACHING)]
-    assert [t.name for t in automated] == [t.name for t in registry.offered(AUTOMATION)]
+    # the GNS3 tools, then the troubleshooting drills' one tool (the service has drills)
+    drill = ["practice_drill"]
+    assert [t.name for t in taught] == [t.name for t in registry.offered(TEACHING)] + drill
+    assert [t.name for t in automated] == [t.name for t in registry.offered(AUTOMATION)] + drill
     assert "execute_multiple_device_config_commands" not in {t.name for t in taught}
     create = next(t for t in taught if t.name == "create_gns3_node")
     assert create.input_schema["required"][0] == "project"

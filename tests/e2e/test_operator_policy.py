@@ -22,8 +22,10 @@ import pytest
 from httpx_sse import connect_sse
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from adapters.gns3 import gns3_tools
+from adapters.mcp._connection import FORBIDDEN
 from copilot_core import CopilotMode
 from tests.fakes.copilot_service import ServedCopilot, serve_copilot
 from tests.fakes.gns3_server import RealGns3Server
@@ -296,16 +298,24 @@ def _initialize(service: ServedCopilot, token: str, **query: str) -> httpx.Respo
     )
 
 
-def test_an_mcp_client_cannot_pick_a_mode_above_the_users(
+async def test_an_mcp_client_cannot_use_a_mode_above_the_users(
     service: ServedCopilot, people: People
 ) -> None:
-    refused = _initialize(service, people.student, mode=AUTOMATION)
     taught = _initialize(service, people.student, mode=TEACHING)
     other = _initialize(service, people.other, mode=AUTOMATION)
+    url = f"{service.url}/v3/copilot/mcp?mode={AUTOMATION}"
+    async with (
+        httpx2.AsyncClient(headers=_headers(people.student), timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+    ):
+        with pytest.raises(MCPError) as listed:  # the core's gate refuses; MCP maps it
+            await client.list_tools()
+        with pytest.raises(MCPError) as called:
+            await client.call_tool("gns3_topology_reader", {"project": people.project})
 
-    assert refused.status_code == 403, refused.text
-    assert refused.json()["error"] == "forbidden"
-    assert f"group {people.group}" in refused.json()["error_description"]
+    for refused in (listed.value, called.value):
+        assert refused.error.code == FORBIDDEN
+        assert f"group {people.group}" in refused.error.message
     assert taught.status_code == 200, taught.text
     assert other.status_code == 200, other.text
 

@@ -43,9 +43,10 @@ from copilot_core import (
     ParsedToolCall,
     Session,
     ToolContext,
+    ToolGate,
     ToolResult,
 )
-from copilot_core.ports import ApprovalDecision, Clearance
+from copilot_core.ports import ApprovalDecision, Clearance, call_digest
 from copilot_core.testing import InMemoryCheckpointStore
 from tests.lab.lab_project import LabProject
 from tests.lab.router_lab import HOST_TEMPLATE, ROUTER_TEMPLATE, RouterLab
@@ -75,8 +76,12 @@ class Lab:
             AbortToken(),
             self.topo.token,
         )
-        approved = Clearance(decision=ApprovalDecision(True, user_id="alice"))
-        result = await self.executor.execute(call, context, approved)
+        decision = ApprovalDecision(True, user_id="alice")
+        if "verify" in arguments:  # a verified change: the gate runs it
+            bound = decision.bound(call_digest(name, arguments))
+            result = await ToolGate(self.executor).call(call, context, decision=bound)
+        else:
+            result = await self.executor.execute(call, context, Clearance(decision=decision))
         json.dumps(result.output)
         return result
 
@@ -270,7 +275,7 @@ async def test_a_hosts_rollback_touches_its_own_address_alone_and_types_no_devic
     changed = await lab.run("execute_multiple_device_commands", {"device_configs": [add]})
     assert changed.output["status"] == "success", changed.output
     point = await lab.last_point()
-    assert point.state["devices"]["PC1"]["lines_changed"]["addresses"]["added"] == [
+    assert point.kept["devices"]["PC1"]["lines_changed"]["addresses"]["added"] == [
         ["eth0", "10.5.0.1/24"]
     ]
     # A colleague's address on eth0, and one on an interface whose name is a shell line.
@@ -309,7 +314,7 @@ async def _verified_change_with_a_colleague(
     deadline = time.monotonic() + 120
     while True:  # the change ran and its lines are recorded: the colleague steps in
         points = await lab.store.restore_points(lab.topo.project, SESSION)
-        if len(points) > known and "lines_changed" in points[-1].state["devices"].get("R2", {}):
+        if len(points) > known and "lines_changed" in points[-1].kept["devices"].get("R2", {}):
             break
         assert not task.done(), task.result().output
         assert time.monotonic() < deadline, "the change was never recorded"

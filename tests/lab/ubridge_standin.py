@@ -11,7 +11,10 @@ Docker nodes and their links:
 - ``bridge create|delete|start|stop NAME``, ``bridge add_nio_tap NAME TAP``,
   ``bridge add_nio_udp NAME LPORT RHOST RPORT``, ``bridge remove_nio_udp NAME ...``,
   ``bridge start_capture NAME "FILE"`` (pcap), ``bridge stop_capture NAME``,
-  ``bridge reset_packet_filters NAME`` (no filter is ever set: ``add_packet_filter`` fails)
+  ``bridge reset_packet_filters NAME``, ``bridge add_packet_filter NAME FILTER TYPE VALUE`` for
+  the two types a link fault needs: ``packet_loss PERCENT`` (each frame dropped with that
+  chance) and ``frequency_drop N`` (every Nth frame dropped; ``-1`` every frame: how GNS3
+  suspends a link); any other type fails
 - ``docker set_mac_addr TAP MAC``, ``docker move_to_ns TAP PID ethN`` (the tap goes into the
   container's network namespace under the name the container expects)
 
@@ -27,6 +30,7 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import random
 import shlex
 import socket
 import struct
@@ -161,6 +165,19 @@ class Bridge:
     nios: list[Nio] = field(default_factory=list)
     started: bool = False
     capture: Capture | None = None
+    #: (type, value) of each packet filter, applied to both directions
+    filters: list[tuple[str, int]] = field(default_factory=list)
+    seen: int = 0
+
+    def drops(self) -> bool:
+        """Whether the bridge's filters drop the next frame."""
+        self.seen += 1
+        for kind, value in self.filters:
+            if kind == "packet_loss" and random.random() * 100 < value:
+                return True
+            if kind == "frequency_drop" and (value == -1 or (value > 0 and self.seen % value == 0)):
+                return True
+        return False
 
 
 class Hypervisor:
@@ -292,6 +309,8 @@ class Hypervisor:
             frame = source.receive()
             if frame is None:
                 return
+            if bridge.filters and bridge.drops():
+                continue
             if bridge.capture is not None:
                 bridge.capture.write(frame)
             destination.send(frame)
@@ -311,11 +330,21 @@ class Hypervisor:
         return "OK"
 
     def _bridge_reset_packet_filters(self, name: str) -> str:
-        self._bridge(name)
+        self._bridge(name).filters.clear()
         return "OK"
 
-    def _bridge_add_packet_filter(self, name: str, *_args: str) -> str:
-        raise CommandError("packet filters are not supported by the lab's uBridge stand-in")
+    def _bridge_add_packet_filter(self, name: str, *args: str) -> str:
+        bridge = self._bridge(name)
+        if len(args) != 3 or args[1] not in ("packet_loss", "frequency_drop"):
+            raise CommandError(
+                f"the lab's uBridge stand-in filters packet_loss and frequency_drop only: {args}"
+            )
+        try:
+            value = int(args[2])
+        except ValueError:
+            raise CommandError(f"not a number: {args[2]!r}") from None
+        bridge.filters.append((args[1], value))
+        return "OK"
 
     # ---------------------------------------------------------------- docker
     def _docker_set_mac_addr(self, tap_name: str, mac: str) -> str:

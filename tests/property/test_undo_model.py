@@ -141,11 +141,11 @@ def test_a_conflict_changes_nothing_and_a_confirmed_undo_still_undoes_the_change
     assert all(isinstance(line, str) and line for line in plan.conflicts)
     assert all("since by someone else" in s.line for s in plan.steps if s.extra)
     asyncio.run(carry_out(plan, MemoryPort(topo)))
-    for node_id in record["nodes"]["created"]:
+    for node_id in record.nodes.created:
         assert node_id not in topo.nodes
-    for link_id in record["links"]["created"]:
+    for link_id in record.links.created:
         assert link_id not in topo.links
-    for node_id, saved in record["nodes"]["deleted"].items():
+    for node_id, saved in record.nodes.deleted.items():
         assert topo.nodes[node_id]["properties"] == saved["properties"]
 
 
@@ -159,9 +159,9 @@ def test_the_record_of_a_change_names_what_it_did() -> None:
     before = topo.as_lists()
     Op("delete", "sw").apply(topo)
     record = record_change(before, topo.as_lists(), {})
-    assert set(record["nodes"]["deleted"]) == {"sw"}
-    assert set(record["links"]["deleted"]) == {"l1", "l2"}
-    assert record["described"] == {
+    assert set(record.nodes.deleted) == {"sw"}
+    assert set(record.links.deleted) == {"l1", "l2"}
+    assert record.described.to_json() == {
         "nodes_deleted": ["SW1"],
         "links_deleted": ["PC1 0/0 <-> SW1 0/0", "PC2 0/0 <-> SW1 0/1"],
     }

@@ -2,13 +2,15 @@
 fake clock and a scripted lab whose checks hold or not depending on whether the change is
 in place: the rollback runs exactly when a deciding check does not hold within the wait
 and ``on_fail`` is ``rollback``; a standing check decides only when it held before; the
-checks after a rollback run only after a rollback."""
+checks after a rollback run only after a rollback; the restore point comes before the
+change, and a change no restore point could be taken for is not made."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -17,9 +19,11 @@ from hypothesis import strategies as st
 from copilot_core import ToolResult, ToolStatus
 from copilot_core.intent import (
     Check,
+    CheckProbe,
     CheckStatus,
     Observation,
     VerificationPlan,
+    check_label,
     checks_adapter,
     verify_change,
 )
@@ -47,10 +51,12 @@ class ScriptedLab:
         behaviour: dict[str, Behaviour],
         *,
         change_status: ToolStatus = ToolStatus.SUCCESS,
+        refuse_point: bool = False,
     ) -> None:
         self.clock = clock
         self.behaviour = behaviour
         self.change_status = change_status
+        self.refuse_point = refuse_point
         self.phase = "before"
         self.attempts_after: dict[str, int] = {}
         self.log: list[str] = []
@@ -75,7 +81,13 @@ class ScriptedLab:
             )
         return answers
 
-    async def change(self) -> ToolResult:
+    async def restore_point(self) -> ToolResult | None:
+        self.log.append("restore point")
+        if self.refuse_point:
+            return ToolResult.error("no restore point could be taken")
+        return None
+
+    async def apply(self) -> ToolResult:
         self.log.append("change")
         if self.change_status is ToolStatus.SUCCESS:
             self.phase = "changed"
@@ -85,6 +97,35 @@ class ScriptedLab:
         self.log.append("rollback")
         self.phase = "rolled back"
         return ToolResult({"status": "success"})
+
+    async def observed(self, rolled_back: bool) -> Mapping[str, Any]:
+        self.log.append("observed")
+        return {"diff": {"phase": self.phase}}
+
+
+@dataclass
+class Steps:
+    """The scripted lab as a tool source's :class:`~copilot_core.intent.ChangeSteps`."""
+
+    lab: ScriptedLab
+    plan: VerificationPlan
+    interval: float = 2.0
+
+    @property
+    def probe(self) -> CheckProbe:
+        return self.lab
+
+    async def restore_point(self) -> ToolResult | None:
+        return await self.lab.restore_point()
+
+    async def apply(self) -> ToolResult:
+        return await self.lab.apply()
+
+    async def roll_back(self) -> ToolResult | None:
+        return await self.lab.roll_back()
+
+    async def observed(self, rolled_back: bool) -> Mapping[str, Any]:
+        return await self.lab.observed(rolled_back)
 
 
 def _checks(prefix: str, count: int) -> tuple[Check, ...]:
@@ -122,7 +163,7 @@ def test_the_rollback_runs_exactly_when_a_deciding_check_fails(
         "keep" if on_fail == "keep" else "rollback",
         wait_s,
     )
-    outcome = asyncio.run(verify_change(plan, lab, lab, clock, interval=2.0))
+    outcome = asyncio.run(verify_change(Steps(lab, plan), clock))
 
     deciding = [f"own{i}" for i in range(len(own))] + [
         f"standing{i}" for i, b in enumerate(standing) if b.held_before
@@ -140,7 +181,9 @@ def test_the_rollback_runs_exactly_when_a_deciding_check_fails(
     assert (outcome.status == "fail") == bool(broken)
     assert [f.split(":")[0] for f in outcome.failed] == broken
     expect_rollback = bool(broken) and on_fail == "rollback"
-    assert lab.log == (["change", "rollback"] if expect_rollback else ["change"])
+    made = ["restore point", "change"]
+    assert lab.log == made + (["rollback"] if expect_rollback else []) + ["observed"]
+    assert outcome.observed == {"diff": {"phase": lab.phase}}
     assert outcome.rolled_back is expect_rollback
     if expect_rollback:
         assert outcome.after_rollback is not None
@@ -165,14 +208,31 @@ def test_a_change_that_did_not_run_is_not_checked_after(
     clock = FakeWaitClock()
     lab = ScriptedLab(clock, {f"own{i}": b for i, b in enumerate(own)}, change_status=status)
     plan = VerificationPlan(_checks("own", len(own)), wait_s=30.0)
-    outcome = asyncio.run(verify_change(plan, lab, lab, clock))
+    outcome = asyncio.run(verify_change(Steps(lab, plan), clock))
     assert outcome.status == "not_run" and outcome.after is None
-    assert lab.log == ["change"]
+    assert lab.log == ["restore point", "change"]
     assert {phase for phase, _ in lab.asked} == {"before"}
+    assert outcome.observed == {}  # nothing ran to be seen
 
 
-def test_a_plan_round_trips_through_its_card_and_needs_a_check() -> None:
+def test_a_change_without_its_restore_point_is_not_made() -> None:
+    clock = FakeWaitClock()
+    lab = ScriptedLab(clock, {"own0": Behaviour(False, 1)}, refuse_point=True)
+    outcome = asyncio.run(verify_change(Steps(lab, VerificationPlan(_checks("own", 1))), clock))
+    assert lab.log == ["restore point"]  # no change, no checks after it, no rollback
+    assert {phase for phase, _ in lab.asked} == {"before"}
+    assert outcome.status == "not_run" and outcome.after is None
+    result = outcome.to_result()
+    assert result.status is ToolStatus.ERROR
+    assert result.output["error"] == "no restore point could be taken"  # not a check's
+
+
+def test_the_card_shows_the_plan_and_a_plan_needs_a_check() -> None:
     plan = VerificationPlan(_checks("own", 2), _checks("standing", 1), "keep", 12.5)
-    assert VerificationPlan.from_dict(plan.to_dict()) == plan
+    card = plan.to_dict()
+    assert [check["name"] for check in card["checks"]] == ["own0", "own1"]
+    assert [check["name"] for check in card["standing"]] == ["standing0"]
+    assert card["labels"] == [check_label(check) for check in plan.checks]
+    assert (card["on_fail"], card["wait_s"]) == ("keep", 12.5)
     with pytest.raises(ValueError, match="at least one check"):
         VerificationPlan(())

@@ -13,6 +13,10 @@ names it (``restore_point_id``, also in the tool message's metadata). When no re
 point can be taken the change is not made and the result says why. An executor given no
 ``restore_points`` store, or a call from outside a conversation the store keeps (an MCP
 client's), makes approved changes without one, and says so in each result.
+
+A call with checks (``verify``) is a verified change: the executor gives the gate its
+steps (:meth:`Gns3ToolExecutor.change_steps`, :mod:`.change_steps`) and the gate runs the
+transaction; ``execute`` refuses such a call made past the gate.
 """
 
 from __future__ import annotations
@@ -27,13 +31,13 @@ from adapters.gns3._console_lock import ConsolePriority, background_console_use,
 from adapters.gns3._lab import LabSnapshot
 from adapters.gns3._skills import SkillLibrary
 from adapters.gns3._tools.capture import capture_tools
+from adapters.gns3._tools.change_steps import Gns3ChangeSteps, with_restore_point
 from adapters.gns3._tools.commands import command_tools
 from adapters.gns3._tools.compact import with_compact_profile
 from adapters.gns3._tools.consoles import console_tools
 from adapters.gns3._tools.filters import filter_tools
 from adapters.gns3._tools.intent import intent_tools
-from adapters.gns3._tools.intent_probe import Gns3CheckProbe, Gns3CheckProbes
-from adapters.gns3._tools.lab_capture import LabState, capture_lab_state, diff_lab_state
+from adapters.gns3._tools.intent_probe import Gns3CheckProbes
 from adapters.gns3._tools.lab_state import lab_state_tools
 from adapters.gns3._tools.links import link_tools
 from adapters.gns3._tools.nodes import node_tools
@@ -46,7 +50,7 @@ from adapters.gns3._tools.registry import (
     ToolRegistry,
 )
 from adapters.gns3._tools.restore import restore_tools
-from adapters.gns3._tools.restore_port import Gns3RestorePoints, roll_back
+from adapters.gns3._tools.restore_port import Gns3RestorePoints
 from adapters.gns3._tools.restore_take import keep_then
 from adapters.gns3._tools.skills import skill_tools
 from adapters.gns3._tools.titles import TITLES
@@ -58,8 +62,6 @@ from adapters.gns3._tools.verified import (
     plan_of,
     split_verification,
     standing_checks,
-    with_plan,
-    with_verification,
 )
 from copilot_core import (
     CopilotMode,
@@ -71,7 +73,7 @@ from copilot_core import (
     UuidIdFactory,
 )
 from copilot_core.errors import AuthenticationError, CopilotError
-from copilot_core.intent import MonotonicClock, VerificationPlan, WaitClock, verify_change
+from copilot_core.intent import ChangeSteps, VerificationPlan
 from copilot_core.ports import (
     NOT_CLEARED,
     Assessment,
@@ -158,7 +160,6 @@ class Gns3ToolExecutor:
         clock: Clock | None = None,
         ids: IdFactory | None = None,
         intent: IntentStore | None = None,
-        wait_clock: WaitClock | None = None,
     ) -> None:
         self.client = client
         self.runner = runner or ConsoleRunner()
@@ -175,8 +176,6 @@ class Gns3ToolExecutor:
             clock=clock or SystemClock(),
             ids=ids or UuidIdFactory(),
         )
-        #: What verified changes wait on (the event loop's clock; a fake one in tests).
-        self.wait_clock = wait_clock or MonotonicClock()
         #: The lab's checks per caller: the core's ``CheckProbes`` (its standing intent's).
         self.probes = Gns3CheckProbes(self.lab)
         #: The restore feature: the core's ``RestorePoints`` (the user's undo), and what the
@@ -201,19 +200,15 @@ class Gns3ToolExecutor:
         preview (the tool judged this call) none; a tool that is not read-only and cannot
         judge the call (no preview function, or one that could not read what it needs)
         leaves it to its declared effect. A call that cannot run (unknown tool, bad
-        arguments) changes nothing (``execute`` says why). A verified change's preview
-        carries the checks that will decide it."""
+        arguments) changes nothing (``execute`` says why)."""
         tool = self.registry.get(call.name)
         if tool is None or call.arguments is None:
             return Assessment.read_only()
         parsed = self._parse(tool, call.arguments)
         if isinstance(parsed, ToolResult):
             return Assessment.read_only()
-        args, verification = parsed
-        judged, preview = await self._preview(tool, args, context)
+        judged, preview = await self._preview(tool, parsed[0], context)
         if preview is not None:
-            if verification is not None:
-                preview = with_plan(preview, await self._plan(verification, context))
             return Assessment(True, preview)
         if judged or tool.effect is ToolEffect.READ_ONLY:
             return Assessment.read_only()
@@ -251,9 +246,9 @@ class Gns3ToolExecutor:
         self, call: ParsedToolCall, context: ToolContext, clearance: Clearance = NOT_CLEARED
     ) -> ToolResult:
         """Run the call; an approved change (``clearance.approved``) after a restore point
-        of what its preview, assessed once before the approval, says it changes; a call
-        with checks (``verify``) as a verified change, decided by the checks its approved
-        preview lists."""
+        of what its preview, assessed once before the approval, says it changes. A call
+        with checks (``verify``) is the gate's to run, over :meth:`change_steps`: here it
+        is refused, and nothing is done."""
         if context.background and current_priority() is ConsolePriority.INTERACTIVE:
             with background_console_use():  # a person's console commands go first
                 return await self.execute(call, context, clearance)
@@ -271,69 +266,52 @@ class Gns3ToolExecutor:
             return ToolResult.error(
                 "No GNS3 credentials came with this request; the tool cannot act on GNS3."
             )
+        if verification is not None:
+            return ToolResult.error(
+                f"{call.name} with verify is a verified change, which the copilot's gate "
+                "runs (checks, restore point, change, rollback); it was called past the "
+                "gate. Nothing was done."
+            )
         scope = CallScope(context, context.credentials or "")
         try:
             preview: ChangePreview | None = None
             assessed = clearance.assessment
             if assessed is not None and assessed.preview is not None:
                 preview = assessed.preview
-            elif clearance.approved is not None or verification is not None:
+            elif clearance.approved is not None:
                 _, preview = await self._preview(tool, args, context)  # not assessed by a gate
-            if verification is not None:
-                plan = (
-                    VerificationPlan.from_dict(preview.verification)
-                    if (preview is not None and preview.verification is not None)
-                    else await self._plan(verification, context)
-                )
-                return await self._verified(tool, args, scope, call, preview, plan)
             if clearance.approved is not None and preview is not None:
                 return await self._change(tool, args, scope, call, preview)
             return await tool.run(self.lab, args, scope)
         except CopilotError as exc:
             return ToolResult.error(exc.message)
 
-    async def _verified(
-        self,
-        tool: Gns3Tool[Any],
-        args: Any,
-        scope: CallScope,
-        call: ParsedToolCall,
-        preview: ChangePreview | None,
-        plan: VerificationPlan,
-    ) -> ToolResult:
-        """The change as a transaction decided by ``plan``'s checks (:mod:`.verified`),
-        with what changed in the network: the lab captured before the change, after it
-        (once its checks ran) and, when it was rolled back, after the rollback."""
-        steps = _ChangeSteps(self, tool, args, scope, call, preview)
-        steps.before = await self._capture(scope)
-        outcome = await verify_change(
-            plan,
-            steps,
-            Gns3CheckProbe(self.lab, scope),
-            self.wait_clock,
-            interval=self.settings.verify_interval,
-            progress=scope.context.report_progress,
-        )
-        result = with_verification(outcome)
-        if outcome.after is None:  # the change did not run
-            return result
-        final = await self._capture(scope)
-        after = steps.after if outcome.rollback is not None else final
-        diffs = {"diff": _diff(steps.before, after)}
-        if outcome.rollback is not None:
-            diffs["diff_after_rollback"] = _diff(steps.before, final)
-        output = result.output
-        if isinstance(output, dict):
-            output = {**output, "verification": {**output["verification"], **diffs}}
-        return ToolResult(output, result.status, result.metadata)
-
-    async def _capture(self, scope: CallScope) -> LabState | str:
-        """The lab's state now, or why it could not be read (the change goes on)."""
-        scope.context.report_progress("reading the lab's state\n")
-        try:
-            return await capture_lab_state(self.lab, scope)
-        except CopilotError as exc:
-            return exc.message
+    async def change_steps(
+        self, call: ParsedToolCall, context: ToolContext, assessment: Assessment
+    ) -> ChangeSteps | None:
+        """A call with checks (``verify``) as the steps of a verified change
+        (:mod:`.change_steps`), for the gate to run: its plan is the call's checks and
+        the user's standing intent as they are now (the approval card shows that plan,
+        and it decides), its restore point sized by the assessed preview. ``None`` for
+        any other call, and for one that cannot run (``execute`` says why)."""
+        tool = self.registry.get(call.name)
+        if tool is None or not call.is_valid or call.arguments is None:
+            return None
+        parsed = self._parse(tool, call.arguments)
+        if isinstance(parsed, ToolResult) or parsed[1] is None:
+            return None
+        args, verification = parsed
+        if tool.needs_gns3 and not context.credentials:
+            return None
+        preview = assessment.preview
+        if preview is None:
+            try:
+                _, preview = await self._preview(tool, args, context)
+            except CopilotError:
+                preview = None
+        plan = await self._plan(verification, context)
+        scope = CallScope(context, context.credentials or "")
+        return Gns3ChangeSteps(self.lab, tool, args, scope, call, preview, plan)
 
     async def _change(
         self,
@@ -375,94 +353,7 @@ class Gns3ToolExecutor:
                 restore_point_error=kept.refused,
             )
             return refused, None
-        return _with_restore_point(kept.result, kept.point, kept.notes), kept.point
-
-    async def _roll_back(
-        self, scope: CallScope, call: ParsedToolCall, point: RestorePoint
-    ) -> ToolResult:
-        """Undo exactly the change ``point`` was taken for, and mark the point rolled back
-        (by the verification, not by a user)."""
-        result = await roll_back(self.lab, scope, point, use_snapshot=False, partial=True)
-        store = self.lab.restore_points
-        if store is not None:
-            current = await store.restore_point(point.project_id, point.session_id, point.id)
-            marked = replace(
-                current or point,
-                state={
-                    **(current or point).state,
-                    "rolled_back": {
-                        "at": self.lab.clock.now().isoformat(),
-                        "by": "verification",
-                        "status": result.status.value,
-                        "tool_call_id": call.id,
-                        "restore_point_id": None,
-                    },
-                },
-            )
-            await store.update_restore_point(marked)
-        return ToolResult(result.to_json(), result.tool_status)
-
-
-class _ChangeSteps:
-    """The executor's two moves for :func:`~copilot_core.intent.verify_change`."""
-
-    def __init__(
-        self,
-        executor: Gns3ToolExecutor,
-        tool: Gns3Tool[Any],
-        args: Any,
-        scope: CallScope,
-        call: ParsedToolCall,
-        preview: ChangePreview | None,
-    ) -> None:
-        self._executor = executor
-        self._tool = tool
-        self._args = args
-        self._scope = scope
-        self._call = call
-        self._preview = preview
-        self._point: RestorePoint | None = None
-        #: The lab's state before the change, and as the change left it (read before a
-        #: rollback); a string says why it could not be read.
-        self.before: LabState | str = "not read"
-        self.after: LabState | str = "not read"
-
-    async def change(self) -> ToolResult:
-        if self._preview is None:  # the tool judged that this call changes nothing
-            return await self._tool.run(self._executor.lab, self._args, self._scope)
-        result, self._point = await self._executor._change_kept(
-            self._tool, self._args, self._scope, self._call, self._preview
-        )
-        return result
-
-    async def roll_back(self) -> ToolResult | None:
-        if self._point is None:
-            return None
-        self.after = await self._executor._capture(self._scope)  # the lab as the change left it
-        return await self._executor._roll_back(self._scope, self._call, self._point)
-
-
-def _diff(before: LabState | str, after: LabState | str) -> dict[str, Any]:
-    """What changed in the network between two captures, or why it cannot be said."""
-    if isinstance(before, LabState) and isinstance(after, LabState):
-        return diff_lab_state(before, after)
-    why = before if isinstance(before, str) else after
-    return {"unavailable": f"the lab's state could not be read: {why}"}
-
-
-def _with_restore_point(
-    result: ToolResult, point: RestorePoint | None, notes: list[str]
-) -> ToolResult:
-    """The result naming the restore point taken before it (and what it could not keep)."""
-    output = result.output
-    if isinstance(output, dict):
-        output = {**output, "restore_point_id": point.id if point else None}
-        if notes:
-            output["restore_point_notes"] = notes
-    metadata = dict(result.metadata or {})
-    if point is not None:
-        metadata["restore_point_id"] = point.id
-    return ToolResult(output, result.status, metadata or None)
+        return with_restore_point(kept.result, kept.point, kept.notes), kept.point
 
 
 class Gns3TopologySource:

@@ -78,23 +78,20 @@ class RestorePointAction(ToolArguments):
 
 
 def describe_point(point: RestorePoint) -> JSON:
-    state = point.state
-    devices = state.get("devices") or {}
-    kept = sorted(name for name, e in devices.items() if e.get("captured"))
     described: JSON = {
         "restore_point_id": point.id,
         "taken_at": point.created_at.isoformat(),
         "before": f"{point.tool_name}: {point.summary}",
         "tool_call_id": point.tool_call_id,
-        "devices": kept,
-        "topology": "topology" in state,
-        "gns3_snapshot": (state.get("gns3_snapshot") or {}).get("name"),
+        "devices": sorted(point.devices),
+        "topology": point.topology,
+        "gns3_snapshot": point.snapshot,
     }
-    change = state.get("change")
-    if isinstance(change, dict) and change.get("described"):
-        described["change"] = change["described"]
-    if state.get("rolled_back"):
-        described["rolled_back"] = state["rolled_back"]
+    change = None if point.change is None else point.change.described.to_json()
+    if change:
+        described["change"] = change
+    if point.rolled_back is not None:
+        described["rolled_back"] = point.rolled_back.to_json()
     notes = restore_point_notes(point)
     if notes:
         described["not_kept"] = notes

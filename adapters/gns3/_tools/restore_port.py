@@ -81,23 +81,22 @@ async def roll_back(
     """Put back what ``point`` kept, then read it back (see the module docstring).
     ``partial``: undo what does not conflict with what was done since and leave the
     conflicts as they are (a verified change's rollback), instead of refusing."""
-    state = point.state
+    kept = point.kept
     items: list[RolledBackItem] = []
     notes: dict[str, str] = {}
-    snapshot_info = state.get("gns3_snapshot")
     used_snapshot: str | None = None
-    if snapshot_info and use_snapshot:
-        used_snapshot, note = await _restore_snapshot(lab, scope, point, str(snapshot_info["name"]))
+    if point.snapshot and use_snapshot:
+        used_snapshot, note = await _restore_snapshot(lab, scope, point, point.snapshot)
         if note:
             notes["gns3_snapshot"] = note
-    elif snapshot_info:
+    elif point.snapshot:
         notes["gns3_snapshot"] = "not used (use_snapshot is false)"
     if used_snapshot is None and has_change_record(point):
         result = await roll_back_change(lab, scope, point, force=force, partial=partial)
         if result.status is RollbackStatus.CONFLICT:
             return result
         return replace(result, rolled_back_to=RolledBackTo.of(point), notes=notes)
-    topology = state.get("topology")
+    topology = kept.get("topology")
     if isinstance(topology, dict):
         outcome = await restore_topology(lab.client, scope.token, scope.project_id, topology)
         output: JSON = {
@@ -119,7 +118,7 @@ async def roll_back(
         items.append(
             RolledBackItem("topology", status, output, error="; ".join(outcome.problems) or None)
         )
-    devices: JSON = state.get("devices") or {}
+    devices: JSON = kept.get("devices") or {}
     if devices:
         snapshot = await lab.snapshot(scope)
         items += await asyncio.gather(
@@ -191,7 +190,7 @@ async def _keep_new_ids(
     # point's topology; renamed since, it has another name now), else by its name now.
     named_then = {
         str(n.get("node_id")): str(n.get("name"))
-        for n in (point.state.get("topology") or {}).get("nodes") or []
+        for n in (point.kept.get("topology") or {}).get("nodes") or []
     }
     id_map: dict[str, str] = {}
     for node in nodes:
@@ -205,10 +204,8 @@ async def _keep_new_ids(
         {then[key]: now[key] for key in then.keys() & now.keys() if then[key] != now[key]}
     )
     if id_map:
-        merged = {**(point.state.get("id_map") or {}), **id_map}
-        await lab.restore_points.update_restore_point(
-            replace(point, state={**point.state, "id_map": merged})
-        )
+        merged = {**point.id_map, **id_map}
+        await lab.restore_points.update_restore_point(replace(point, id_map=merged))
 
 
 def rollback_scope(options: RollbackOptions, preview: ChangePreview) -> RestoreScope | None:

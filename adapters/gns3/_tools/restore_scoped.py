@@ -1,6 +1,6 @@
 """Rolling back exactly one change: what its restore point recorded that it did.
 
-The record (``state["change"]``) is planned against the lab as it is now
+The record (the point's typed ``change``) is planned against the lab as it is now
 (:func:`~adapters.gns3._undo.plan_undo`): what the change made is deleted, what it
 deleted is made again from its saved JSON, what it changed is set back; what others did
 since stays. A plan with conflicts is refused before anything is touched (``status``
@@ -14,7 +14,7 @@ undone: …`` among the differences, status ``partial_success``).
 Then the devices the point kept get their configuration back (their startup files, and
 the running configuration over the console when they run), on their current node (ids
 followed through the session's id maps). Ids GNS3 gave anew are kept with the point
-(``state["id_map"]``) so that the session's other restore points keep finding what they
+(its ``id_map``) so that the session's other restore points keep finding what they
 name.
 """
 
@@ -33,6 +33,7 @@ from adapters.gns3._undo.plan import without_extras
 from adapters.gns3._undo.record import kept_drawing, kept_link, kept_node, port_names
 from copilot_core.errors import CopilotError
 from copilot_core.ports import (
+    ChangeRecord,
     RestorePoint,
     RollbackConflict,
     RollbackResult,
@@ -46,7 +47,7 @@ JSON = dict[str, Any]
 
 
 def has_change_record(point: RestorePoint) -> bool:
-    return isinstance(point.state.get("change"), dict)
+    return point.change is not None
 
 
 async def id_maps(lab: LabAccess, scope: CallScope) -> dict[str, str]:
@@ -59,12 +60,12 @@ async def id_maps(lab: LabAccess, scope: CallScope) -> dict[str, str]:
     except CopilotError:
         return merged
     for point in points:
-        merged.update(point.state.get("id_map") or {})
+        merged.update(point.id_map)
     return merged
 
 
 def _kept_devices(point: RestorePoint) -> dict[str, str]:
-    devices = point.state.get("devices") or {}
+    devices = point.kept.get("devices") or {}
     return {
         str(entry["node_id"]): str(name)
         for name, entry in devices.items()
@@ -72,12 +73,14 @@ def _kept_devices(point: RestorePoint) -> dict[str, str]:
     }
 
 
-async def _current(lab: LabAccess, scope: CallScope, change: JSON) -> tuple[JSON, LabSnapshot]:
+async def _current(
+    lab: LabAccess, scope: CallScope, change: ChangeRecord
+) -> tuple[JSON, LabSnapshot]:
     """The lab now, read once: as the plan reads it (kept JSON by id) and as the devices'
     restore reads it. Drawings are read only when the change touched some."""
     snapshot = await lab.snapshot(scope)
     drawings: list[JSON] = []
-    if any((change.get("drawings") or {}).get(key) for key in ("created", "deleted", "changed")):
+    if change.drawings:
         drawings = await lab.client.drawings(scope.token, scope.project_id)
     ports = port_names(snapshot.nodes)
     current = {
@@ -93,10 +96,13 @@ async def scoped_plan(
 ) -> tuple[UndoPlan, dict[str, str], LabSnapshot]:
     """The plan of undoing ``point``'s change on the lab as it is now, the id map, and the
     lab as read for it."""
+    change = point.change
+    if change is None:
+        raise ValueError(f"restore point {point.id} records no change")
     known, (current, snapshot) = await asyncio.gather(
-        id_maps(lab, scope), _current(lab, scope, point.state["change"])
+        id_maps(lab, scope), _current(lab, scope, change)
     )
-    plan = plan_undo(point.state["change"], current, known, kept_devices=_kept_devices(point))
+    plan = plan_undo(change, current, known, kept_devices=_kept_devices(point))
     return plan, known, snapshot
 
 
@@ -124,7 +130,7 @@ async def roll_back_change(
 ) -> RollbackResult:
     """Undo ``point``'s change and nothing else (see the module docstring)."""
     plan, known, snapshot = await scoped_plan(lab, scope, point)
-    devices: JSON = point.state.get("devices") or {}
+    devices: JSON = point.kept.get("devices") or {}
     # A device's lines of the change that were changed again since conflict too (read
     # now, before anything is touched).
     on_devices = await line_conflicts(lab, snapshot, devices, plan.devices)
@@ -167,11 +173,9 @@ async def roll_back_change(
         )
     mapped = {**known, **outcome.id_map}
     if outcome.id_map and lab.restore_points is not None:
-        id_map = {**(point.state.get("id_map") or {}), **outcome.id_map}
+        id_map = {**point.id_map, **outcome.id_map}
         with contextlib.suppress(CopilotError):  # done; later points then find less
-            await lab.restore_points.update_restore_point(
-                replace(point, state={**point.state, "id_map": id_map})
-            )
+            await lab.restore_points.update_restore_point(replace(point, id_map=id_map))
     wanted = {
         name: {**entry, "node_id": mapped.get(str(entry["node_id"]), entry["node_id"])}
         for name, entry in devices.items()

@@ -8,8 +8,14 @@ every node is stopped (GNS3 refuses one otherwise). It raises :class:`RestorePoi
 when what the change needs cannot be kept: the executor then does not make the change.
 
 Once the change has run, :func:`record_what_it_did` reads the topology again and keeps
-the difference with the restore point (``state["change"]``, see
+the difference with the restore point (its typed ``change``, see
 :mod:`adapters.gns3._undo.record`): what an undo of this change, and only it, undoes.
+
+What only these tools read stays in the point's ``kept``: ``devices`` (each device's
+entry: its node, kind, configuration as read, saved files, whether it was captured and
+why not, the lines its change added and removed), ``topology`` (the topology as it was),
+``configured`` (node id -> name of the devices the change sets), ``before`` (every node's
+own JSON until the change's record is made) and ``gns3_snapshot_skipped``.
 """
 
 from __future__ import annotations
@@ -201,9 +207,9 @@ async def take_restore_point(
     devices = {
         str(e["name"]): e for e in [*strict_entries, *lenient_entries] if isinstance(e, dict)
     }
-    state: JSON = {"format": 1, "devices": devices}
+    kept: JSON = {"devices": devices}
     # The devices whose configuration the change sets (not those it only stops or deletes).
-    state["configured"] = {
+    kept["configured"] = {
         str(e["node_id"]): name
         for name, e in devices.items()
         if name in names and e.get("captured") and e.get("node_id")
@@ -214,33 +220,26 @@ async def take_restore_point(
             drawings = await lab.client.drawings(scope.token, scope.project_id)
         except CopilotError as exc:
             raise RestorePointError(f"the drawings could not be read: {exc.message}") from exc
-        state["topology"] = capture_topology(snapshot, drawings)
+        kept["topology"] = capture_topology(snapshot, drawings)
         # Every node's own JSON: what the change record is worked out from, once it ran.
-        state["before"] = {
+        kept["before"] = {
             "nodes": [kept_node(n) for n in snapshot.nodes],
             "links": [kept_link(k, port_names(snapshot.nodes)) for k in snapshot.links],
             "drawings": [kept_drawing(d) for d in drawings],
         }
         running = sorted(str(n.get("name")) for n in snapshot.nodes if n.get("status") != "stopped")
         if running:
-            state["gns3_snapshot_skipped"] = (
+            kept["gns3_snapshot_skipped"] = (
                 f"not taken: {', '.join(running)} run(s), and GNS3 snapshots only a project "
                 "whose nodes are all stopped"
             )
         else:
             snapshot_name = f"{SNAPSHOT_PREFIX}{point_id}"
             try:
-                made = await lab.client.create_snapshot(
-                    scope.token, scope.project_id, snapshot_name
-                )
+                await lab.client.create_snapshot(scope.token, scope.project_id, snapshot_name)
             except CopilotError as exc:
-                state["gns3_snapshot_skipped"] = f"not taken: {exc.message}"
+                kept["gns3_snapshot_skipped"] = f"not taken: {exc.message}"
                 snapshot_name = None
-            else:
-                state["gns3_snapshot"] = {
-                    "name": snapshot_name,
-                    "created_at": made.get("created_at"),
-                }
     point = RestorePoint(
         id=point_id,
         project_id=scope.project_id,
@@ -249,7 +248,10 @@ async def take_restore_point(
         tool_call_id=tool_call_id,
         tool_name=tool_name,
         summary=preview.summary,
-        state=state,
+        devices=tuple(name for name, entry in devices.items() if entry.get("captured")),
+        topology="topology" in kept,
+        snapshot=snapshot_name,
+        kept=kept,
     )
     try:
         await store.save_restore_point(point)
@@ -322,25 +324,25 @@ def restore_point_notes(point: RestorePoint) -> list[str]:
     """What a restore point could not keep, one line each (shown with the change)."""
     notes = [
         f"{name}: {entry.get('note')}"
-        for name, entry in (point.state.get("devices") or {}).items()
+        for name, entry in (point.kept.get("devices") or {}).items()
         if not entry.get("captured")
     ]
-    skipped = point.state.get("gns3_snapshot_skipped")
+    skipped = point.kept.get("gns3_snapshot_skipped")
     if skipped:
         notes.append(f"GNS3 snapshot {skipped}")
     return notes
 
 
 async def record_what_it_did(lab: LabAccess, scope: CallScope, point: RestorePoint) -> RestorePoint:
-    """Keep with ``point`` what its change did (``state["change"]``), read now that the
-    change has run; the topology as it was before (``state["before"]``) is then dropped:
+    """Keep with ``point`` what its change did (its ``change``), read now that the
+    change has run; the topology as it was before (``kept["before"]``) is then dropped:
     the record holds what an undo needs of it. A point whose topology was not kept records
     the devices configured only. Nothing is raised: a record that cannot be made leaves the
     point as it was (its rollback then puts the whole topology back, as before records)."""
     store = lab.restore_points
-    state = dict(point.state)
-    before = state.pop("before", None)
-    configured: dict[str, str] = dict(state.get("configured") or {})
+    kept = dict(point.kept)
+    before = kept.pop("before", None)
+    configured: dict[str, str] = dict(kept.get("configured") or {})
     try:
         if isinstance(before, dict):
             after = await read_kept(lab.client, scope.token, scope.project_id)
@@ -350,14 +352,13 @@ async def record_what_it_did(lab: LabAccess, scope: CallScope, point: RestorePoi
                 configured,
             )
         else:
-            change = record_change({}, {}, configured)
-            change["topology_kept"] = False
+            change = replace(record_change({}, {}, configured), topology_kept=False)
     except CopilotError:
         return point
-    devices = await _lines_changed(lab, scope, state.get("devices") or {})
+    devices = await _lines_changed(lab, scope, kept.get("devices") or {})
     if devices:
-        state["devices"] = devices
-    updated = replace(point, state={**state, "change": change})
+        kept["devices"] = devices
+    updated = replace(point, kept=kept, change=change)
     if store is not None:
         try:
             await store.update_restore_point(updated)

@@ -133,21 +133,20 @@ async def rollback_plan(
     force: bool = False,
 ) -> ChangePreview:
     """The preview of rolling ``point`` back (see the module's docstring)."""
-    state = point.state
-    if isinstance(state.get("change"), dict) and not use_snapshot:
+    kept = point.kept
+    if point.change is not None and not use_snapshot:
         return await _scoped_preview(lab, scope, point, when, force=force)
     topology: list[str] = []
-    snap = state.get("gns3_snapshot")
-    if snap and use_snapshot:
+    if point.snapshot and use_snapshot:
         topology.append(
-            f"restore GNS3 snapshot {snap.get('name')} if every node is stopped: the whole "
+            f"restore GNS3 snapshot {point.snapshot} if every node is stopped: the whole "
             f"project (every node's disk and saved configuration) returns to {when}"
         )
     try:
         lab_now = await lab.snapshot(scope)
     except CopilotError:
         lab_now = None
-    saved_topology = state.get("topology")
+    saved_topology = kept.get("topology")
     if isinstance(saved_topology, dict):
         try:
             current = await read_topology(lab.client, scope.token, scope.project_id)
@@ -162,7 +161,7 @@ async def rollback_plan(
             ]
     entries = [
         (str(name), entry)
-        for name, entry in (state.get("devices") or {}).items()
+        for name, entry in (kept.get("devices") or {}).items()
         if entry.get("captured")
     ]
     devices: dict[str, list[str]] = {}
@@ -202,11 +201,11 @@ async def _scoped_preview(
             "change anyway, which also does: "
             + ("; ".join(s.line for s in plan.steps if s.extra) or "nothing more")
         )
-    if not topology and point.state.get("topology"):
+    if not topology and point.topology:
         topology.append(f"nothing to change in the topology: it is as before the change ({when})")
     entries = [
         (str(name), entry)
-        for name, entry in (point.state.get("devices") or {}).items()
+        for name, entry in (point.kept.get("devices") or {}).items()
         if entry.get("captured") and str(entry.get("node_id")) in plan.devices
     ]
     devices: dict[str, list[str]] = {}

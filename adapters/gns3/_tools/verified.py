@@ -2,13 +2,13 @@
 changes a device or the topology.
 
 A changing call may carry checks (``verify``: the same check objects as ``verify_intent``);
-the executor then runs it as the core's transaction (:func:`copilot_core.intent.verify_change`):
-the checks before, the restore point and the change, the checks after (with their wait),
-and, when one fails and ``on_fail`` is ``rollback`` (the default), the rollback of exactly
-that change and the checks once more. The user's standing intent in the project joins the
-call's checks (a standing check decides where it held before the change). The approval card
-lists the checks that will decide (:func:`with_plan`), and the result carries
-``verification``.
+the gate then runs it as the core's transaction (:func:`copilot_core.intent.verify_change`)
+over the executor's steps (:mod:`.change_steps`): the checks before, the restore point and
+the change, the checks after (with their wait), and, when one fails and ``on_fail`` is
+``rollback`` (the default), the rollback of exactly that change and the checks once more.
+The user's standing intent in the project joins the call's checks (:func:`plan_of`; a
+standing check decides where it held before the change). The gate puts the plan on the
+approval card, and the result carries ``verification``.
 
 The three arguments are taken off the call (:func:`split_verification`) before the tool's
 own argument model sees the rest, so every changing tool accepts them the same way.
@@ -30,9 +30,9 @@ from adapters.gns3._tools.registry import (
     ToolArguments,
     parse_arguments,
 )
-from copilot_core import ToolResult, ToolSpec, ToolStatus
-from copilot_core.intent import Check, VerificationPlan, VerifiedChange, checks_adapter
-from copilot_core.ports import ChangePreview, IntentStore, Touch
+from copilot_core import ToolResult, ToolSpec
+from copilot_core.intent import Check, VerificationPlan, checks_adapter
+from copilot_core.ports import IntentStore, Touch
 
 __all__ = [
     "VERIFY_FIELDS",
@@ -44,8 +44,6 @@ __all__ = [
     "split_verification",
     "standing_checks",
     "verification_properties",
-    "with_plan",
-    "with_verification",
 ]
 
 JSON = dict[str, Any]
@@ -182,52 +180,3 @@ async def standing_checks(
 
 def plan_of(args: VerifyArguments, standing: tuple[Check, ...]) -> VerificationPlan:
     return VerificationPlan(tuple(args.verify), standing, args.on_fail, args.verify_wait_s)
-
-
-def with_plan(preview: ChangePreview, plan: VerificationPlan) -> ChangePreview:
-    """The preview the user approves, with the checks that will decide the change."""
-    return replace(preview, verification=plan.to_dict())
-
-
-def with_verification(outcome: VerifiedChange) -> ToolResult:
-    """The change's result carrying ``verification``; a change rolled back because a check
-    failed is an error result that says so (the model must not report it as done), and
-    one whose check failed and that could not be rolled back (or only in part: what
-    conflicts with others' work since stays) is an error result with ``status``
-    ``failed``, never ``success``."""
-    result = outcome.result
-    output: Any = result.output
-    verification = outcome.to_dict()
-    body: JSON = dict(output) if isinstance(output, dict) else {"output": output}
-    body["verification"] = verification
-    metadata = {**(result.metadata or {}), "verification": outcome.status}
-    if outcome.status != "fail" or outcome.plan.on_fail == "keep":
-        if outcome.status == "fail":
-            body["warning"] = (
-                "The change was made and kept (on_fail: keep), but a check failed: "
-                + "; ".join(outcome.failed)
-            )
-        return ToolResult(body, result.status, metadata)
-    failed = "; ".join(outcome.failed)
-    if outcome.rolled_back:
-        body["status"] = "rolled_back"
-        body["error"] = f"The change was rolled back: a check failed after it ({failed})."
-        return ToolResult(body, ToolStatus.ERROR, metadata)
-    # The change stays (whole or in part) though a deciding check failed: never success.
-    body["status"] = "failed"
-    if outcome.rollback is None:
-        body["error"] = (
-            f"A check failed after the change ({failed}), and no restore point was taken to "
-            "roll it back with: the change stays."
-        )
-    elif outcome.rollback.status is ToolStatus.SUCCESS:  # undone, except the conflicts
-        body["error"] = (
-            f"A check failed after the change ({failed}); it was rolled back except what "
-            "conflicts with what was done since, which stays: see verification.rollback."
-        )
-    else:
-        body["error"] = (
-            f"A check failed after the change ({failed}), and rolling it back failed: see "
-            "verification.rollback."
-        )
-    return ToolResult(body, ToolStatus.ERROR, metadata)

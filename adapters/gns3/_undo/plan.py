@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from adapters.gns3._undo.record import COMPARED_NODE_FIELDS, link_label, same_field
+from copilot_core.ports import ChangeRecord, ItemChanges
 
 __all__ = ["Step", "UndoPlan", "plan_undo", "resolve", "without_extras"]
 
@@ -97,7 +98,7 @@ def _ends(link: Mapping[str, Any]) -> list[tuple[str, int, int]]:
 
 class _Planner:
     def __init__(
-        self, change: Mapping[str, Any], current: Mapping[str, Any], id_map: Mapping[str, str]
+        self, change: ChangeRecord, current: Mapping[str, Any], id_map: Mapping[str, str]
     ) -> None:
         self.change = change
         self.nodes: dict[str, JSON] = dict(current.get("nodes") or {})
@@ -111,10 +112,10 @@ class _Planner:
         #: Record ids of nodes made again only when others' work may be touched.
         self.remade_extra: set[str] = set()
         names: dict[str, str] = {}
-        for group in ("created", "deleted"):
-            for node_id, node in ((change.get("nodes") or {}).get(group) or {}).items():
+        for group in (change.nodes.created, change.nodes.deleted):
+            for node_id, node in group.items():
                 names[node_id] = str(node.get("name"))
-        for node_id, entry in ((change.get("nodes") or {}).get("changed") or {}).items():
+        for node_id, entry in change.nodes.changed.items():
             names[node_id] = str(entry.get("name"))
         names.update({node_id: str(node.get("name")) for node_id, node in self.nodes.items()})
         self.names = names
@@ -149,7 +150,7 @@ class _Planner:
         self.gone_links.add(link_id)
 
     # ------------------------------------------------------------------ steps
-    def created_links(self, group: Mapping[str, JSON]) -> None:
+    def created_links(self, group: Mapping[str, Mapping[str, Any]]) -> None:
         for link_id, saved in sorted(group.items(), key=lambda pair: self.label(pair[1])):
             current = self.r(link_id)
             if current in self.links:
@@ -160,7 +161,7 @@ class _Planner:
             else:
                 self.plan.notes.append(f"link {self.label(saved)}: deleted since already")
 
-    def created_nodes(self, group: Mapping[str, JSON]) -> None:
+    def created_nodes(self, group: Mapping[str, Mapping[str, Any]]) -> None:
         for node_id, saved in group.items():
             current = self.r(node_id)
             node = self.nodes.get(current)
@@ -194,7 +195,7 @@ class _Planner:
             )
             self.gone_nodes.add(current)
 
-    def deleted_nodes(self, group: Mapping[str, JSON]) -> None:
+    def deleted_nodes(self, group: Mapping[str, Mapping[str, Any]]) -> None:
         taken = {
             str(node.get("name")) for i, node in self.nodes.items() if i not in self.gone_nodes
         }
@@ -222,7 +223,7 @@ class _Planner:
         current = self.r(node_id)
         return (current in self.nodes and current not in self.gone_nodes) or node_id in self.remade
 
-    def deleted_links(self, group: Mapping[str, JSON]) -> None:
+    def deleted_links(self, group: Mapping[str, Mapping[str, Any]]) -> None:
         used: dict[tuple[str, int, int], str] = {}
         for link_id, link in self.links.items():
             for end in _ends(link):
@@ -260,7 +261,7 @@ class _Planner:
                 extra=in_the_way,
             )
 
-    def changed_nodes(self, group: Mapping[str, JSON], last: list[Step]) -> None:
+    def changed_nodes(self, group: Mapping[str, Mapping[str, Any]], last: list[Step]) -> None:
         for node_id, entry in group.items():
             current = self.r(node_id)
             node = self.nodes.get(current)
@@ -313,7 +314,7 @@ class _Planner:
                     )
                 )
 
-    def changed_links(self, group: Mapping[str, JSON]) -> None:
+    def changed_links(self, group: Mapping[str, Mapping[str, Any]]) -> None:
         for link_id, entry in group.items():
             current = self.r(link_id)
             link = self.links.get(current)
@@ -340,11 +341,11 @@ class _Planner:
                         extra=extra,
                     )
 
-    def drawings_back(self, group: Mapping[str, Any]) -> None:
-        for drawing_id in group.get("created") or {}:
+    def drawings_back(self, group: ItemChanges) -> None:
+        for drawing_id in group.created:
             if self.r(drawing_id) in self.drawings:
                 self.step("delete_drawing", self.r(drawing_id), "delete a drawing the change made")
-        for drawing_id, saved in (group.get("deleted") or {}).items():
+        for drawing_id, saved in group.deleted.items():
             if self.r(drawing_id) not in self.drawings:
                 self.step(
                     "create_drawing",
@@ -352,7 +353,7 @@ class _Planner:
                     "draw a drawing the change deleted again",
                     body=dict(saved),
                 )
-        for drawing_id, entry in (group.get("changed") or {}).items():
+        for drawing_id, entry in group.changed.items():
             present = self.drawings.get(self.r(drawing_id))
             if present is None:
                 self.cannot("a drawing the change moved was deleted since")
@@ -380,17 +381,16 @@ class _Planner:
                 self.cannot(f"{name} was deleted since: its configuration cannot be put back")
 
     def run(self, kept_devices: Mapping[str, str]) -> UndoPlan:
-        nodes = self.change.get("nodes") or {}
-        links = self.change.get("links") or {}
+        nodes, links = self.change.nodes, self.change.links
         last: list[Step] = []
-        self.created_links(links.get("created") or {})
-        self.created_nodes(nodes.get("created") or {})
-        self.deleted_nodes(nodes.get("deleted") or {})
-        self.deleted_links(links.get("deleted") or {})
-        self.changed_nodes(nodes.get("changed") or {}, last)
-        self.changed_links(links.get("changed") or {})
-        self.drawings_back(self.change.get("drawings") or {})
-        for node_id, saved in (nodes.get("deleted") or {}).items():
+        self.created_links(links.created)
+        self.created_nodes(nodes.created)
+        self.deleted_nodes(nodes.deleted)
+        self.deleted_links(links.deleted)
+        self.changed_nodes(nodes.changed, last)
+        self.changed_links(links.changed)
+        self.drawings_back(self.change.drawings)
+        for node_id, saved in nodes.deleted.items():
             verb = _VERBS.get(str(saved.get("status")))
             if (
                 node_id in self.remade
@@ -406,12 +406,12 @@ class _Planner:
                     )
                 )
         self.plan.steps += last
-        self.devices(self.change.get("configured") or {}, kept_devices)
+        self.devices(self.change.configured, kept_devices)
         return self.plan
 
 
 def plan_undo(
-    change: Mapping[str, Any],
+    change: ChangeRecord,
     current: Mapping[str, Any],
     id_map: Mapping[str, str] | None = None,
     *,

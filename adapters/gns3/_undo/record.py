@@ -13,13 +13,16 @@ and :func:`record_change` keeps the difference, by id:
 * ``configured``: the devices whose configuration the change set (their restore point
   entries hold the configuration as it was).
 
-``described`` says the same in names, for people (the API's ``change``).
+``described`` says the same in names, for people (the API's ``change``). The record is
+the core's typed :class:`~copilot_core.ports.ChangeRecord`; the items are GNS3's JSON.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from copilot_core.ports import ChangeDescription, ChangeRecord, ItemChanges
 
 __all__ = [
     "COMPARED_NODE_FIELDS",
@@ -195,7 +198,7 @@ def _changes(before: JSON, after: JSON, fields: Iterable[str]) -> dict[str, list
 
 def record_change(
     before: Mapping[str, Any], after: Mapping[str, Any], configured: Mapping[str, str]
-) -> JSON:
+) -> ChangeRecord:
     """The difference ``after - before`` of two topologies as :func:`capture` keeps them
     (``{"nodes", "links", "drawings"}`` of kept JSON), by id; see the module docstring."""
     nodes_then = _by_id(before.get("nodes") or [], "node_id")
@@ -220,58 +223,58 @@ def record_change(
         fields = _changes(drawings_then[drawing_id], drawings_now[drawing_id], _DRAWING_FIELDS)
         if fields:
             changed_drawings[drawing_id] = {"fields": fields}
-    change: JSON = {
-        "format": 1,
-        "nodes": {
-            "created": {i: nodes_now[i] for i in sorted(set(nodes_now) - set(nodes_then))},
-            "deleted": {i: nodes_then[i] for i in sorted(set(nodes_then) - set(nodes_now))},
-            "changed": changed_nodes,
-        },
-        "links": {
-            "created": {i: links_now[i] for i in sorted(set(links_now) - set(links_then))},
-            "deleted": {i: links_then[i] for i in sorted(set(links_then) - set(links_now))},
-            "changed": changed_links,
-        },
-        "drawings": {
-            "created": {i: drawings_now[i] for i in sorted(set(drawings_now) - set(drawings_then))},
-            "deleted": {
-                i: drawings_then[i] for i in sorted(set(drawings_then) - set(drawings_now))
-            },
-            "changed": changed_drawings,
-        },
-        "configured": dict(configured),
-    }
-    change["described"] = describe_change(change, {**_names(nodes_then), **_names(nodes_now)})
-    return change
+    nodes = ItemChanges(
+        created={i: nodes_now[i] for i in sorted(set(nodes_now) - set(nodes_then))},
+        deleted={i: nodes_then[i] for i in sorted(set(nodes_then) - set(nodes_now))},
+        changed=changed_nodes,
+    )
+    links = ItemChanges(
+        created={i: links_now[i] for i in sorted(set(links_now) - set(links_then))},
+        deleted={i: links_then[i] for i in sorted(set(links_then) - set(links_now))},
+        changed=changed_links,
+    )
+    drawings = ItemChanges(
+        created={i: drawings_now[i] for i in sorted(set(drawings_now) - set(drawings_then))},
+        deleted={i: drawings_then[i] for i in sorted(set(drawings_then) - set(drawings_now))},
+        changed=changed_drawings,
+    )
+    names = {**_names(nodes_then), **_names(nodes_now)}
+    return ChangeRecord(
+        nodes=nodes,
+        links=links,
+        drawings=drawings,
+        configured=dict(configured),
+        described=describe_change(nodes, links, drawings, configured, names),
+    )
 
 
 def _names(nodes: Mapping[str, JSON]) -> dict[str, str]:
     return {node_id: str(node.get("name")) for node_id, node in nodes.items()}
 
 
-def describe_change(change: Mapping[str, Any], names: Mapping[str, str]) -> JSON:
+def describe_change(
+    nodes: ItemChanges,
+    links: ItemChanges,
+    drawings: ItemChanges,
+    configured: Mapping[str, str],
+    names: Mapping[str, str],
+) -> ChangeDescription:
     """The change in names: what the API's ``change`` shows."""
-    nodes, links = change.get("nodes") or {}, change.get("links") or {}
-    described: JSON = {
-        "nodes_created": sorted(str(n.get("name")) for n in (nodes.get("created") or {}).values()),
-        "nodes_deleted": sorted(str(n.get("name")) for n in (nodes.get("deleted") or {}).values()),
-        "nodes_changed": {
-            str(entry.get("name")): sorted(entry.get("fields") or {})
-            for entry in (nodes.get("changed") or {}).values()
-        },
-        "links_created": sorted(
-            link_label(k, names) for k in (links.get("created") or {}).values()
-        ),
-        "links_deleted": sorted(
-            link_label(k, names) for k in (links.get("deleted") or {}).values()
-        ),
-        "links_changed": sorted(
-            link_label(k, names) for k in (links.get("changed") or {}).values()
-        ),
-        "devices_configured": sorted(str(n) for n in (change.get("configured") or {}).values()),
+    counts = {
+        "created": len(drawings.created),
+        "deleted": len(drawings.deleted),
+        "changed": len(drawings.changed),
     }
-    drawings = change.get("drawings") or {}
-    counts = {key: len(drawings.get(key) or {}) for key in ("created", "deleted", "changed")}
-    if any(counts.values()):
-        described["drawings"] = counts
-    return {key: value for key, value in described.items() if value}
+    return ChangeDescription(
+        nodes_created=tuple(sorted(str(n.get("name")) for n in nodes.created.values())),
+        nodes_deleted=tuple(sorted(str(n.get("name")) for n in nodes.deleted.values())),
+        nodes_changed={
+            str(entry.get("name")): tuple(sorted(entry.get("fields") or {}))
+            for entry in nodes.changed.values()
+        },
+        links_created=tuple(sorted(link_label(k, names) for k in links.created.values())),
+        links_deleted=tuple(sorted(link_label(k, names) for k in links.deleted.values())),
+        links_changed=tuple(sorted(link_label(k, names) for k in links.changed.values())),
+        devices_configured=tuple(sorted(str(n) for n in configured.values())),
+        drawings=counts if any(counts.values()) else {},
+    )

@@ -226,15 +226,19 @@ async def test_an_approved_change_is_preceded_by_a_restore_point_that_rolls_it_b
     assert pcs.metadata == {"restore_point_id": points[0].id}
     first = points[0]
     assert (first.tool_call_id, first.tool_name) == ("call-1", "execute_vpcs_commands")
-    assert first.state["devices"]["PC1"]["config"] == {
+    # The typed list of devices kept is the tools' own entries that were captured.
+    captured = [name for name, entry in first.kept["devices"].items() if entry["captured"]]
+    assert "PC1" in first.devices and list(first.devices) == captured
+    assert first.kept["devices"]["PC1"]["config"] == {
         "ip": "0.0.0.0/0",
         "gateway": "0.0.0.0",
         "dns": [],
         "dhcp": False,
     }
-    assert first.state["devices"]["PC1"]["files"] == {"startup.vpc": "set pcname PC1\n"}
-    assert "topology" not in first.state  # a device change keeps the devices only
-    kept = points[1].state["devices"]["R1"]["config"]["lines"]
+    assert first.kept["devices"]["PC1"]["files"] == {"startup.vpc": "set pcname PC1\n"}
+    # a device change keeps the devices only
+    assert not first.topology and "topology" not in first.kept
+    kept = points[1].kept["devices"]["R1"]["config"]["lines"]
     assert " shutdown" in kept and "ip route 0.0.0.0 0.0.0.0 10.0.0.1" not in kept
 
     # Rolling back the router's change puts R1 back, read back.
@@ -424,13 +428,14 @@ async def test_a_stopped_node_in_a_stop_call_is_kept_without_a_running_configura
         tool_name="stop_gns3_node",
         preview=preview.preview,
     )
-    pc9 = point.state["devices"]["PC9"]
+    pc9 = point.kept["devices"]["PC9"]
     assert pc9["config"] is None and pc9["captured"]
     assert pc9["files"] == {"startup.vpc": "set pcname PC9\n"}
     assert "no running configuration" in pc9["note"]
-    assert point.state["devices"]["PC1"]["config"]["ip"] == "0.0.0.0/0"
-    assert "topology" in point.state
-    assert "PC1" in point.state["gns3_snapshot_skipped"]  # nodes run: no GNS3 snapshot
+    assert point.kept["devices"]["PC1"]["config"]["ip"] == "0.0.0.0/0"
+    assert point.topology and "topology" in point.kept
+    assert point.snapshot is None  # nodes run: no GNS3 snapshot
+    assert "PC1" in point.kept["gns3_snapshot_skipped"]
 
 
 async def test_restore_points_are_listed_and_an_unknown_one_is_refused(
@@ -531,7 +536,7 @@ async def test_stopping_every_node_keeps_what_each_can_give(
         tool_name="stop_all_gns3_nodes",
         preview=preview,
     )
-    devices = point.state["devices"]
+    devices = point.kept["devices"]
     assert sorted(devices) == ["PC1", "PC2", "R1", "SW1"]
     assert devices["SW1"]["config"] is None and devices["SW1"]["captured"]
     assert "built-in ethernet_switch" in devices["SW1"]["note"]

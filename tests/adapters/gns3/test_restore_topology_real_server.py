@@ -127,11 +127,11 @@ async def test_rolling_back_a_creation_deletes_what_was_created(
     point = await store.restore_point(lab.project_id, SESSION, made.output["restore_point_id"])
     assert point is not None
     # Every node was stopped: a GNS3 snapshot was taken too, named for the restore point.
-    snapshot_name = point.state["gns3_snapshot"]["name"]
+    snapshot_name = point.snapshot
     assert snapshot_name == f"copilot-{point.id}"
     listed = await gns3_client.snapshots(lab.token, lab.project_id)
     assert snapshot_name in {s["name"] for s in listed}
-    assert [n["name"] for n in point.state["topology"]["nodes"]] == ["Alice", "Bob"]
+    assert [n["name"] for n in point.kept["topology"]["nodes"]] == ["Alice", "Bob"]
 
     rolled = await lab.rollback(point.id)
     topology = topology_item(rolled)
@@ -233,7 +233,7 @@ async def test_a_rollback_by_the_gns3_snapshot_brings_the_whole_project_back(
     # ... which the point keeps, old -> new, for the session's later rollbacks.
     point = await store.restore_point(lab.project_id, SESSION, renamed.output["restore_point_id"])
     assert point is not None
-    id_map = point.state["id_map"]
+    id_map = point.id_map
     assert {id_map[i] for i in ids_before if i in id_map} == ids_after
     # The unlink's own point follows the map to the nodes' new ids: the link it would
     # make again is there already (the snapshot has it), which it says, touching nothing.

@@ -119,7 +119,7 @@ async def test_a_rollback_undoes_the_changes_lines_and_keeps_a_colleagues_route(
     changed = await run(executor, "execute_multiple_device_config_commands", copilot_change(case))
     assert changed.output["status"] == "success", changed.output
     (point,) = await store.restore_points(PROJECT, SESSION)
-    kept = point.state["devices"][case.name]["lines_changed"]
+    kept = point.kept["devices"][case.name]["lines_changed"]
     assert {"context": [], "line": case.route} in kept["added"], kept
     assert {"context": [case.interface], "line": case.interface_line} in kept["added"], kept
 
@@ -210,9 +210,9 @@ async def test_a_point_kept_without_the_lines_after_the_change_puts_the_whole_co
     changed = await run(executor, "execute_multiple_device_config_commands", copilot_change(case))
     assert changed.output["status"] == "success", changed.output
     (point,) = await store.restore_points(PROJECT, SESSION)
-    devices = dict(point.state["devices"])
+    devices = dict(point.kept["devices"])
     devices[case.name] = {k: v for k, v in devices[case.name].items() if k != "lines_changed"}
-    await store.update_restore_point(replace(point, state={**point.state, "devices": devices}))
+    await store.update_restore_point(replace(point, kept={**point.kept, "devices": devices}))
     await colleague(lab, case, [case.other_route])
 
     rolled = await run(

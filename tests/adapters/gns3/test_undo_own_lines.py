@@ -15,7 +15,6 @@ import pytest
 
 from adapters.gns3._device_state import ConfigurationKeeper, keeper_for
 from adapters.gns3._platforms import DeviceKind
-from adapters.gns3._tools.verified import with_verification
 from adapters.gns3._undo.host import route_problem
 from adapters.gns3._undo.judged import refusal
 from adapters.gns3._undo.lines import line_changes, lines_left, plan_line_undo
@@ -29,6 +28,7 @@ from copilot_core.intent import (
     VerifiedChange,
     checks_adapter,
 )
+from copilot_core.ports import ChangeRecord, ItemChanges
 
 
 def _keeper(kind: DeviceKind) -> ConfigurationKeeper:
@@ -250,9 +250,9 @@ def test_a_partial_undo_leaves_out_what_touches_others_work(extra: bool) -> None
 
 
 def test_a_field_changed_again_is_set_back_only_as_an_extra_step() -> None:
-    change = {
-        "nodes": {"changed": {"n1": {"name": "R1", "fields": {"x": [0, 10], "y": [0, 10]}}}},
-    }
+    change = ChangeRecord(
+        nodes=ItemChanges(changed={"n1": {"name": "R1", "fields": {"x": [0, 10], "y": [0, 10]}}})
+    )
     current = {"nodes": {"n1": {"node_id": "n1", "name": "R1", "x": 99, "y": 10}}}
     planned = plan_undo(change, current)
     assert [(s.body, s.extra) for s in planned.steps] == [({"y": 0}, False), ({"x": 0}, True)]
@@ -295,7 +295,7 @@ def test_a_failed_check_with_the_change_left_in_place_is_never_success(
     """Case 7: the change stayed and the result's status was `success`."""
     outcome = _verified(rollback)
     assert outcome.rolled_back is (status == "rolled_back")
-    result = with_verification(outcome)
+    result = outcome.to_result()
     assert result.status is ToolStatus.ERROR
     assert result.output["status"] == status, result.output
     assert said in result.output["error"], result.output

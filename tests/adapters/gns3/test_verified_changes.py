@@ -1,7 +1,7 @@
-"""Verified changes over real telnet sockets: a changing call with ``verify`` runs as a
-transaction (checks before, the restore point and the change, checks after, and the
-rollback of exactly that change when a check fails), and its approval card lists the
-checks that will decide it.
+"""Verified changes over real telnet sockets: a changing call with ``verify`` runs, through
+the gate, as a transaction over the executor's steps (checks before, the restore point and
+the change, checks after, and the rollback of exactly that change when a check fails), and
+its approval card lists the checks that will decide it.
 
 The router is the IOS telnet emulator (its running configuration follows what it is
 told); GNS3's REST answers come from ``httpx.MockTransport`` (``FakeGns3`` of the restore
@@ -16,11 +16,26 @@ from typing import Any
 
 import pytest
 
-from adapters.gns3 import Gns3ToolSettings
-from copilot_core import AbortToken, CopilotMode, ParsedToolCall, ToolContext, ToolStatus
+from adapters.gns3 import Gns3ToolExecutor, Gns3ToolSettings
+from copilot_core import (
+    AbortToken,
+    CopilotMode,
+    ParsedToolCall,
+    ToolContext,
+    ToolGate,
+    ToolResult,
+    ToolStatus,
+)
 from copilot_core._compact import compact_tools
 from copilot_core.intent import check_label, checks_adapter
-from copilot_core.ports import Clearance, StandingIntentRecord, ToolProgress
+from copilot_core.ports import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Clearance,
+    StandingIntentRecord,
+    ToolProgress,
+)
 from copilot_core.testing import InMemoryCheckpointStore
 from tests.adapters.gns3.test_restore_points import (
     PROJECT,
@@ -28,7 +43,6 @@ from tests.adapters.gns3.test_restore_points import (
     TOKEN,
     lab,
     make,
-    run,
     store,
 )
 from tests.fakes.telnet_devices import EmulatedCiscoRouter, EmulatedDeviceLab
@@ -58,6 +72,38 @@ def router(lab: EmulatedDeviceLab) -> EmulatedCiscoRouter:
     r1 = lab["R1"]
     assert isinstance(r1, EmulatedCiscoRouter)
     return r1
+
+
+def context(
+    progress: list[ToolProgress] | None = None,
+    approval: ApprovalPolicy = ApprovalPolicy.NEVER,
+) -> ToolContext:
+    report = progress.append if progress is not None else (lambda _: None)
+    return ToolContext(
+        PROJECT,
+        "alice",
+        SESSION,
+        AUTOMATION,
+        AbortToken(),
+        TOKEN,
+        progress=report,
+        approval=approval,
+    )
+
+
+async def run(
+    executor: Gns3ToolExecutor,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    call_id: str = "call-1",
+    progress: list[ToolProgress] | None = None,
+) -> ToolResult:
+    """The call through the gate (which runs verified changes), approved by alice."""
+    call = ParsedToolCall.parse(call_id, name, json.dumps(arguments))
+    result = await ToolGate(executor).call(call, context(progress), decision=_approved(call))
+    json.dumps(result.output)
+    return result
 
 
 async def test_a_change_whose_check_holds_is_verified_and_stays(
@@ -90,18 +136,12 @@ async def test_a_change_whose_check_fails_is_rolled_back_exactly(
     r1 = router(lab)
     r1.globals.append("ip route 10.77.0.0 255.255.0.0 Null0")  # a colleague's line
     progress: list[ToolProgress] = []
-    call = ParsedToolCall.parse(
-        "call-1",
+    result = await run(
+        executor,
         "execute_multiple_device_config_commands",
-        json.dumps(
-            route_change(verify=[line("ip route 10.8.0.0 255.255.0.0 Null0")], verify_wait_s=1)
-        ),
+        route_change(verify=[line("ip route 10.8.0.0 255.255.0.0 Null0")], verify_wait_s=1),
+        progress=progress,
     )
-    context = ToolContext(
-        PROJECT, "alice", SESSION, AUTOMATION, AbortToken(), TOKEN, progress=progress.append
-    )
-    assessed = await executor.assess(call, context)
-    result = await executor.execute(call, context, Clearance(assessed, decision=_approved(call)))
 
     assert result.status is ToolStatus.ERROR
     assert result.output["status"] == "rolled_back"
@@ -115,7 +155,7 @@ async def test_a_change_whose_check_fails_is_rolled_back_exactly(
     assert ROUTE not in r1.config
     assert "ip route 10.77.0.0 255.255.0.0 Null0" in r1.config
     point = (await store.restore_points(PROJECT, SESSION))[0]
-    assert point.state["rolled_back"]["by"] == "verification"
+    assert point.rolled_back is not None and point.rolled_back.by == "verification"
     said = "".join(p.text for p in progress)
     assert "before the change" in said and "rolling it back" in said
     assert "after the rollback" in said
@@ -196,10 +236,10 @@ async def test_the_approval_card_lists_the_checks_and_the_card_is_what_decides(
         "execute_multiple_device_config_commands",
         json.dumps(route_change(verify=[line(ROUTE)], verify_wait_s=3)),
     )
-    context = ToolContext(PROJECT, "alice", SESSION, AUTOMATION, AbortToken(), TOKEN)
-    assessed = await executor.assess(call, context)
-    assert assessed.preview is not None
-    card = assessed.preview.to_dict()
+    flow = ToolGate(executor).exchange(call, context(approval=ApprovalPolicy.CHANGES))
+    asked = await anext(flow)
+    assert isinstance(asked, ApprovalRequest)
+    card = asked.preview.to_dict()
     assert card["devices"] == {"R1": [ROUTE]}
     assert card["verification"]["checks"] == [{**line(ROUTE), "kind": "config_line"}]
     assert card["verification"]["standing"] == [line("hostname R1")]
@@ -208,7 +248,11 @@ async def test_the_approval_card_lists_the_checks_and_the_card_is_what_decides(
     await store.save_standing_intent(
         PROJECT, "alice", StandingIntentRecord([line("hostname R2")], datetime.now(UTC))
     )
-    result = await executor.execute(call, context, Clearance(assessed, decision=_approved(call)))
+    result = await flow.asend(ApprovalDecision(True, user_id="alice"))  # the gate binds it
+    await flow.aclose()
+    assert isinstance(result, ToolResult)
+    assert result.metadata is not None
+    assert result.metadata["approval"]["digest"] == _approved(call).digest
     standing = checks_adapter.validate_python([line("hostname R1")])[0]
     assert result.output["verification"]["standing"] == [check_label(standing)]
     assert result.output["verification"]["deciding"][-1] == check_label(standing)
@@ -236,6 +280,23 @@ async def test_bad_verification_arguments_are_refused_and_nothing_is_sent(
         executor, "verify_intent", {"checks": [line(ROUTE)], "verify": [line(ROUTE)]}
     )
     assert result.status is ToolStatus.ERROR and "verify" in result.output["error"]
+    assert ROUTE not in router(lab).config
+    assert await store.restore_points(PROJECT, SESSION) == []
+    assert not any(method == "POST" for method, _ in fake.requests)
+
+
+async def test_a_verified_change_called_past_the_gate_is_refused_and_nothing_is_sent(
+    lab: EmulatedDeviceLab, store: InMemoryCheckpointStore
+) -> None:
+    executor, fake = make(lab, store, settings=FAST)
+    call = ParsedToolCall.parse(
+        "call-1",
+        "execute_multiple_device_config_commands",
+        json.dumps(route_change(verify=[line(ROUTE)])),
+    )
+    result = await executor.execute(call, context(), Clearance(decision=_approved(call)))
+    assert result.status is ToolStatus.ERROR and "gate" in result.output["error"]
+    assert "Nothing was done" in result.output["error"]
     assert ROUTE not in router(lab).config
     assert await store.restore_points(PROJECT, SESSION) == []
     assert not any(method == "POST" for method, _ in fake.requests)
@@ -274,8 +335,8 @@ def test_every_changing_tool_offers_verify_and_no_read_only_one_does() -> None:
     assert any(spec.name == "verify_intent" for spec in compact)
 
 
-def _approved(call: ParsedToolCall) -> Any:
-    from copilot_core.ports import ApprovalDecision, call_digest
+def _approved(call: ParsedToolCall) -> ApprovalDecision:
+    from copilot_core.ports import call_digest
 
     return ApprovalDecision(True, user_id="alice").bound(
         call_digest(call.name, call.arguments or {})

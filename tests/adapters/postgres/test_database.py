@@ -4,8 +4,10 @@ recovery after the server drops its connections, several replicas on one schema.
 from __future__ import annotations
 
 import asyncio
+import json
 import traceback
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from adapters.postgres._schema import QUESTION_TRIGGERS, lock_key
 from copilot_core import Message, Session
 from copilot_core.errors import StoreError
 from copilot_core.ports import IntentRun, RestorePoint, StandingIntentRecord, Usage
+from tests.fakes.old_restore_point import OLD_STATE, assert_read_as_typed
 from tests.real_postgres import PostgresForTests
 
 PROJECT = str(uuid.UUID(int=7))
@@ -78,6 +81,8 @@ async def test_open_creates_the_schema_and_reopening_migrates_nothing_and_keeps_
         "llm_settings",
         "restore_points",
         "standing_intent",
+        "drill_active",
+        "drill_results",
     }
     for _ in range(2):
         async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
@@ -97,7 +102,9 @@ async def test_a_version_1_schema_gains_restore_points_that_survive_a_restart(
     with psycopg.connect(postgres.conninfo, autocommit=True) as conn:  # back to version 1
         conn.execute(f"DROP TABLE {postgres_schema}.restore_points")
         conn.execute(f"DELETE FROM {postgres_schema}.copilot_schema_version WHERE version = 2")
-    point = RestorePoint("p1", PROJECT, "s1", T0, "call-1", "create_gns3_node", "before", {"a": 1})
+    point = RestorePoint(
+        "p1", PROJECT, "s1", T0, "call-1", "create_gns3_node", "before", kept={"a": 1}
+    )
     async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
         assert database.schema_version == SCHEMA_VERSION
         await PostgresCheckpointStore(database).save_restore_point(point)
@@ -109,6 +116,34 @@ async def test_a_version_1_schema_gains_restore_points_that_survive_a_restart(
         rows = conn.execute(f"SELECT count(*) FROM {postgres_schema}.restore_points").fetchall()
     assert rows == [(0,)]
     assert versions(postgres, postgres_schema) == list(range(1, SCHEMA_VERSION + 1))
+
+
+async def test_a_restore_point_row_in_the_old_flat_shape_is_read_into_typed_fields(
+    postgres: PostgresForTests, postgres_schema: str
+) -> None:
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        await PostgresCheckpointStore(database).create_session(session("s1"))
+    with psycopg.connect(postgres.conninfo, autocommit=True) as conn:  # as written before
+        conn.execute(
+            sql.SQL(
+                "INSERT INTO {}.restore_points (point_id, session_id, created_at, tool_call_id, "
+                "tool_name, summary, state) SELECT %s, id, %s, %s, %s, %s, %s FROM "
+                "{}.chat_sessions WHERE thread_id = %s"
+            ).format(sql.Identifier(postgres_schema), sql.Identifier(postgres_schema)),
+            ("p-old", T0, "call-1", "create_gns3_node", "before", json.dumps(OLD_STATE), "s1"),
+        )
+    async with PostgresDatabase(postgres.url, schema=postgres_schema) as database:
+        store = PostgresCheckpointStore(database)
+        (point,) = await store.restore_points(PROJECT, "s1")
+        assert (point.id, point.created_at, point.tool_name) == ("p-old", T0, "create_gns3_node")
+        assert_read_as_typed(point)
+        # Written again (a later rollback's id), it is kept in the new shape and read alike.
+        again = replace(point, id_map={**point.id_map, "n1": "n1-again"})
+        await store.update_restore_point(again)
+        assert await store.restore_point(PROJECT, "s1", "p-old") == again
+    with psycopg.connect(postgres.conninfo, autocommit=True) as conn:
+        rows = conn.execute(f"SELECT state FROM {postgres_schema}.restore_points").fetchall()
+    assert json.loads(rows[0][0])["format"] == 2
 
 
 # The count PostgreSQL made on every read of a session before version 4.
@@ -163,6 +198,7 @@ async def test_a_version_3_schema_gains_question_counts_that_match_its_messages(
         conn.execute("ALTER TABLE chat_sessions DROP COLUMN question_count")
         for column in ("last_run_at", "last_run"):  # and what version 5 added
             conn.execute(f"ALTER TABLE standing_intent DROP COLUMN {column}")
+        conn.execute("DROP TABLE drill_active, drill_results")  # and what version 6 added
         conn.execute("DELETE FROM copilot_schema_version WHERE version >= 4")
     assert versions(postgres, postgres_schema) == [1, 2, 3]
 

@@ -8,6 +8,7 @@ import json
 import os
 import random
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from copilot_core.testing import (
     tool_reply,
 )
 from tests.adapters.sqlite.conftest import project_id
+from tests.fakes.old_restore_point import OLD_STATE, assert_read_as_typed
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 P1, P2 = project_id(1), project_id(2)
@@ -316,13 +318,50 @@ async def test_a_version_3_database_gains_restore_points_that_survive_a_restart(
     data_dir: Path,
 ) -> None:
     path = await older_database(data_dir, 3)
-    point = RestorePoint("p1", P1, "s1", T0, "call-1", "create_gns3_node", "before", {"a": [1]})
+    point = RestorePoint(
+        "p1", P1, "s1", T0, "call-1", "create_gns3_node", "before", kept={"a": [1]}
+    )
     async with SqliteCheckpointStore(data_dir) as store:
         await store.save_restore_point(point)
     assert query(path, "SELECT max(version) FROM copilot_schema_version") == [(SCHEMA_VERSION,)]
     async with SqliteCheckpointStore(data_dir) as store:  # a restart
         assert await store.restore_points(P1, "s1") == [point]
         assert (await store.history(P1, "s1")).messages == [Message.user("m1", "hello", T0)]
+
+
+async def test_a_restore_point_row_in_the_old_flat_shape_is_read_into_typed_fields(
+    data_dir: Path,
+) -> None:
+    async with SqliteCheckpointStore(data_dir) as store:
+        await store.create_session(new_session("s1"))
+    path = db_path(data_dir, P1)
+    conn = sqlite3.connect(path)  # a row as the store wrote it before the typed fields
+    conn.execute(
+        "INSERT INTO restore_points (point_id, session_id, created_at, tool_call_id, "
+        "tool_name, summary, state) SELECT ?, id, ?, ?, ?, ?, ? FROM chat_sessions "
+        "WHERE thread_id = ?",
+        (
+            "p-old",
+            T0.isoformat(),
+            "call-1",
+            "create_gns3_node",
+            "before",
+            json.dumps(OLD_STATE),
+            "s1",
+        ),
+    )
+    conn.commit()
+    conn.close()
+    async with SqliteCheckpointStore(data_dir) as store:
+        (point,) = await store.restore_points(P1, "s1")
+        assert (point.id, point.created_at, point.tool_name) == ("p-old", T0, "create_gns3_node")
+        assert_read_as_typed(point)
+        # Written again (a later rollback's id), it is kept in the new shape and read alike.
+        again = replace(point, id_map={**point.id_map, "n1": "n1-again"})
+        await store.update_restore_point(again)
+        assert await store.restore_point(P1, "s1", "p-old") == again
+    (state,) = query(path, "SELECT state FROM restore_points")[0]
+    assert json.loads(str(state))["format"] == 2
 
 
 async def test_a_version_5_database_gains_the_standing_intent_that_survives_a_restart(
@@ -611,9 +650,11 @@ def test_the_package_exports_exactly_its_public_api() -> None:
     assert set(package.__all__) == {
         "DATABASE_DIR",
         "DATABASE_NAME",
+        "DRILLS_DATABASE_NAME",
         "SCHEMA_VERSION",
         "ProjectPathResolver",
         "SqliteCheckpointStore",
+        "SqliteDrillResults",
         "SqliteStoreReadiness",
         "SqliteStoreSettings",
         "Synchronous",

@@ -112,3 +112,16 @@ async def test_a_call_that_must_wait_is_refused_when_no_one_can_decide() -> None
         assert refused.status is ToolStatus.ERROR
         assert "no one can approve it here" in refused.output["error"]
     assert fake.executed == []
+
+
+async def test_a_decision_sent_in_is_bound_by_the_gate_to_the_request_it_answers() -> None:
+    # Whoever drives the exchange (the runner, the MCP endpoint, eval) sends the decision
+    # as it came; the gate binds it to the card it answers, and checks it there.
+    fake = tools()
+    asked, result = await exchange(ToolGate(fake), call(PC1), ApprovalDecision(True, "alice"))
+
+    assert result.status is ToolStatus.SUCCESS
+    assert [c.arguments for c in fake.executed] == [PC1]
+    assert fake.clearances[0].approved == ApprovalDecision(True, "alice", digest=asked[0].digest)
+    assert result.metadata is not None
+    assert result.metadata["approval"]["digest"] == call_digest("set_ip", PC1)

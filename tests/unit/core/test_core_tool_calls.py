@@ -1,9 +1,11 @@
 """The core calls no tool by name: what it asks of the lab goes through typed ports
-(``RestorePoints``, ``CheckProbes``); the tool executor is the agent's, through the gate.
+(``RestorePoints``, ``CheckProbes``, a call's ``ChangeSteps``); the tool executor is the
+agent's, through the gate, and the gate alone runs a verified change.
 
 An AST scan of every module of ``copilot_core`` for its calls into a tool source:
 
-* a call of a ``ToolExecutor`` member (``execute``, ``assess``) or of the gate's way of
+* a call of a ``ToolExecutor`` member (``execute``, ``assess``, ``change_steps``) or of
+  the gate's way of
   running a call (``run``, ``call``, ``exchange``) on something named for tools or a gate;
 * a tool call built with a tool's name written in the core (a string constant, or a
   module-level name bound to one, as the name of a ``ParsedToolCall``).
@@ -22,13 +24,16 @@ import copilot_core
 
 CORE = Path(copilot_core.__file__).parent
 #: The members through which a call reaches a tool source.
-MEMBERS = frozenset({"execute", "assess", "run", "call", "exchange"})
-#: What is allowed: the gate running its executor, and the agent running its tools.
+MEMBERS = frozenset({"execute", "assess", "change_steps", "run", "call", "exchange"})
+#: What is allowed: the gate running its executor, and the agent running its tools (its
+#: step's tools, which the tool step runs through the gate).
 ALLOWED = {
     ("_toolgate", "self._tools.assess"),
+    ("_toolgate", "self._tools.change_steps"),
     ("_toolgate", "self._tools.execute"),
     ("_toolgate", "self.exchange"),
-    ("_agent", "self.tools.run"),
+    ("_agent", "self._tool_step.run"),
+    ("_tool_step", "self._gate.run"),
 }
 
 
@@ -88,6 +93,32 @@ def core_calls_into_tools() -> set[tuple[str, str]]:
 
 def test_the_core_calls_into_tools_only_through_the_gate_on_the_agents_path() -> None:
     assert core_calls_into_tools() == ALLOWED
+
+
+#: The packages whose modules may run a verified change (only the gate does).
+PACKAGES = (CORE, CORE.parent / "adapters", CORE.parent / "entrypoints")
+
+
+def callers_of(function: str) -> set[str]:
+    """The modules (paths under the repository) whose code calls ``function``."""
+    found: set[str] = set()
+    for package in PACKAGES:
+        for path in sorted(package.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(function):
+                    found.add(str(path.relative_to(CORE.parent)))
+    return found
+
+
+def test_the_gate_alone_runs_a_verified_change() -> None:
+    # Not the tool source from inside ``execute`` (as the GNS3 executor did), nor any
+    # other use case: the gate, with the steps its source gives it (a composite source
+    # hands the question on to the source that offers the tool).
+    assert callers_of("verify_change") == {"copilot_core/_toolgate.py"}
+    assert callers_of("change_steps") == {
+        "copilot_core/_toolgate.py",
+        "adapters/mcp/_composite.py",
+    }
 
 
 def test_the_rollback_use_case_calls_no_tool() -> None:

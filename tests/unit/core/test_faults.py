@@ -116,6 +116,18 @@ def test_a_fault_may_bring_its_own_lab_shape_and_a_link_operation() -> None:
             "inject[0].lines[0]",
             "should match pattern",
         ),
+        (  # one control character, nothing else: it is not the line's printable part
+            lambda f: f["inject"][0].update(lines=["\x07"]),
+            "core-shut",
+            "inject[0].lines[0]",
+            "should match pattern",
+        ),
+        (
+            lambda f: f["inject"][0].update(lines=["shut\x07down"]),
+            "core-shut",
+            "inject[0].lines[0]",
+            "should match pattern",
+        ),
         (
             lambda f: f["symptoms"][0].update(interface="eth1;reboot"),
             "core-shut",

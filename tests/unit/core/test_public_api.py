@@ -29,10 +29,12 @@ def test_every_module_declares_all_and_defines_what_it_lists() -> None:
 
 PUBLIC_MODULES = {
     "bootstrap",
+    "drills",
     "errors",
     "events",
     "faults",
     "intent",
+    "labs",
     "policy",
     "ports",
     "rollback",

@@ -110,7 +110,8 @@ async def test_force_goes_past_the_conflicts_and_the_result_says_so() -> None:
     assert outcome.result.status is RollbackStatus.SUCCESS and outcome.result.forced
     output = json.loads(outcome.messages[1].content)
     assert output["forced"] == ["a link to PC3 was made since"]
-    assert outcome.point.state["rolled_back"]["status"] == "success"
+    assert outcome.point.rolled_back is not None
+    assert outcome.point.rolled_back.status is RollbackStatus.SUCCESS
 
 
 async def test_the_rollback_is_recorded_as_the_ports_call_answered_by_its_json() -> None:
@@ -133,8 +134,12 @@ async def test_the_rollback_is_recorded_as_the_ports_call_answered_by_its_json()
     assert (await rig.history())[-2:] == list(outcome.messages)
     marked = await rig.store.restore_point(PROJECT, SESSION, point.id)
     assert marked is not None
-    assert marked.state["rolled_back"]["restore_point_id"] == asked.taken.id
-    assert marked.state["rolled_back"]["tool_call_id"] == tool_call.id
+    assert marked.rolled_back is not None
+    assert marked.rolled_back.restore_point_id == asked.taken.id
+    assert marked.rolled_back.tool_call_id == tool_call.id
+    assert marked.rolled_back.by == KEY.user_id
+    assert marked.rolled_back.at is not None
+    assert marked.rolled_back.at.isoformat() == call.metadata["created_at"]
 
 
 async def test_a_rollback_that_runs_past_the_time_limit_is_answered_with_an_error() -> None:
@@ -150,7 +155,8 @@ async def test_a_rollback_that_runs_past_the_time_limit_is_answered_with_an_erro
 
     assert outcome.result.status is RollbackStatus.ERROR
     assert outcome.result.error == "The rollback did not finish within 0.01 s."
-    assert outcome.point.state["rolled_back"]["status"] == "error"
+    assert outcome.point.rolled_back is not None
+    assert outcome.point.rolled_back.status is RollbackStatus.ERROR
     assert await rig.leases.holder(PROJECT, SESSION) is None
 
 
