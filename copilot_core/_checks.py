@@ -178,8 +178,16 @@ class ReachabilityCheck(_Check):
         "reachable", description="reachable (default) or unreachable"
     )
     count: int = Field(3, ge=1, le=20, description="probes sent (default 3)")
+    size: int | None = Field(
+        None,
+        ge=1,
+        le=65507,
+        description="payload bytes per probe, sent with don't-fragment: a path or host "
+        "whose MTU is smaller does not reach (default: the platform's own size, fragments "
+        "allowed; Linux hosts only)",
+    )
 
-    @field_validator("count", mode="before")
+    @field_validator("count", "size", mode="before")
     @classmethod
     def _integral(cls, value: Any) -> Any:
         """``5.0`` is the integer 5, as JSON Schema's ``integer`` reads it."""

@@ -19,20 +19,6 @@
 * :class:`Gns3ProjectWatcher` — follows GNS3's project lifecycle (closed, deleted).
 """
 
-from adapters.gns3._access import Gns3Authenticator, Gns3GroupDirectory, Gns3ProjectGate
-from adapters.gns3._capture import analyze_pcap
-from adapters.gns3._client import Gns3Client
-from adapters.gns3._command_policy import (
-    DEFAULT_FORBIDDEN_COMMANDS,
-    DeviceKind,
-    ForbiddenCommandFilter,
-    configuration_reason,
-    device_kind_of,
-)
-from adapters.gns3._console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
-from adapters.gns3._directory import Gns3ClientDirectory
-from adapters.gns3._drill_lab import Gns3DrillLab
-from adapters.gns3._drill_tools import DrillTools
 from adapters.gns3._faults import (
     FAULTS_DIR,
     FaultCatalog,
@@ -40,10 +26,29 @@ from adapters.gns3._faults import (
     baseline_lines,
     load_fault_catalog,
 )
-from adapters.gns3._lifecycle import Gns3ProjectWatcher, ProjectLifecycleHandler, ReconcileReport
 from adapters.gns3._settings import ConsoleSettings, Gns3Settings
 from adapters.gns3._skills import BUILTIN_SKILLS_DIR, Skill, SkillLibrary
-from adapters.gns3._tools import (
+from adapters.gns3.console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
+from adapters.gns3.drills import DrillTools, Gns3DrillLab
+from adapters.gns3.model import (
+    DEFAULT_FORBIDDEN_COMMANDS,
+    DeviceKind,
+    ForbiddenCommandFilter,
+    analyze_pcap,
+    configuration_reason,
+    device_kind_of,
+)
+from adapters.gns3.rest import (
+    Gns3Authenticator,
+    Gns3Client,
+    Gns3ClientDirectory,
+    Gns3GroupDirectory,
+    Gns3ProjectGate,
+    Gns3ProjectWatcher,
+    ProjectLifecycleHandler,
+    ReconcileReport,
+)
+from adapters.gns3.tools import (
     Gns3Tool,
     Gns3ToolExecutor,
     Gns3ToolSettings,

@@ -5,9 +5,9 @@ each against the core's models (:func:`copilot_core.faults.parse_fault_file`: fi
 every node, interface and link a fault names is in its lab shape), then judges what the
 core cannot: each device line of each inject and fix step (and of the healthy lab the shape
 describes, :func:`baseline_lines`) must be a well-formed line of its platform's grammar
-(:func:`adapters.gns3._grammar.judge`: a command the platform knows, a change, not on the
+(:func:`adapters.gns3.model._grammar.judge`: a command the platform knows, a change, not on the
 forbidden list), and each symptom and fixed-check must be answerable on its node's platform
-(:func:`adapters.gns3._intent_compile.compile_check`: a Linux host answers reachability
+(:func:`adapters.gns3.model._intent_compile.compile_check`: a Linux host answers reachability
 only). A bad file is a :class:`FaultCatalogError` naming the file, the fault and the field;
 the service does not start with one (``entrypoints/container.py``'s ``faults`` resource).
 
@@ -24,10 +24,15 @@ from pathlib import Path
 
 import yaml
 
-from adapters.gns3._command_policy import DEFAULT_FORBIDDEN_COMMANDS
-from adapters.gns3._grammar import LABELS, control_character_error, forbidden_match, judge
-from adapters.gns3._intent_compile import compile_check
-from adapters.gns3._platforms import DeviceKind
+from adapters.gns3.model import (
+    DEFAULT_FORBIDDEN_COMMANDS,
+    LABELS,
+    DeviceKind,
+    compile_check,
+    control_character_error,
+    forbidden_match,
+    judge,
+)
 from copilot_core.errors import CopilotError
 from copilot_core.faults import (
     BgpRouter,

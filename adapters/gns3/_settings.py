@@ -17,8 +17,8 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, SecretStr
 from pydantic.dataclasses import dataclass
 
-from adapters.gns3._console import ConsoleRunner
-from adapters.gns3._tools import Gns3ToolSettings
+from adapters.gns3.console import ConsoleRunner
+from adapters.gns3.tools import Gns3ToolSettings
 from copilot_core.rules import BASE_URL_PATTERN
 
 __all__ = ["ConsoleSettings", "Gns3Settings"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from adapters.gns3._command_policy import DEFAULT_FORBIDDEN_COMMANDS, ForbiddenCommandFilter
+from adapters.gns3.model import DEFAULT_FORBIDDEN_COMMANDS, ForbiddenCommandFilter
 
 __all__ = ["BUILTIN_SKILLS_DIR", "Skill", "SkillLibrary"]
 

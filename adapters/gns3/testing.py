@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.gns3 import Gns3Client, Gns3ToolExecutor, Gns3ToolSettings
+from adapters.gns3.rest import Gns3Client
+from adapters.gns3.tools import Gns3ToolExecutor, Gns3ToolSettings
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
 from copilot_core.ports import NOT_CLEARED, Assessment, ChangeSteps, Clearance
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from adapters.gns3 import Gns3Client, Gns3ToolExecutor
-from adapters.gns3._tools.executor import CATALOGUE
+from adapters.gns3.tools._executor import CATALOGUE
 from adapters.mcp import CompositeToolExecutor
 from copilot_core import (
     AbortToken,

@@ -51,7 +51,7 @@ t3 = time.perf_counter()
 from adapters.llm import TiktokenTokenCounter
 TiktokenTokenCounter.for_model("gpt-4o-mini").count_text("hello")
 t4 = time.perf_counter()
-from adapters.gns3._parsing import ShowParser
+from adapters.gns3.model._parsing import ShowParser
 ShowParser().warm()
 t5 = time.perf_counter()
 print(f"  start-up imports (before the port opens)  {t1 - t0:6.3f} s")

@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from adapters.gns3 import Gns3Client, SkillLibrary
-from adapters.gns3._tools.executor import Gns3ToolExecutor
+from adapters.gns3.tools._executor import Gns3ToolExecutor
 from adapters.llm import TiktokenTokenCounter
 from copilot_core import CopilotMode, PromptBook, ToolSpec
 from copilot_core._compact import compact_tools

@@ -20,7 +20,7 @@ import time
 from hypothesis import HealthCheck, given, settings
 
 from adapters.gns3 import DeviceKind
-from adapters.gns3._grammar import read_only_list
+from adapters.gns3.model._grammar import read_only_list
 from tests.lab.readonly_oracle import Oracle, oracle_project
 from tests.lab.router_lab import LabUnavailableError, RouterLab
 from tests.readonly_lines import risky_line

@@ -42,8 +42,8 @@ from typing import Any
 import httpx
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor
-from adapters.gns3._tools.registry import CallScope, RestoreScope
-from adapters.gns3._tools.restore import roll_back, take_restore_point
+from adapters.gns3.lab._registry import CallScope, RestoreScope
+from adapters.gns3.tools._restore import roll_back, take_restore_point
 from adapters.sqlite import SqliteCheckpointStore
 from copilot_core import AbortToken, CopilotMode, ParsedToolCall, Session, ToolContext, ToolResult
 from copilot_core.ports import ChangePreview, RestorePoint

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Build the lab's FRRouting image from Debian packages only (no container registry):
 #   build-frr-image.sh TAG [MIRROR]
-# debootstrap (minbase) a bookworm root with FRR, iproute2, ping and procps, add a start
-# command, then `docker import` it as TAG. MIRROR defaults to the Debian mirror of this
-# machine's apt sources. The same image serves routers (FRR, console = vtysh) and hosts
+# debootstrap (minbase) a bookworm root with FRR, iproute2, ping, procps, iptables and
+# nftables (the hosts' filtering faults of the catalog), add a start command, then
+# `docker import` it as TAG. MIRROR defaults to the Debian mirror of this machine's apt
+# sources. The same image serves routers (FRR, console = vtysh) and hosts
 # (LAB_ROLE=host in the node's environment: no FRR, console = a root shell).
 set -euo pipefail
 tag=${1:?usage: build-frr-image.sh TAG [MIRROR]}
@@ -19,7 +20,7 @@ trap 'rm -rf "$work"' EXIT
 root=$work/rootfs
 echo "debootstrap bookworm from $mirror into $root" >&2
 debootstrap --variant=minbase \
-    --include=frr,frr-pythontools,iproute2,iputils-ping,procps,busybox \
+    --include=frr,frr-pythontools,iproute2,iputils-ping,procps,busybox,iptables,nftables \
     bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 \
     || { tail -n 30 "$work/debootstrap.log" >&2; exit 1; }
 

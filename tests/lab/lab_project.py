@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from adapters.gns3 import ConsoleTarget
-from adapters.gns3._lab import LabSnapshot
+from adapters.gns3.lab._snapshot import LabSnapshot
 from tests.lab.router_lab import RouterLab
 
 __all__ = ["STRAY_PROMPT", "LabProject"]

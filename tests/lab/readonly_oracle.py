@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from adapters.gns3 import DeviceKind
-from adapters.gns3._grammar import judge
+from adapters.gns3.model._grammar import judge
 from tests.lab.lab_project import LabProject
 from tests.lab.router_lab import HOST_TEMPLATE, ROUTER_TEMPLATE, RouterLab
 

@@ -9,9 +9,10 @@ what it started:
 2. a Docker daemon: the one answering on ``/var/run/docker.sock`` if its default runtime
    copes with this machine's capability bounding set, else one started here with
    :mod:`tests.lab.runc_caps` as its default runtime (stopped again at the end);
-3. the image ``frr-lab:8.4``: already in the daemon, else loaded from the cache outside the
-   clone (``docker save``/``load``), else built by ``build-frr-image.sh`` (about 3 min) and
-   saved to the cache; one process builds while the others wait (a file lock);
+3. the image ``frr-lab:8.4-2`` (:data:`FRR_IMAGE`): already in the daemon, else loaded from
+   the cache outside the clone (``docker save``/``load``), else built by
+   ``build-frr-image.sh`` (about 1 min) and saved to the cache; one process builds while
+   the others wait (a file lock);
 4. a gns3-server whose ``ubridge_path`` is :mod:`tests.lab.ubridge_standin`, with two Docker
    templates: ``FRR 8.4`` (routers: console = vtysh) and ``Linux host`` (the same image,
    tagged ``linux-host:bookworm``, with ``LAB_ROLE=host``: console = a root shell, iproute2
@@ -49,7 +50,10 @@ __all__ = [
     "ensure_frr_image",
 ]
 
-FRR_IMAGE = "frr-lab:8.4"
+#: The tag names what the image holds: a change to ``build-frr-image.sh`` takes a new tag, so
+#: that no daemon or cache (both outside the clone) serves an image built before it (``-2``:
+#: iptables and nftables added).
+FRR_IMAGE = "frr-lab:8.4-2"
 #: The same image under a host's name, so that GNS3's node shows what it is (a Linux host).
 HOST_IMAGE = "linux-host:bookworm"
 ROUTER_TEMPLATE = "FRR 8.4"

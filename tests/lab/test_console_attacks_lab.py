@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 
 from adapters.gns3 import ConsoleRunner, ConsoleTarget, Gns3Client, Gns3ToolExecutor
-from adapters.gns3._console_lock import ConsolePriority, background_console_use
-from adapters.gns3._platforms import DeviceKind
-from adapters.gns3._telnet import Telnet, clean_text
+from adapters.gns3.console._lock import ConsolePriority, background_console_use
+from adapters.gns3.console._telnet import Telnet, clean_text
+from adapters.gns3.model._platforms import DeviceKind
 from copilot_core import CopilotMode, ParsedToolCall, ToolResult
 from tests.adapters.gns3.conftest import make_context
 from tests.lab.lab_project import LabProject

@@ -19,12 +19,13 @@ Not run here, and why:
 
 - the VPCS shape (``vpcs-pair``): VPCS does not run on this machine; its faults go through
   the same port against the telnet VPCS emulator over a real socket
-  (``tests/adapters/gns3/test_drill_lab.py``);
-- ``host-filter-icmp-iptables`` and ``host-filter-lan-nft``: the lab image
-  (``build-frr-image.sh``) installs neither iptables nor nftables;
-- ``host-mtu-mismatch`` is injected and restored, but its symptom is not asked to fail: on a
-  GNS3 Docker link a default ping crosses a 68-byte MTU (``SYMPTOMS_DO_NOT_SHOW`` says why),
-  so the catalog entry needs a ping size in the intent checks before it can be a drill.
+  (``tests/adapters/gns3/test_drill_lab.py``).
+
+The hosts' filtering faults need iptables and nftables in the lab image
+(``build-frr-image.sh``, tag ``frr-lab:8.4-2``). ``host-mtu-mismatch`` shows only with a
+full-size probe that may not be fragmented (a reachability check with a ``size``): a default
+ping crosses a smaller MTU on a GNS3 Docker link (GNS3's TAP hands the host frames bigger
+than its MTU, and the host fragments its replies).
 
 The link faults (a packet-loss filter, a suspended link, which GNS3 makes a
 ``frequency_drop -1`` filter) need the lab's uBridge stand-in to filter packets: it does,
@@ -52,7 +53,7 @@ from adapters.gns3 import (
     baseline_lines,
     load_fault_catalog,
 )
-from adapters.gns3._tools.intent_probe import Gns3CheckProbes
+from adapters.gns3.tools._intent_probe import Gns3CheckProbes
 from copilot_core import CopilotMode, ToolContext
 from copilot_core._verification import MonotonicClock, verify_checks
 from copilot_core.faults import DeviceLines, Fault, LabShape, Platform
@@ -64,29 +65,19 @@ from tests.lab.router_lab import HOST_TEMPLATE, ROUTER_TEMPLATE, RouterLab
 pytestmark = [pytest.mark.timeout(3600), pytest.mark.gns3, pytest.mark.slow]
 
 TEMPLATES = {Platform.FRR: ROUTER_TEMPLATE, Platform.LINUX: HOST_TEMPLATE}
-#: Faults whose platform runs here but whose commands the lab image lacks.
-NOT_ON_THIS_IMAGE = {
-    "host-filter-icmp-iptables": "iptables is not installed in the lab image",
-    "host-filter-lan-nft": "nftables is not installed in the lab image",
-}
 #: Faults also left in place and restored from the checkpoint without their fix: one per
 #: part a restore puts back (a router's configuration, a host's addresses and routes, its
-#: MTU, its policy rules, a link's filter).
+#: MTU, its policy rules, its iptables rules, its nftables tables, a link's filter).
 LEFT_IN_PLACE = (
     "frr-wrong-lan-address",
     "host-wrong-mask",
     "host-mtu-mismatch",
+    "host-filter-icmp-iptables",
+    "host-filter-lan-nft",
     "host-prohibit-rule",
     "link-heavy-loss",
     "static-wrong-next-hop",
 )
-#: Faults whose symptoms hold on a GNS3 Docker link, whatever the fault: a catalog finding.
-#: They are only injected and restored (``LEFT_IN_PLACE``), never asked to show.
-SYMPTOMS_DO_NOT_SHOW = {
-    "host-mtu-mismatch": "a default ping still crosses: a frame GNS3's TAP hands the host is "
-    "taken whatever the host's MTU, and the host fragments its replies (the intent checks "
-    "have no ping size that would catch it)",
-}
 FIGURES: dict[str, Any] = {}
 
 
@@ -94,7 +85,7 @@ def runnable(catalog: FaultCatalog) -> dict[LabShape, list[Fault]]:
     """The catalog's faults that run here, grouped by lab shape in catalog order."""
     shapes: dict[LabShape, list[Fault]] = {}
     for fault in catalog:
-        if fault.platforms() <= set(TEMPLATES) and fault.id not in NOT_ON_THIS_IMAGE:
+        if fault.platforms() <= set(TEMPLATES):
             shapes.setdefault(fault.lab, []).append(fault)
     return shapes
 
@@ -105,12 +96,12 @@ SHAPE_IDS = [CATALOG.sources[faults[0].id].split("/")[-1] for faults in SHAPES.v
 
 
 def test_every_fault_of_the_catalog_runs_here_or_is_said_not_to() -> None:
-    """The lab covers every FRR / Linux fault but the two the image cannot run."""
+    """The lab covers every FRR / Linux fault, each asked to show its symptoms."""
     here = {f.id for faults in SHAPES.values() for f in faults}
     elsewhere = {f.id for f in CATALOG if Platform.VPCS in f.platforms()}
-    assert here | elsewhere | set(NOT_ON_THIS_IMAGE) == {f.id for f in CATALOG}
-    assert set(SYMPTOMS_DO_NOT_SHOW) <= set(LEFT_IN_PLACE) & here
-    assert len(here - set(SYMPTOMS_DO_NOT_SHOW)) >= 20, sorted(here)
+    assert here | elsewhere == {f.id for f in CATALOG}
+    assert set(LEFT_IN_PLACE) <= here
+    assert len(here) >= 20, sorted(here)
 
 
 @dataclass
@@ -249,8 +240,7 @@ async def restore_unfixed(built: Built, fault: Fault) -> None:
     began = time.monotonic()
     checkpoint = await drill.checkpoint(shape, context)
     await drill.apply(fault.inject, shape, context)
-    if fault.id not in SYMPTOMS_DO_NOT_SHOW:
-        await symptoms_fail(built, fault)
+    await symptoms_fail(built, fault)
     injected = time.monotonic() - began
     began = time.monotonic()
     report = await drill.restore(checkpoint, shape, context)
@@ -270,8 +260,7 @@ async def test_every_fault_is_injected_seen_fixed_judged_and_restored_exactly(
 ) -> None:
     began = time.monotonic()
     for fault in SHAPES[lab.shape]:
-        if fault.id not in SYMPTOMS_DO_NOT_SHOW:
-            await run_fault(lab, fault)
+        await run_fault(lab, fault)
     for fault in SHAPES[lab.shape]:
         if fault.id in LEFT_IN_PLACE:
             await restore_unfixed(lab, fault)

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from adapters.gns3 import ConsoleRunner, DeviceKind
-from adapters.gns3._device_state import keeper_for
-from adapters.gns3._frr_parsing import parse_frr
-from adapters.gns3._telnet import Telnet
+from adapters.gns3.console._telnet import Telnet
+from adapters.gns3.model._device_state import keeper_for
+from adapters.gns3.model._frr_parsing import parse_frr
 from tests.lab.lab_project import STRAY_PROMPT, LabProject
 from tests.lab.router_lab import HOST_TEMPLATE, ROUTER_TEMPLATE, RouterLab, docker_memory_mib
 

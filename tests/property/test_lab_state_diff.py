@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.gns3._lab_state import (
+from adapters.gns3.model._lab_state import (
     InterfaceState,
     LabState,
     Neighbor,
@@ -24,7 +24,7 @@ from adapters.gns3._lab_state import (
     Reachability,
     Route,
 )
-from adapters.gns3._lab_state_diff import CATEGORIES, config_paths, diff_lab_state
+from adapters.gns3.model._lab_state_diff import CATEGORIES, config_paths, diff_lab_state
 
 NODES = ("R1", "R2", "PC1", "PC2")
 PCS = ("PC1", "PC2")

@@ -20,8 +20,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.gns3._undo import carry_out, plan_undo, record_change
-from adapters.gns3._undo.plan import without_extras
+from adapters.gns3.restore._undo import carry_out, plan_undo, record_change
+from adapters.gns3.restore._undo.plan import without_extras
 from copilot_core.errors import Gns3Error
 from tests.property.undo_world import PORTS, MemoryPort, Op, Topology
 

@@ -1,7 +1,7 @@
 """An in-memory GNS3 topology for the undo's property tests.
 
 :class:`Topology` holds nodes and links as GNS3's JSON has them (the fields the undo
-reads); :class:`MemoryPort` is the undo's :class:`~adapters.gns3._undo.TopologyPort` over
+reads); :class:`MemoryPort` is the undo's :class:`~adapters.gns3.restore._undo.TopologyPort` over
 it, refusing what GNS3 refuses (a port in use, an end that does not exist, a node id in
 use). Operations (:class:`Op`) are concrete: ids chosen, so that a history can be
 replayed on another topology, where an operation that no longer applies is skipped.

@@ -172,7 +172,7 @@ async def test_node_state_snapshots_and_captures_are_changes_previewed_one_line_
 
 
 def test_a_topology_rollback_is_previewed_one_action_per_item() -> None:
-    from adapters.gns3._tools.rollback_preview import topology_actions
+    from adapters.gns3.restore._preview import topology_actions
 
     def link(a: str, b: str, **extra: Any) -> dict[str, Any]:
         return {"ends": [{"node": a, "port": "e0"}, {"node": b, "port": "e0"}], **extra}

@@ -125,7 +125,7 @@ async def test_a_write_that_may_have_reached_gns3_is_never_sent_twice(method: st
 async def test_unreachable_gns3_fails_within_the_bounded_retry_time(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="adapters.gns3._gns3_http")
+    caplog.set_level(logging.INFO, logger="adapters.gns3.rest._gns3_http")
     port = free_port()  # nothing listens there
     async with client(port, retries=50, retry_within=1.0, retry_backoff=0.05) as gns3_client:
         with pytest.raises(Gns3UnavailableError) as caught:
@@ -147,7 +147,7 @@ async def test_unreachable_gns3_fails_within_the_bounded_retry_time(
 async def test_a_write_whose_connection_was_refused_is_retried(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="adapters.gns3._gns3_http")
+    caplog.set_level(logging.INFO, logger="adapters.gns3.rest._gns3_http")
     port = free_port()
 
     async def start_later() -> AsyncIterator[FlakyGns3]:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapters.gns3 import DEFAULT_FORBIDDEN_COMMANDS, DeviceKind, ForbiddenCommandFilter
-from adapters.gns3._grammar import control_character_error, judge, read_only_list
+from adapters.gns3.model._grammar import control_character_error, judge, read_only_list
 
 VPCS = DeviceKind.VPCS
 IOS = DeviceKind.CISCO_IOS

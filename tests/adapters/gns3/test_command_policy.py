@@ -11,7 +11,7 @@ from adapters.gns3 import (
     configuration_reason,
     device_kind_of,
 )
-from adapters.gns3._lab import port_matches
+from adapters.gns3.lab._snapshot import port_matches
 
 
 @pytest.mark.parametrize(

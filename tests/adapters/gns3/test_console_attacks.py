@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.gns3._console import ConsolePriority, ConsoleRunner, ConsoleTarget
-from adapters.gns3._console_lock import ConsoleLock, background_console_use
-from adapters.gns3._platforms import DeviceKind
+from adapters.gns3.console._lock import ConsoleLock, background_console_use
+from adapters.gns3.console._runner import ConsolePriority, ConsoleRunner, ConsoleTarget
+from adapters.gns3.model._platforms import DeviceKind
 from tests.fakes.telnet_devices import EmulatedDeviceLab, EmulatedFrr, EmulatedLinux
 
 _FRR_FILES = {"/etc/frr/frr.conf", "/etc/frr/vtysh.conf", "/etc/frr/daemons"}

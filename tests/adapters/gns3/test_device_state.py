@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from adapters.gns3 import ConsoleRunner, ConsoleTarget, DeviceKind
-from adapters.gns3._device_state import BlockKeeper, ConfigurationKeeper, keeper_for
+from adapters.gns3.model._device_state import BlockKeeper, ConfigurationKeeper, keeper_for
 from tests.fakes.telnet_devices import (
     EmulatedAristaSwitch,
     EmulatedCiscoRouter,

@@ -26,7 +26,7 @@ from adapters.gns3 import (
     Gns3ToolExecutor,
     load_fault_catalog,
 )
-from adapters.gns3._tools.intent_probe import Gns3CheckProbes
+from adapters.gns3.tools._intent_probe import Gns3CheckProbes
 from copilot_core import CopilotMode
 from copilot_core._verification import MonotonicClock, verify_checks
 from copilot_core.errors import DrillStepError

@@ -1,6 +1,6 @@
 """The pure parts of the GNS3 drill lab: whether a project fits a fault's lab shape and where
-its links are (``_drill_fit``), and comparing two captures, judging constraints and planning
-a host's restore (``_drill_state``)."""
+its links are (``drills._fit``), and comparing two captures, judging constraints and planning
+a host's restore (``_drill_state``); the sized reachability probe a host's MTU fault needs."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from adapters.gns3 import load_fault_catalog
-from adapters.gns3._drill_fit import find_shape_link, fit_problems
-from adapters.gns3._drill_state import (
+from adapters.gns3.drills._fit import find_shape_link, fit_problems
+from adapters.gns3.lab._snapshot import LabSnapshot
+from adapters.gns3.model._drill_state import (
     differences,
     host_differences,
     host_plan,
@@ -18,10 +19,12 @@ from adapters.gns3._drill_state import (
     link_fields,
     link_updates,
     parse_host,
+    parse_nft,
 )
-from adapters.gns3._lab import LabSnapshot
-from adapters.gns3._platforms import DeviceKind
-from adapters.gns3._undo.judged import refusal
+from adapters.gns3.model._grammar import judge
+from adapters.gns3.model._intent_compile import Plan, compile_check
+from adapters.gns3.model._platforms import DeviceKind
+from adapters.gns3.restore._undo.judged import refusal
 from copilot_core.faults import (
     AddressesUnchanged,
     ConfigUnchanged,
@@ -30,6 +33,7 @@ from copilot_core.faults import (
     NoNewStaticRoute,
     TopologyUnchanged,
 )
+from copilot_core.intent import CheckStatus, Observation, checks_adapter
 
 JSON = dict[str, Any]
 KINDS = {"R1": "frr", "R2": "frr", "PC1": "linux", "PC2": "linux"}
@@ -138,6 +142,7 @@ def test_a_host_is_read_as_its_mtus_rules_and_iptables_rules() -> None:
             "32767: from all lookup default",
         ],
         "iptables": ["-P INPUT ACCEPT", "-A INPUT -j DROP"],
+        "nftables": None,
     }
     assert host()["iptables"] is None  # not installed: nothing to compare
 
@@ -164,6 +169,75 @@ def test_a_host_is_planned_back_and_every_line_is_one_plain_command() -> None:
         "PC2 iptables -P INPUT ACCEPT: absent now, present then",
         "PC2 iptables -A INPUT -s 10.0.9.0/24 -j ACCEPT: absent now, present then",
     ]
+
+
+#: ``nft list ruleset`` on a host with the catalog's nft fault and a table iptables-nft made.
+NFT = """table ip filter {
+	chain INPUT {
+		type filter hook input priority filter; policy accept;
+		meta l4proto icmp counter packets 3 bytes 252 drop
+	}
+}
+table inet lab {
+	chain input {
+		type filter hook input priority filter; policy accept;
+		ip saddr 10.0.1.0/24 drop
+	}
+}
+"""
+
+
+def test_nftables_tables_are_read_but_iptables_nft_s_own() -> None:
+    """iptables' tables are ``iptables -S``'s part (nft cannot always print their rules
+    back as input); an empty ruleset is read, a missing or refused nft is not."""
+    assert parse_nft(NFT) == {
+        "inet lab": [
+            "chain input {",
+            "type filter hook input priority filter; policy accept;",
+            "ip saddr 10.0.1.0/24 drop",
+            "}",
+        ]
+    }
+    assert parse_nft("") == {}
+    assert parse_nft("bash: nft: command not found") is None
+    assert parse_nft("Error: Operation not permitted\nnetlink: Error: cannot list") is None
+    assert host()["nftables"] is None  # an older read without nft: nothing to compare
+
+
+def test_an_nftables_table_added_since_is_deleted_and_one_changed_is_named() -> None:
+    iptables = "-P INPUT ACCEPT"
+    saved = parse_host([LINKS.format(mtu=1500), RULES.format(extra=""), iptables, ""])
+    now = parse_host([LINKS.format(mtu=1500), RULES.format(extra=""), iptables, NFT])
+    plan = host_plan(saved, now)
+    assert plan == ["nft delete table inet lab"]
+    assert [refusal(line, DeviceKind.LINUX, config=False) for line in plan] == [None]
+    assert host_differences("PC2", saved, now) == [
+        "PC2 nftables table inet lab: present now, absent then"
+    ]
+    assert host_differences("PC2", now, now) == []
+    # a table of the checkpoint that changed is not rebuilt (its text needs braces and
+    # quotes no undo line may hold): the comparison names it, the plan leaves it alone
+    changed = parse_host([LINKS.format(mtu=1500), RULES.format(extra=""), iptables,
+                          NFT.replace("10.0.1.0/24", "10.0.9.0/24")])  # fmt: skip
+    assert host_plan(now, changed) == []
+    assert host_differences("PC2", now, changed) == ["PC2 nftables table inet lab: changed"]
+    unread = parse_host([LINKS.format(mtu=1500), RULES.format(extra=""), iptables])
+    assert host_differences("PC2", saved, unread) == ["PC2 nftables: read on one side only"]
+    assert host_plan(unread, now) == []  # what was not read is not planned
+
+
+def test_a_sized_reachability_check_pings_without_fragmenting_from_a_linux_host_only() -> None:
+    """An MTU smaller than the path's shows only with a probe that must not be fragmented."""
+    check = checks_adapter.validate_python(
+        [{"kind": "reachability", "from": "PC2", "to": "10.0.1.10", "size": 1472}]
+    )[0]
+    plan = compile_check(check, "PC2", DeviceKind.LINUX, {})
+    assert isinstance(plan, Plan)
+    assert plan.command == "ping -c 3 -W 2 -s 1472 -M do 10.0.1.10"
+    assert not judge(plan.command, DeviceKind.LINUX).changes
+    said = compile_check(check, "PC2", DeviceKind.VPCS, {})
+    assert isinstance(said, Observation) and said.status is CheckStatus.ERROR
+    assert "only a Linux host's ping sets one" in (said.reason or "")
 
 
 def test_a_rule_deleted_since_is_added_back_with_its_preference() -> None:

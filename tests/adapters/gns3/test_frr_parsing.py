@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.gns3._frr_parsing import parse_frr
-from adapters.gns3._parsing import ShowParser
+from adapters.gns3.model._frr_parsing import parse_frr
+from adapters.gns3.model._parsing import ShowParser
 
 DATA = Path(__file__).parent / "data" / "frr"
 

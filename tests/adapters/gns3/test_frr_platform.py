@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.gns3 import ConsoleRunner, ConsoleTarget, DeviceKind, device_kind_of
-from adapters.gns3._lab import LabSnapshot
-from adapters.gns3._platforms import platform_for
+from adapters.gns3.lab._snapshot import LabSnapshot
+from adapters.gns3.model._platforms import platform_for
 from tests.fakes.telnet_devices import EmulatedDeviceLab, EmulatedFrr
 
 

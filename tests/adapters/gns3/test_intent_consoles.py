@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor, Gns3ToolSettings
-from adapters.gns3._tools.intent import VerifyIntent, run_checks
-from adapters.gns3._tools.registry import CallScope
+from adapters.gns3.lab._registry import CallScope
+from adapters.gns3.tools._intent import VerifyIntent, run_checks
 from copilot_core import CopilotMode, ParsedToolCall, ToolResult, ToolStatus
 from copilot_core.intent import WaitClock
 from copilot_core.ports import ToolProgress

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from adapters.gns3._frr_parsing import parse_frr
-from adapters.gns3._intent_compile import Plan, compile_check
-from adapters.gns3._intent_reading import Output, addresses
-from adapters.gns3._platforms import DeviceKind
+from adapters.gns3.model._frr_parsing import parse_frr
+from adapters.gns3.model._intent_compile import Plan, compile_check
+from adapters.gns3.model._intent_reading import Output, addresses
+from adapters.gns3.model._platforms import DeviceKind
 from copilot_core.intent import CheckStatus, Observation, checks_adapter
 
 DATA = Path(__file__).parent / "data" / "frr"

@@ -22,22 +22,16 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from adapters.gns3 import (
-    ConsoleRunner,
-    Gns3Client,
-    Gns3ToolExecutor,
-    Gns3ToolSettings,
-    _intent_compile,
-    _lab_state_reading,
-)
-from adapters.gns3._console_lock import ConsolePriority, current_priority
-from adapters.gns3._grammar import judge
-from adapters.gns3._intent_compile import Plan, compile_check
-from adapters.gns3._intent_plans import targets
-from adapters.gns3._lab_state_reading import Read, reads_for
-from adapters.gns3._platforms import DeviceKind
-from adapters.gns3._tools.lab_capture import capture_lab_state
-from adapters.gns3._tools.registry import CallScope
+from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor, Gns3ToolSettings
+from adapters.gns3.console._lock import ConsolePriority, current_priority
+from adapters.gns3.lab._registry import CallScope
+from adapters.gns3.model import _intent_compile, _lab_state_reading
+from adapters.gns3.model._grammar import judge
+from adapters.gns3.model._intent_compile import Plan, compile_check
+from adapters.gns3.model._intent_plans import targets
+from adapters.gns3.model._lab_state_reading import Read, reads_for
+from adapters.gns3.model._platforms import DeviceKind
+from adapters.gns3.tools._lab_capture import capture_lab_state
 from copilot_core import CopilotMode, ParsedToolCall, ToolResult, ToolStatus
 from copilot_core.intent import StandingIntent, checks_adapter
 from copilot_core.testing import InMemoryCheckpointStore, SteppingClock

@@ -19,9 +19,9 @@ import httpx
 import pytest
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor, Gns3ToolSettings
-from adapters.gns3._lab_state import LabState
-from adapters.gns3._tools.lab_capture import capture_lab_state, diff_lab_state
-from adapters.gns3._tools.registry import CallScope
+from adapters.gns3.lab._registry import CallScope
+from adapters.gns3.model._lab_state import LabState
+from adapters.gns3.tools._lab_capture import capture_lab_state, diff_lab_state
 from copilot_core import CopilotMode, ParsedToolCall, ToolResult, ToolStatus
 from copilot_core.ports import ToolProgress
 from tests.adapters.gns3.conftest import make_context

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from adapters.gns3._frr_parsing import parse_frr
-from adapters.gns3._intent_reading import Output
-from adapters.gns3._lab_state import (
+from adapters.gns3.model._frr_parsing import parse_frr
+from adapters.gns3.model._intent_reading import Output
+from adapters.gns3.model._lab_state import (
     InterfaceState,
     LabState,
     LabStateStore,
@@ -22,10 +22,10 @@ from adapters.gns3._lab_state import (
     Route,
     UnknownStateError,
 )
-from adapters.gns3._lab_state_diff import config_paths, diff_lab_state
-from adapters.gns3._lab_state_reading import node_state, reads_for
-from adapters.gns3._platforms import DeviceKind
-from adapters.gns3._tools.lab_state import bounded
+from adapters.gns3.model._lab_state_diff import config_paths, diff_lab_state
+from adapters.gns3.model._lab_state_reading import node_state, reads_for
+from adapters.gns3.model._platforms import DeviceKind
+from adapters.gns3.tools._lab_state import bounded
 
 DATA = Path(__file__).parent / "data" / "frr"
 T0 = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor
-from adapters.gns3._lab import LabSnapshot
-from adapters.gns3._tools.links import LinkRef, find_link
+from adapters.gns3.lab._snapshot import LabSnapshot
+from adapters.gns3.tools._links import LinkRef, find_link
 from copilot_core import CopilotMode, ParsedToolCall, ToolResult
 from tests.adapters.gns3.conftest import make_context
 

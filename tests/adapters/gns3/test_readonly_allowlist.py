@@ -11,9 +11,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from adapters.gns3 import DEFAULT_FORBIDDEN_COMMANDS, DeviceKind, ForbiddenCommandFilter
-from adapters.gns3._grammar import judge, read_only_list
-from adapters.gns3._grammar._alphabet import EXTRA
-from adapters.gns3._grammar._linux import FORMS
+from adapters.gns3.model._grammar import judge, read_only_list
+from adapters.gns3.model._grammar._alphabet import EXTRA
+from adapters.gns3.model._grammar._linux import FORMS
 from tests.readonly_lines import risky_line
 
 LINUX = DeviceKind.LINUX

@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor
-from adapters.gns3._tools.registry import CallScope
-from adapters.gns3._tools.restore import take_restore_point
+from adapters.gns3.lab._registry import CallScope
+from adapters.gns3.tools._restore import take_restore_point
 from copilot_core import AbortToken, CopilotMode, ParsedToolCall, Session, ToolContext, ToolResult
 from copilot_core.errors import StoreError
 from copilot_core.ports import ApprovalDecision, Clearance, RestorePoint

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from adapters.gns3 import Gns3Client, Gns3ToolExecutor
-from adapters.gns3._tools.executor import CATALOGUE
-from adapters.gns3._tools.titles import TITLES, listed
+from adapters.gns3.tools._executor import CATALOGUE
+from adapters.gns3.tools._titles import TITLES, listed
 from copilot_core import CopilotMode, ToolSpec
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from adapters.gns3 import ConsoleRunner, ConsoleTarget
-from adapters.gns3._platforms import DeviceKind
+from adapters.gns3.model._platforms import DeviceKind
 from copilot_core import AbortToken, ParsedToolCall, ToolContext
 from copilot_core.testing import InMemoryCheckpointStore
 from tests.adapters.gns3.test_restore_points import (

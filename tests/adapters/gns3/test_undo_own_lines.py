@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from adapters.gns3._device_state import ConfigurationKeeper, keeper_for
-from adapters.gns3._platforms import DeviceKind
-from adapters.gns3._undo.host import route_problem
-from adapters.gns3._undo.judged import refusal
-from adapters.gns3._undo.lines import line_changes, lines_left, plan_line_undo
-from adapters.gns3._undo.plan import Step, UndoPlan, plan_undo, without_extras
+from adapters.gns3.model._device_state import ConfigurationKeeper, keeper_for
+from adapters.gns3.model._platforms import DeviceKind
+from adapters.gns3.restore._undo.host import route_problem
+from adapters.gns3.restore._undo.judged import refusal
+from adapters.gns3.restore._undo.lines import line_changes, lines_left, plan_line_undo
+from adapters.gns3.restore._undo.plan import Step, UndoPlan, plan_undo, without_extras
 from copilot_core import ToolResult, ToolStatus
 from copilot_core.intent import (
     CheckResult,

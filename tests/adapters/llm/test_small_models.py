@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from adapters.gns3 import Gns3Client
-from adapters.gns3._tools.executor import Gns3ToolExecutor
+from adapters.gns3.tools._executor import Gns3ToolExecutor
 from adapters.llm import SettingsLanguageModelProvider, TiktokenTokenCounter
 from adapters.llm._settings import LLMSettings
 from copilot_core import AbortToken, AgentSettings, BuiltinAgent, CopilotMode, ToolContext
@@ -220,8 +220,8 @@ async def test_the_services_tool_set_applies_when_the_user_sets_none(
 
 
 def test_every_gns3_tool_has_its_compact_profile() -> None:
-    from adapters.gns3._tools.compact import COMPACT_PROFILES
-    from adapters.gns3._tools.executor import CATALOGUE
+    from adapters.gns3.tools._compact import COMPACT_PROFILES
+    from adapters.gns3.tools._executor import CATALOGUE
 
     assert set(COMPACT_PROFILES) == set(CATALOGUE)
     for name, (brief, everyday, cues) in COMPACT_PROFILES.items():
