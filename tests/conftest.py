@@ -6,6 +6,7 @@ Hypothesis profiles: ``HYPOTHESIS_PROFILE=ci`` (the default when ``CI`` is set).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,3 +87,16 @@ def redis_server() -> RedisForTests:
     server = RedisForTests()
     server.check()
     return server
+
+
+@pytest.fixture(autouse=True)
+def _sse_streams_outlive_an_earlier_shutdown() -> Iterator[None]:
+    """A test that stops a served app as SIGTERM would (``server.handle_exit``) also sets
+    sse-starlette's process-wide ``AppStatus.should_exit``: that library patches uvicorn's
+    handler so that open SSE streams end on shutdown. In production the process then
+    exits; in one pytest process every later SSE stream (the MCP SDK's responses) would
+    end before its first event. Each test starts with it clear."""
+    yield
+    sse = sys.modules.get("sse_starlette.sse")
+    if sse is not None:
+        sse.AppStatus.should_exit = False
