@@ -76,23 +76,45 @@ class _LinePattern:
     #: Whether the line says a test succeeded (``None``: it does not say; an ``int``:
     #: the number in that group of the match is above zero).
     success: bool | int | None = None
+    #: Words one of which every match holds (lower-case): an ASCII text without any is
+    #: not searched (see :func:`_may_hold`). Empty: always searched (an anchored pattern
+    #: fails at once).
+    needs: tuple[str, ...] = ()
+
+
+def _may_hold(text: str, lower: str, needs: tuple[str, ...]) -> bool:
+    """Whether a pattern whose every match holds one of ``needs`` may match ``text``
+    (``lower``: its lower-case): a substring test is some hundred times faster than a
+    search with many alternatives, and most of an answer holds none of the words. Only
+    for ASCII text: with ``re.IGNORECASE`` a few other letters match ASCII ones (the
+    Kelvin sign a ``k``), which lower-casing does not give; other text is searched."""
+    return not needs or not text.isascii() or any(word in lower for word in needs)
 
 
 #: Lines a device prints (searched in each line of a code block, and each sentence).
 _LINES = (
     # ping: VPCS "84 bytes from 10.0.0.2 icmp_seq=1 ttl=64 time=0.5 ms", Linux "64 bytes
     # from 10.0.0.2: icmp_seq=1…", Windows "Reply from 10.0.0.2: bytes=32…"
-    _LinePattern(re.compile(rf"\b\d+ bytes from (?:\S+ \()?({_IP})", _I), "ping", True),
-    _LinePattern(re.compile(rf"\breply from ({_IP}): bytes=", _I), "ping", True),
-    _LinePattern(re.compile(r"^\s*!{3,}\s*$"), "ping", True),
-    _LinePattern(re.compile(r"\bsuccess rate is (\d+) percent", _I), "ping", 1),
     _LinePattern(
-        re.compile(r"\b\d+ packets transmitted, (\d+) (?:packets )?received", _I), "ping", 1
+        re.compile(rf"\b\d+ bytes from (?:\S+ \()?({_IP})", _I), "ping", True, ("bytes from",)
     ),
-    _LinePattern(re.compile(r"\brequest timed out\b", _I), "ping", False),
-    _LinePattern(re.compile(r"\bdestination (?:host|net) unreachable\b", _I), "ping", False),
-    _LinePattern(re.compile(rf"\bhost \(?({_IP})\)? not reachable\b", _I), "ping", False),
-    _LinePattern(re.compile(rf"({_IP}) icmp_seq=\d+ timeout\b", _I), "ping", False),
+    _LinePattern(re.compile(rf"\breply from ({_IP}): bytes=", _I), "ping", True, ("reply from",)),
+    _LinePattern(re.compile(r"^\s*!{3,}\s*$"), "ping", True),
+    _LinePattern(re.compile(r"\bsuccess rate is (\d+) percent", _I), "ping", 1, ("success rate",)),
+    _LinePattern(
+        re.compile(r"\b\d+ packets transmitted, (\d+) (?:packets )?received", _I),
+        "ping",
+        1,
+        ("packets transmitted",),
+    ),
+    _LinePattern(re.compile(r"\brequest timed out\b", _I), "ping", False, ("timed out",)),
+    _LinePattern(
+        re.compile(r"\bdestination (?:host|net) unreachable\b", _I), "ping", False, ("unreachable",)
+    ),
+    _LinePattern(
+        re.compile(rf"\bhost \(?({_IP})\)? not reachable\b", _I), "ping", False, ("not reachable",)
+    ),
+    _LinePattern(re.compile(rf"({_IP}) icmp_seq=\d+ timeout\b", _I), "ping", False, ("icmp_seq",)),
     # traceroute: "traceroute to 10.0.0.2 (10.0.0.2), 30 hops max", VPCS "trace to
     # 10.0.0.2, 8 hops max", and hops " 1   10.0.0.1   1.234 ms"
     _LinePattern(re.compile(rf"^\s*(?:traceroute|trace) to (?:\S+ \()?({_IP})", _I), "traceroute"),
@@ -122,13 +144,18 @@ _LINES = (
     # 10.0.0.1/24", Cisco "Internet address is 10.0.0.1/24", "Gi0/0 is up, line…"
     _LinePattern(re.compile(rf"^\s*IP/MASK\s*:\s*({_IP})", _I), "address"),
     _LinePattern(re.compile(rf"^\s*inet ({_IP})/\d+", _I), "address"),
-    _LinePattern(re.compile(rf"\binternet address is ({_IP})", _I), "address"),
+    _LinePattern(
+        re.compile(rf"\binternet address is ({_IP})", _I), "address", None, ("internet address",)
+    ),
     _LinePattern(
         re.compile(rf"^\s*({_IFACE}) is (?:up|down|administratively down), line protocol is", _I),
         "interface",
     ),
 )
 
+#: Words one of which every match of :data:`_REACH_YES` holds (:func:`_may_hold`).
+_REACH_YES_NEEDS = ("ping", "reach", "communicate", "talk to", "repl", "packet", "respons",
+                    "connectivity")  # fmt: skip
 _REACH_YES = re.compile(
     r"(?<!\bi )(?<!\bwe )(?<!\byou )"
     r"\b(?:can|could|is able to|was able to|are able to|were able to)\s+"
@@ -144,6 +171,7 @@ _REACH_YES = re.compile(
     r"(?:working|confirmed|verified|established|successful|fine|ok)\b",
     _I,
 )
+_REACH_NO_NEEDS = ("ping", "reach", "packet", "repl", "respons")
 _REACH_NO = re.compile(
     r"(?<!\bi )(?<!\bwe )(?<!\byou )"
     r"\b(?:cannot|can't|can not|could not|couldn't|is unable to|was unable to|failed to|"
@@ -160,6 +188,8 @@ _REASONED = re.compile(
     r"no (?:ip )?address|not (?:yet )?(?:configured|started))\b",
     _I,
 )
+#: What every address holds (a cheap search before :data:`_ADDRESS`'s).
+_DOTTED = re.compile(r"\d\.\d")
 _ADDRESS = re.compile(
     rf"\b(?:{_DEVICE}|{_IFACE})(?:'s)?\b[^.;:!?\n]{{0,40}}?"
     r"\b(?:is|are|has|have|was|were|uses|got|holds|configured with|assigned)\b"
@@ -167,6 +197,7 @@ _ADDRESS = re.compile(
     rf"|^(?:{_DEVICE}|{_IFACE})\s*[:=]\s*{_IP}",
     _I,
 )
+_INTERFACE_NEEDS = ("up", "down")
 _INTERFACE = re.compile(
     rf"\b{_IFACE}\b[^.;!?\n]{{0,30}}?\b(?:is|are|was|were)\s+(?:now\s+|currently\s+|still\s+)?"
     r"(?:up|down|administratively down|shut ?down)\b",
@@ -264,7 +295,10 @@ def claims(answer: str) -> list[Claim]:
 def _line_claims(text: str) -> list[Claim]:
     """The device-output claim of one line of a block, or one sentence (at most one)."""
     out: list[Claim] = []
+    lower = text.lower()
     for pattern in _LINES:
+        if not _may_hold(text, lower, pattern.needs):
+            continue
         match = pattern.regex.search(text)
         if match is None:
             continue
@@ -279,17 +313,30 @@ def _line_claims(text: str) -> list[Claim]:
 def _sentence_claims(sentence: str) -> list[Claim]:
     """The claims of one plain sentence (none when it is a question or hedged)."""
     text = sentence.strip()
-    if not text or text.endswith("?") or _HEDGED.search(text) or _IMPERATIVE.match(text):
+    if not text or text.endswith("?"):
         return []
-    if _REACH_YES.search(text):
-        return [_claim("reachability", text, True)]
-    if _REACH_NO.search(text) and not _REASONED.search(text):
-        return [_claim("reachability", text, False)]
-    if _ADDRESS.search(text):
-        return [_claim("address", text, None)]
-    if _INTERFACE.search(text):
-        return [_claim("interface", text, None)]
-    return []
+    lower = text.lower()
+    kind: ClaimKind
+    success: bool | None = None
+    if _may_hold(text, lower, _REACH_YES_NEEDS) and _REACH_YES.search(text):
+        kind, success = "reachability", True
+    elif (
+        _may_hold(text, lower, _REACH_NO_NEEDS)
+        and _REACH_NO.search(text)
+        and not _REASONED.search(text)
+    ):
+        kind, success = "reachability", False
+    elif _DOTTED.search(text) and _ADDRESS.search(text):
+        kind = "address"
+    elif _may_hold(text, lower, _INTERFACE_NEEDS) and _INTERFACE.search(text):
+        kind = "interface"
+    else:
+        return []
+    # (a hedged or imperative sentence claims nothing: asked after the claim's own
+    # patterns, which most sentences fail sooner)
+    if _HEDGED.search(text) or _IMPERATIVE.match(text):
+        return []
+    return [_claim(kind, text, success)]
 
 
 def _claim(kind: ClaimKind, text: str, success: bool | None) -> Claim:

@@ -8,12 +8,14 @@ questions back to the user, and results quoted from a tool's output."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from copilot_core import _unseen as unseen
 from copilot_core._messages import FunctionCall, Message, ToolCall
 from copilot_core._unseen import Seen, ask_to_run, claims
 
@@ -272,3 +274,43 @@ def test_any_text_gives_short_claims_and_never_fails(text: str) -> None:
     for claim in Seen().unseen(text):
         assert len(claim.text) <= 120
         assert claim.to_dict() == {"kind": claim.kind, "text": claim.text}
+
+
+# ---------------------------------------------------------------- the word filters
+# An answer's text is searched with a pattern only when it holds one of the pattern's
+# words (a substring test, some hundred times cheaper): sound only if every ASCII text the
+# pattern matches holds one. Hypothesis writes such texts from the patterns themselves.
+_ASCII = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
+_FILTERED = [
+    *((f"line {i}", p.regex, p.needs) for i, p in enumerate(unseen._LINES) if p.needs),
+    ("reach yes", unseen._REACH_YES, unseen._REACH_YES_NEEDS),
+    ("reach no", unseen._REACH_NO, unseen._REACH_NO_NEEDS),
+    ("interface", unseen._INTERFACE, unseen._INTERFACE_NEEDS),
+]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "needs"), [f[1:] for f in _FILTERED], ids=[f[0] for f in _FILTERED]
+)
+@settings(max_examples=150)
+@given(data=st.data())
+def test_every_text_a_filtered_pattern_matches_holds_one_of_its_words(
+    pattern: re.Pattern[str], needs: tuple[str, ...], data: st.DataObject
+) -> None:
+    text = data.draw(st.from_regex(pattern, alphabet=_ASCII))
+    assert pattern.search(text)
+    assert unseen._may_hold(text, text.lower(), needs), text
+
+
+@settings(max_examples=150)
+@given(text=st.from_regex(unseen._ADDRESS, alphabet=_ASCII))
+def test_every_text_the_address_pattern_matches_holds_a_dotted_number(text: str) -> None:
+    assert unseen._DOTTED.search(text), text
+
+
+def test_a_long_answer_is_read_without_a_search_per_pattern() -> None:
+    """The benchmark's shape (a long answer of words with digits, no claim): the word
+    filters leave the claim patterns unsearched, and nothing is claimed."""
+    answer = " ".join(f"step{i} of the runbook" for i in range(400))
+    assert claims(answer) == []
+    assert claims(answer + ". PC1 can ping 10.0.0.2.")[0].kind == "reachability"
