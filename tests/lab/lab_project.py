@@ -74,11 +74,18 @@ class LabProject:
         return self.docker(node, "vtysh", *(arg for line in lines for arg in ("-c", line)))
 
     def wait_for_vtysh(self, node: str, within: float = 120.0) -> None:
-        """Return once FRR's daemons answer vtysh on ``node`` (a started router)."""
+        """Return once FRR's daemons answer vtysh on ``node`` (a started router): zebra
+        itself, since vtysh answers ``show version`` on its own while zebra still starts
+        (a configuration sent then fails with "zebra is not running", as seen with the
+        lab beside the check stage)."""
         deadline = time.monotonic() + within
-        while (done := self.exec(node, "vtysh", "-c", "show version")).returncode != 0:
+        while True:
+            done = self.exec(node, "vtysh", "-c", "show interface brief")
+            said = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
+            if done.returncode == 0 and "is not running" not in said:
+                return
             assert time.monotonic() < deadline, (
-                f"vtysh never answered on {node} within {within:g} s: {done.stderr.decode()}"
+                f"FRR never answered on {node} within {within:g} s: {said}"
             )
             time.sleep(1)
 

@@ -169,7 +169,8 @@ def topology(router_lab: RouterLab) -> Any:
         )
         assert link.status_code == 201, link.text
     assert topo.api("POST", "/nodes/start").status_code in (200, 204)
-    topo.wait_for_vtysh("R2")
+    for router in ("R1", "R2"):
+        topo.wait_for_vtysh(router)
     colleague(topo, "R2", "interface eth1", "ip address 10.0.12.2/30", "ip ospf cost 50")
     try:
         yield topo

@@ -98,7 +98,8 @@ def topology(router_lab: RouterLab) -> Iterator[LabProject]:
     )
     assert link.status_code == 201, link.text
     assert topo.api("POST", "/nodes/start").status_code in (200, 204)
-    topo.wait_for_vtysh("R2")
+    for router in ("R1", "R2"):
+        topo.wait_for_vtysh(router)
     # The attacker's description, set outside the product.
     topo.vtysh(
         "R2",
