@@ -197,6 +197,13 @@ class ApprovalDecision:
     reason: str = "decided"
     digest: str | None = None
 
+    def answers(self, digest: str | None) -> bool:
+        """Whether this decision may answer the request for the call ``digest`` names:
+        unbound (the request binds it), or bound to that call. The one rule a decision
+        meets its request by: where it is delivered (:meth:`TurnControl.decide`) and
+        where the call runs (the gate)."""
+        return self.digest is None or digest is None or self.digest == digest
+
     def bound(self, digest: str) -> ApprovalDecision:
         """This decision bound to ``digest``, unless it is bound already (to it or to
         other arguments, which the gate then refuses)."""
@@ -221,39 +228,57 @@ class DecisionOutcome(StrEnum):
     ACCEPTED = "accepted"
     ALREADY_DECIDED = "already_decided"
     UNKNOWN = "unknown"
+    #: Bound to other arguments than the waiting call's: refused, nothing decided.
+    OTHER_ARGUMENTS = "other_arguments"
 
 
 class TurnControl:
     """What may reach a running turn from outside (the abort endpoint, the approval
     endpoint, another replica through a shared turn log). Synchronous; loop-bound."""
 
-    __slots__ = ("_decided", "_pending", "abort")
+    __slots__ = ("_decided", "_digests", "_pending", "abort")
 
     def __init__(self, abort: AbortToken | None = None) -> None:
         self.abort = abort or AbortToken()
         self._pending: dict[str, asyncio.Future[ApprovalDecision]] = {}
+        self._digests: dict[str, str] = {}
         self._decided: set[str] = set()
 
     def expect(
-        self, approval_id: str, waiting: asyncio.Future[ApprovalDecision] | None = None
+        self,
+        approval_id: str,
+        waiting: asyncio.Future[ApprovalDecision] | None = None,
+        digest: str | None = None,
     ) -> asyncio.Future[ApprovalDecision]:
         """Register an approval the turn waits for; its decision completes ``waiting``
         (the future the waiting call awaits; a new one by default), which is returned.
-        An approval registered already keeps its future: a relay that expects it again,
-        to make it decidable from other replicas, gets that same one."""
+        ``digest``: the call's (:func:`call_digest`); a decision bound to other arguments
+        is then refused on delivery, before it is taken. An approval registered already
+        keeps its future: a relay that expects it again, to make it decidable from other
+        replicas, gets that same one."""
         future = self._pending.get(approval_id)
         if future is None:
             future = waiting or asyncio.get_running_loop().create_future()
             self._pending[approval_id] = future
+            if digest is not None:
+                self._digests[approval_id] = digest
         return future
 
+    def digest_of(self, approval_id: str) -> str | None:
+        """The digest of the call a waiting approval is for (``None``: not known)."""
+        return self._digests.get(approval_id)
+
     def decide(self, approval_id: str, decision: ApprovalDecision) -> DecisionOutcome:
-        """Deliver a decision: accepted once; a second one is refused."""
+        """Deliver a decision: accepted once; a second one is refused, and so is one
+        bound to other arguments than the waiting call's (which decides nothing)."""
         if approval_id in self._decided:
             return DecisionOutcome.ALREADY_DECIDED
-        future = self._pending.pop(approval_id, None)
-        if future is None:
+        if approval_id not in self._pending:
             return DecisionOutcome.UNKNOWN
+        if not decision.answers(self._digests.get(approval_id)):
+            return DecisionOutcome.OTHER_ARGUMENTS
+        future = self._pending.pop(approval_id)
+        self._digests.pop(approval_id, None)
         self._decided.add(approval_id)
         if not future.done():
             future.set_result(decision)

@@ -76,7 +76,7 @@ class TurnApprovals:
         approval_id = self._new_id()
         # The call's own future, decidable from anywhere before any client can see it
         # (the relay, expecting it too, gets that same future).
-        waiting = self._control.expect(approval_id, needed.waiting)
+        waiting = self._control.expect(approval_id, needed.waiting, request.digest)
         if self._expect is not None:
             await self._expect(approval_id)
         lapse = asyncio.get_running_loop().call_later(

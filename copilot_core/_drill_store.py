@@ -18,14 +18,34 @@ and PostgreSQL adapters keep the same rows in a database. One contract test runs
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from copilot_core._drill_ports import DrillCheckpoint
-from copilot_core.errors import DrillActiveError, DrillNotFoundError
+from copilot_core.errors import DrillActiveError, DrillNotFoundError, StoreError
 
-__all__ = ["ActiveDrill", "DrillOutcome", "DrillResults", "InMemoryDrillResults"]
+__all__ = [
+    "ACTIVE_COLUMNS",
+    "RESULT_COLUMNS",
+    "ActiveDrill",
+    "DrillOutcome",
+    "DrillResults",
+    "DrillRows",
+    "InMemoryDrillResults",
+]
+
+#: The columns of a database's active drills, in :meth:`DrillRows.active_row`'s order.
+ACTIVE_COLUMNS = (
+    "drill_id, project_id, user_id, fault_id, started_at, checkpoint_at, checkpoint, "
+    "handed_at, hints_used, grades, score"
+)
+#: The columns of a database's finished drills, in :meth:`DrillRows.outcome_row`'s order.
+RESULT_COLUMNS = (
+    "drill_id, user_id, project_id, fault_id, topic, difficulty, score, started_at, "
+    "ended_at, time_s, hints_used, given_up, restored"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,3 +169,93 @@ class InMemoryDrillResults:
         if drill is None or drill.id != drill_id:
             raise DrillNotFoundError(drill_id)
         return drill
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class DrillRows:
+    """How a database store lays the two records out as rows: an :class:`ActiveDrill` in
+    the order of :data:`ACTIVE_COLUMNS`, a :class:`DrillOutcome` in that of
+    :data:`RESULT_COLUMNS`. What differs between databases is given: how a time, the
+    checkpoint's state and a text are written and read (``read_state`` raises
+    ``ValueError`` for an unreadable one, which is a :class:`StoreError` here)."""
+
+    write_time: Callable[[datetime], Any]
+    read_time: Callable[[Any], datetime]
+    write_state: Callable[[Mapping[str, Any]], Any]
+    read_state: Callable[[Any], Mapping[str, Any]]
+    write_text: Callable[[str], Any] = _same
+
+    def active_row(self, drill: ActiveDrill) -> tuple[Any, ...]:
+        point, text = drill.checkpoint, self.write_text
+        return (
+            text(drill.id),
+            text(drill.project_id),
+            text(drill.user_id),
+            text(drill.fault_id),
+            self.write_time(drill.started_at),
+            None if point is None else self.write_time(point.taken_at),
+            None if point is None else self.write_state(point.state),
+            None if drill.handed_at is None else self.write_time(drill.handed_at),
+            drill.hints_used,
+            drill.grades,
+            drill.score,
+        )
+
+    def active(self, row: Sequence[Any]) -> ActiveDrill:
+        point = None
+        if row[6] is not None:
+            try:
+                point = DrillCheckpoint(self.read_time(row[5]), self.read_state(row[6]))
+            except ValueError:
+                raise StoreError(f"The drill {row[0]!r} has an unreadable checkpoint.") from None
+        return ActiveDrill(
+            id=row[0],
+            project_id=row[1],
+            user_id=row[2],
+            fault_id=row[3],
+            started_at=self.read_time(row[4]),
+            checkpoint=point,
+            handed_at=None if row[7] is None else self.read_time(row[7]),
+            hints_used=int(row[8]),
+            grades=int(row[9]),
+            score=None if row[10] is None else float(row[10]),
+        )
+
+    def outcome_row(self, outcome: DrillOutcome) -> tuple[Any, ...]:
+        text = self.write_text
+        return (
+            text(outcome.drill_id),
+            text(outcome.user_id),
+            text(outcome.project_id),
+            text(outcome.fault_id),
+            text(outcome.topic),
+            outcome.difficulty,
+            outcome.score,
+            self.write_time(outcome.started_at),
+            self.write_time(outcome.ended_at),
+            outcome.time_s,
+            outcome.hints_used,
+            outcome.given_up,
+            outcome.restored,
+        )
+
+    def outcome(self, row: Sequence[Any]) -> DrillOutcome:
+        return DrillOutcome(
+            drill_id=row[0],
+            user_id=row[1],
+            project_id=row[2],
+            fault_id=row[3],
+            topic=row[4],
+            difficulty=int(row[5]),
+            score=None if row[6] is None else float(row[6]),
+            started_at=self.read_time(row[7]),
+            ended_at=self.read_time(row[8]),
+            time_s=float(row[9]),
+            hints_used=int(row[10]),
+            given_up=bool(row[11]),
+            restored=bool(row[12]),
+        )

@@ -27,7 +27,7 @@ from copilot_core.errors import (
     InvalidRequestError,
     SessionNotFoundError,
 )
-from copilot_core.events import ApprovalRequiredEvent, TurnEvent
+from copilot_core.events import TurnEvent
 from copilot_core.ports import (
     AgentBackend,
     AgentInfo,
@@ -141,8 +141,6 @@ class ChatService:
         if len(comment) > MAX_COMMENT_CHARS:
             raise InvalidRequestError(f"comment must be at most {MAX_COMMENT_CHARS} characters.")
         await self._owned(key)
-        if digest is not None:
-            await self._check_digest(key, approval_id, digest)
         outcome = await self.runner.decide(
             key.project_id,
             key.session_id,
@@ -153,19 +151,11 @@ class ChatService:
             raise ApprovalNotFoundError(approval_id)
         if outcome is DecisionOutcome.ALREADY_DECIDED:
             raise ConflictError(f"Approval {approval_id!r} was already decided.")
-
-    async def _check_digest(self, key: SessionKey, approval_id: str, digest: str) -> None:
-        """Refuse a decision whose digest is not that of the pending approval."""
-        turn = await self.runner.attach(key)
-        for stamped in turn.pending if turn is not None else ():
-            event = stamped.event
-            if isinstance(event, ApprovalRequiredEvent) and event.approval_id == approval_id:
-                if event.digest != digest:
-                    raise ConflictError(
-                        f"Approval {approval_id!r} is for other arguments (digest "
-                        f"{event.digest}), not for {digest}; nothing was decided."
-                    )
-                return
+        if outcome is DecisionOutcome.OTHER_ARGUMENTS:
+            raise ConflictError(
+                f"Approval {approval_id!r} is for other arguments than digest {digest}; "
+                "nothing was decided."
+            )
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """Refuse new turns; abort every running one and give them ``grace`` seconds to save."""

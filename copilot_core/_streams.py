@@ -141,65 +141,23 @@ async def abortable_batches(
     if abort.is_aborted():
         return
     channel = _Channel(max(buffer, 1))
-
-    async def pump() -> None:
-        try:
-            async for item in source:
-                if len(channel.items) >= channel.limit:
-                    await channel.room()
-                if channel.closed:
-                    return
-                channel.put(item)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            channel.finish(_Failed(exc))
-        else:
-            channel.finish(_END)
-        finally:
-            close = getattr(source, "aclose", None)
-            if close is not None:
-                with suppress(Exception, TimeoutError):
-                    async with asyncio.timeout(1.0):
-                        await close()
-
-    task = asyncio.create_task(pump())
+    task = asyncio.create_task(_pump(source, channel))
     remove = abort.on_abort(channel.wake)
     timed = first_timeout is not None or idle_timeout is not None or tick is not None
-    loop = channel.loop
-    last = loop.time()  # when the latest item (or the start) was seen
-    received = False
-    next_tick = last + tick if tick is not None else None
+    waits = _Waits(channel.loop, first_timeout, idle_timeout, tick) if timed else None
     try:
         while True:
             if not channel.items and channel.end is None and not abort.is_aborted():
-                if not timed:
+                if waits is None:
                     await channel.wait()
-                else:
-                    limit = idle_timeout if received else first_timeout
-                    deadline = last + limit if limit is not None else None
-                    ticking = next_tick if not received else None
-                    wake_at = min(t for t in (deadline, ticking, float("inf")) if t is not None)
-                    timer = loop.call_at(wake_at, channel.wake) if wake_at != float("inf") else None
-                    try:
-                        await channel.wait()
-                    finally:
-                        if timer is not None:
-                            timer.cancel()
-                    if not channel.items and channel.end is None and not abort.is_aborted():
-                        now = loop.time()
-                        if deadline is not None and limit is not None and now >= deadline:
-                            raise StreamTimeout(not received, limit)
-                        if ticking is not None and tick is not None and now >= ticking:
-                            next_tick = now + tick
-                            yield []
-                        continue
+                elif await waits.wait(channel, abort):
+                    yield []  # still waiting for the first item
+                    continue
             if abort.is_aborted():
                 return  # (buffered items are not handed out once the token fired)
             if channel.items:
-                if timed:
-                    received = True
-                    last = loop.time()
+                if waits is not None:
+                    waits.seen()
                 yield channel.take_all()  # type: ignore[misc]
                 continue
             if isinstance(channel.end, _Failed):
@@ -213,6 +171,78 @@ async def abortable_batches(
             task.cancel()
             # Let the cancellation close the source, but never wait long for it.
             await asyncio.wait({task}, timeout=1.0)
+
+
+async def _pump(source: AsyncIterator[T], channel: _Channel) -> None:
+    """Drain ``source`` into ``channel`` (waiting for room), then mark how it ended; close
+    ``source`` at the end, giving that at most a second."""
+    try:
+        async for item in source:
+            if len(channel.items) >= channel.limit:
+                await channel.room()
+            if channel.closed:
+                return
+            channel.put(item)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        channel.finish(_Failed(exc))
+    else:
+        channel.finish(_END)
+    finally:
+        close = getattr(source, "aclose", None)
+        if close is not None:
+            with suppress(Exception, TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await close()
+
+
+class _Waits:
+    """The consumer's timers in :func:`abortable_batches`: the bound on the first item
+    and on each next one, and the tick while none has come yet. A timer is armed only
+    for a wait that happens."""
+
+    __slots__ = ("_first", "_idle", "_last", "_loop", "_next_tick", "_received", "_tick")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        first: float | None,
+        idle: float | None,
+        tick: float | None,
+    ) -> None:
+        self._loop, self._first, self._idle, self._tick = loop, first, idle, tick
+        self._last = loop.time()  # when the latest item (or the start) was seen
+        self._received = False
+        self._next_tick = self._last + tick if tick is not None else None
+
+    def seen(self) -> None:
+        """Items came now."""
+        self._received = True
+        self._last = self._loop.time()
+
+    async def wait(self, channel: _Channel, abort: AbortToken) -> bool:
+        """Wait for ``channel`` (or the token) at most until the next bound; True when a
+        tick is due (nothing came yet). :class:`StreamTimeout` when a bound passed."""
+        limit = self._idle if self._received else self._first
+        deadline = self._last + limit if limit is not None else None
+        ticking = self._next_tick if not self._received else None
+        wake_at = min(t for t in (deadline, ticking, float("inf")) if t is not None)
+        timer = self._loop.call_at(wake_at, channel.wake) if wake_at != float("inf") else None
+        try:
+            await channel.wait()
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if channel.items or channel.end is not None or abort.is_aborted():
+            return False
+        now = self._loop.time()
+        if deadline is not None and limit is not None and now >= deadline:
+            raise StreamTimeout(not self._received, limit)
+        if ticking is not None and self._tick is not None and now >= ticking:
+            self._next_tick = now + self._tick
+            return True
+        return False
 
 
 async def abortable(

@@ -45,9 +45,12 @@ from copilot_core._drill_score import (
     score_diagnosis,
 )
 from copilot_core._drill_store import (
+    ACTIVE_COLUMNS,
+    RESULT_COLUMNS,
     ActiveDrill,
     DrillOutcome,
     DrillResults,
+    DrillRows,
     InMemoryDrillResults,
 )
 from copilot_core._drills import (
@@ -62,7 +65,9 @@ from copilot_core._drills import (
 from copilot_core.errors import DrillStepError
 
 __all__ = [
+    "ACTIVE_COLUMNS",
     "DRILL_MODE",
+    "RESULT_COLUMNS",
     "ActiveDrill",
     "Cause",
     "Condition",
@@ -77,6 +82,7 @@ __all__ = [
     "DrillLab",
     "DrillOutcome",
     "DrillResults",
+    "DrillRows",
     "DrillStepError",
     "DrillView",
     "Drills",

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from copilot_core._approvals import ApprovalPolicy
 from copilot_core._limits import APPROVAL_ORDER, MODE_ORDER, UNLIMITED, UserLimits
+from copilot_core._model_settings import EndpointCheck, ModelSettings, ModelSettingsStore
 from copilot_core._session import CopilotMode
 from copilot_core.errors import PermissionDeniedError
 from copilot_core.ports import Principal
@@ -37,8 +38,11 @@ __all__ = [
     "APPROVAL_ORDER",
     "MODE_ORDER",
     "UNLIMITED",
+    "EndpointCheck",
     "GroupDirectory",
     "HostResolver",
+    "ModelSettings",
+    "ModelSettingsStore",
     "OperatorPolicy",
     "PolicyBook",
     "PolicyRule",

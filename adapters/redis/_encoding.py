@@ -98,17 +98,21 @@ def encode_decision(decision: ApprovalDecision) -> str:
             "user_id": decision.user_id,
             "comment": decision.comment,
             "reason": decision.reason,
+            "digest": decision.digest,
         }
     )
 
 
 def decode_decision(raw: str | bytes) -> ApprovalDecision:
-    """A decision from another replica (what :func:`encode_decision` wrote)."""
+    """A decision from another replica (what :func:`encode_decision` wrote), still bound
+    to the digest it was sent with: the gate runs the call only with those arguments."""
     record: dict[str, Any] = json.loads(raw)
     user_id = record.get("user_id")
+    digest = record.get("digest")
     return ApprovalDecision(
         approve=record["approve"] is True,
         user_id=str(user_id) if user_id is not None else None,
         comment=str(record.get("comment") or ""),
         reason=str(record.get("reason") or "decided"),
+        digest=str(digest) if digest is not None else None,
     )

@@ -7,7 +7,8 @@ Keys (``P`` is the prefix):
   ``turn`` (its id), ``owner`` (the replica running it), ``abort`` (the reason, once an
   abort was asked), and per approval the turn expects ``a:{approval_id}``: ``W`` while
   it waits, ``D`` once a decision was sent to it from another replica, ``R`` once the
-  turn has its answer; ``d:{approval_id}`` holds that decision (JSON) until then. The
+  turn has its answer; ``d:{approval_id}`` holds that decision (JSON) until then;
+  ``g:{approval_id}`` the call's digest (one for other arguments: ``other_arguments``). The
   owner renews its expiry (``lease`` seconds) every third of that, so the key of a
   replica that died goes away with it.
 * ``P:turn:{turn_id}:reply:{approval_id}``: a list, the owner's answer (``accepted`` or
@@ -166,7 +167,8 @@ class RedisTurnControlRelay:
             raise RuntimeError(f"turn {turn.turn_id} is not attached to this replica")
         waiting = attached.control.expect(approval_id)
         try:
-            await self._mark(turn, approval_id, _WAITING)
+            digest = attached.control.digest_of(approval_id) or ""
+            await self._mark(turn, approval_id, _WAITING, digest)
         except (RedisError, OSError) as exc:
             log.warning(
                 "turn %s: %s can be decided on this replica only (%s)",
@@ -179,9 +181,9 @@ class RedisTurnControlRelay:
     def resolved(self, turn: TurnInfo, approval_id: str) -> None:
         self._spawn(self._mark(turn, approval_id, _RESOLVED), f"resolved {approval_id}")
 
-    async def _mark(self, turn: TurnInfo, approval_id: str, state: str) -> None:
+    async def _mark(self, turn: TurnInfo, approval: str, state: str, digest: str = "") -> None:
         key = self._keys.control(turn.project_id, turn.session_id)
-        await self._mark_script(keys=[key], args=[turn.turn_id, approval_id, state])
+        await self._mark_script(keys=[key], args=[turn.turn_id, approval, state, digest])
 
     def _forget(self, turn: TurnInfo) -> None:
         self._turns.pop(turn.turn_id, None)
@@ -209,10 +211,8 @@ class RedisTurnControlRelay:
         if local is not None:
             return local.control.decide(approval_id, decision)
         key = self._keys.control(project_id, session_id)
-        record = encode_decision(decision)
-        answer = await call(
-            self._decide_script(keys=[key], args=[approval_id, record, self._decision_channel])
-        )
+        args = [approval_id, encode_decision(decision), self._decision_channel, decision.digest]
+        answer = await call(self._decide_script(keys=[key], args=[a or "" for a in args]))
         outcome = text(answer[0])
         if outcome != "sent":
             return DecisionOutcome(outcome)

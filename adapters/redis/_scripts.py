@@ -128,11 +128,13 @@ if redis.call('HGET', KEYS[1], 'turn') == ARGV[1] then redis.call('DEL', KEYS[1]
 return 1
 """
 
-# KEYS: control; ARGV: turn id, approval id, state ('W' or 'R')
+# KEYS: control; ARGV: turn id, approval id, state ('W' or 'R'), the call's digest ('' if
+# none; kept with 'W' as 'g:' so a decision for other arguments is refused when sent)
 CONTROL_MARK = """
 if redis.call('HGET', KEYS[1], 'turn') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'a:' .. ARGV[2], ARGV[3])
-if ARGV[3] == 'R' then redis.call('HDEL', KEYS[1], 'd:' .. ARGV[2]) end
+if ARGV[3] == 'R' then redis.call('HDEL', KEYS[1], 'd:' .. ARGV[2], 'g:' .. ARGV[2]) end
+if ARGV[3] == 'W' and ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'g:' .. ARGV[2], ARGV[4]) end
 return 1
 """
 
@@ -153,14 +155,19 @@ redis.call('PUBLISH', ARGV[2], turn .. '\\n' .. ARGV[1])
 return turn
 """
 
-# KEYS: control; ARGV: approval id, decision, channel.
-# {'unknown'}, {'already_decided'} or {'sent', turn id} (recorded and published).
+# KEYS: control; ARGV: approval id, decision, channel, the decision's digest ('' when
+# unbound). A decision bound to other arguments than the waiting call's ('g:') is refused
+# ('other_arguments') and decides nothing: the rule of ApprovalDecision.answers.
+# {'unknown'}, {'already_decided'}, {'other_arguments'} or {'sent', turn id} (recorded
+# and published).
 CONTROL_DECIDE = """
 local turn = redis.call('HGET', KEYS[1], 'turn')
 if not turn then return {'unknown'} end
 local state = redis.call('HGET', KEYS[1], 'a:' .. ARGV[1])
 if not state then return {'unknown'} end
 if state ~= 'W' then return {'already_decided'} end
+local expected = redis.call('HGET', KEYS[1], 'g:' .. ARGV[1])
+if expected and ARGV[4] ~= '' and ARGV[4] ~= expected then return {'other_arguments'} end
 redis.call('HSET', KEYS[1], 'a:' .. ARGV[1], 'D', 'd:' .. ARGV[1], ARGV[2])
 redis.call('PUBLISH', ARGV[3], turn .. '\\n' .. ARGV[1] .. '\\n' .. ARGV[2])
 return {'sent', turn}

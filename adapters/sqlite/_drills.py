@@ -15,13 +15,18 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import aiosqlite
 
 from adapters.sqlite._codec import decode_state, decode_time, encode_state, encode_time
-from copilot_core.drills import ActiveDrill, DrillCheckpoint, DrillOutcome
-from copilot_core.errors import DrillActiveError, DrillNotFoundError, StoreError
+from copilot_core.drills import (
+    ACTIVE_COLUMNS,
+    RESULT_COLUMNS,
+    ActiveDrill,
+    DrillOutcome,
+    DrillRows,
+)
+from copilot_core.errors import DrillActiveError, DrillNotFoundError
 
 __all__ = ["DRILLS_DATABASE_NAME", "SqliteDrillResults"]
 
@@ -60,74 +65,8 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS drill_results_user ON drill_results (user_id, ended_at)",
 )
 
-_ACTIVE_COLUMNS = (
-    "drill_id, project_id, user_id, fault_id, started_at, checkpoint_at, checkpoint, "
-    "handed_at, hints_used, grades, score"
-)
-_RESULT_COLUMNS = (
-    "drill_id, user_id, project_id, fault_id, topic, difficulty, score, started_at, "
-    "ended_at, time_s, hints_used, given_up, restored"
-)
-
-
-def _time(value: Any) -> Any:
-    return None if value is None else encode_time(value)
-
-
-def _active_row(drill: ActiveDrill) -> tuple[Any, ...]:
-    point = drill.checkpoint
-    return (
-        drill.id,
-        drill.project_id,
-        drill.user_id,
-        drill.fault_id,
-        encode_time(drill.started_at),
-        None if point is None else encode_time(point.taken_at),
-        None if point is None else encode_state(point.state),
-        _time(drill.handed_at),
-        drill.hints_used,
-        drill.grades,
-        drill.score,
-    )
-
-
-def _active(row: Any) -> ActiveDrill:
-    point = None
-    if row[6] is not None:
-        try:
-            point = DrillCheckpoint(decode_time(row[5]), decode_state(row[6]))
-        except ValueError:
-            raise StoreError(f"The drill {row[0]!r} has an unreadable checkpoint.") from None
-    return ActiveDrill(
-        id=row[0],
-        project_id=row[1],
-        user_id=row[2],
-        fault_id=row[3],
-        started_at=decode_time(row[4]),
-        checkpoint=point,
-        handed_at=None if row[7] is None else decode_time(row[7]),
-        hints_used=int(row[8]),
-        grades=int(row[9]),
-        score=None if row[10] is None else float(row[10]),
-    )
-
-
-def _outcome(row: Any) -> DrillOutcome:
-    return DrillOutcome(
-        drill_id=row[0],
-        user_id=row[1],
-        project_id=row[2],
-        fault_id=row[3],
-        topic=row[4],
-        difficulty=int(row[5]),
-        score=None if row[6] is None else float(row[6]),
-        started_at=decode_time(row[7]),
-        ended_at=decode_time(row[8]),
-        time_s=float(row[9]),
-        hints_used=int(row[10]),
-        given_up=bool(row[11]),
-        restored=bool(row[12]),
-    )
+#: Times as ISO text, the checkpoint as JSON text.
+_ROWS = DrillRows(encode_time, decode_time, encode_state, decode_state)
 
 
 class SqliteDrillResults:
@@ -161,9 +100,9 @@ class SqliteDrillResults:
         async with self._lock:
             try:
                 await self._db.execute(
-                    f"INSERT INTO drill_active ({_ACTIVE_COLUMNS}) "
+                    f"INSERT INTO drill_active ({ACTIVE_COLUMNS}) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    _active_row(drill),
+                    _ROWS.active_row(drill),
                 )
             except sqlite3.IntegrityError:
                 raise DrillActiveError(drill.project_id) from None
@@ -172,14 +111,14 @@ class SqliteDrillResults:
         async with self._lock:
             rows = list(
                 await self._db.execute_fetchall(
-                    f"SELECT {_ACTIVE_COLUMNS} FROM drill_active WHERE project_id = ?",
+                    f"SELECT {ACTIVE_COLUMNS} FROM drill_active WHERE project_id = ?",
                     (project_id,),
                 )
             )
-        return _active(rows[0]) if rows else None
+        return _ROWS.active(rows[0]) if rows else None
 
     async def update(self, drill: ActiveDrill) -> None:
-        row = _active_row(drill)
+        row = _ROWS.active_row(drill)
         async with self._lock:
             cursor = await self._db.execute(
                 "UPDATE drill_active SET user_id = ?, fault_id = ?, started_at = ?, "
@@ -202,23 +141,9 @@ class SqliteDrillResults:
                     raise DrillNotFoundError(drill_id)
                 if outcome is not None:
                     await self._db.execute(
-                        f"INSERT INTO drill_results ({_RESULT_COLUMNS}) "
+                        f"INSERT INTO drill_results ({RESULT_COLUMNS}) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            outcome.drill_id,
-                            outcome.user_id,
-                            outcome.project_id,
-                            outcome.fault_id,
-                            outcome.topic,
-                            outcome.difficulty,
-                            outcome.score,
-                            encode_time(outcome.started_at),
-                            encode_time(outcome.ended_at),
-                            outcome.time_s,
-                            outcome.hints_used,
-                            int(outcome.given_up),
-                            int(outcome.restored),
-                        ),
+                        _ROWS.outcome_row(outcome),
                     )
             except BaseException:
                 await self._db.execute("ROLLBACK")
@@ -228,11 +153,11 @@ class SqliteDrillResults:
     async def history(self, user_id: str, limit: int = 50) -> list[DrillOutcome]:
         async with self._lock:
             rows = await self._db.execute_fetchall(
-                f"SELECT {_RESULT_COLUMNS} FROM drill_results WHERE user_id = ? "
+                f"SELECT {RESULT_COLUMNS} FROM drill_results WHERE user_id = ? "
                 "ORDER BY ended_at DESC, rowid DESC LIMIT ?",
                 (user_id, max(0, limit)),
             )
-        return [_outcome(row) for row in rows]
+        return [_ROWS.outcome(row) for row in rows]
 
     async def best_scores(self, user_id: str) -> dict[str, float]:
         async with self._lock:

@@ -20,7 +20,6 @@ from adapters.web._auth import Caller
 from adapters.web._body import json_body
 from adapters.web._contracts import (
     LLMConfigRepository,
-    LlmEndpointCheck,
     ModelCatalog,
     SkillsReloader,
     WebSettings,
@@ -47,7 +46,7 @@ from copilot_core.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
-from copilot_core.policy import UserLimits
+from copilot_core.policy import ModelSettings, UserLimits
 from copilot_core.ports import (
     CallOptions,
     LanguageModel,
@@ -185,20 +184,15 @@ class AccountController(Controller):
         self,
         data: JSONBody[LLMConfigBody],
         caller: Injected[Caller],
-        llm_config: Injected[LLMConfigRepository],
+        model_settings: Injected[ModelSettings],
         limits: Injected[UserLimits],
-        llm_endpoints: Injected[LlmEndpointCheck | None],
     ) -> PublicLLMConfig:
         """Store the caller's LLM settings (the API key is encrypted at rest and
         write-only; leaving it out keeps the stored one). A ``copilot_mode`` above or an
         ``approval`` below what the operator's policy allows the caller is a 403 (see
         ``GET /policy``), and so is a ``base_url`` (or a provider's default endpoint)
         whose host the policy does not allow; nothing is stored then."""
-        limits.require_mode(data.copilot_mode, "This setting")
-        limits.require_approval(data.approval)
-        if llm_endpoints is not None:
-            await llm_endpoints(data.provider, data.base_url, limits)
-        view = await llm_config.put(caller.user_id, data.to_settings())
+        view = await model_settings.store(caller.user_id, data.to_settings(), limits)
         log.info("llm_config_stored", provider=data.provider, api_key_sent=data.api_key is not None)
         return PublicLLMConfig.from_public(view)
 
@@ -216,20 +210,16 @@ class AccountController(Controller):
         self,
         caller: Injected[Caller],
         model_catalog: Injected[ModelCatalog | None],
-        llm_config: Injected[LLMConfigRepository],
+        model_settings: Injected[ModelSettings],
         limits: Injected[UserLimits],
-        llm_endpoints: Injected[LlmEndpointCheck | None],
     ) -> ModelList:
         """The models the caller's stored endpoint lists (asked with the stored key, which
         never leaves the service), and the defaults of settings left empty. When they
         cannot be listed, ``available`` is false and ``reason`` says why (an endpoint
         the operator's policy does not allow is not asked)."""
-        stored = await llm_config.get_public(caller.user_id)
-        if stored is not None and llm_endpoints is not None:
-            try:
-                await llm_endpoints(str(stored["provider"]), stored.get("base_url"), limits)
-            except PermissionDeniedError as exc:
-                return await _models(None, caller.user_id, exc.message)
+        refused = await model_settings.refused_endpoint(caller.user_id, limits)
+        if refused is not None:
+            return await _models(None, caller.user_id, refused)
         return await _models(model_catalog, caller.user_id)
 
     @post(

@@ -19,7 +19,7 @@ from pydantic.dataclasses import dataclass as settings_dataclass
 from copilot_core import ChatService
 from copilot_core.drills import Drills
 from copilot_core.intent import StandingIntent
-from copilot_core.policy import PolicyBook, UserLimits
+from copilot_core.policy import EndpointCheck, ModelSettingsStore, PolicyBook
 from copilot_core.ports import (
     Authenticator,
     LanguageModelProvider,
@@ -39,25 +39,11 @@ __all__ = [
 ]
 
 
-class LLMConfigRepository(Protocol):
-    """A user's LLM settings, with the API key write-only (stored encrypted).
-
-    ``get_public`` and ``put`` return the *public* view: every setting except the
-    key, plus ``api_key_set: bool``. The web adapter strips any ``api_key`` it
-    finds in that view anyway.
+class LLMConfigRepository(ModelSettingsStore, Protocol):
+    """A user's LLM settings, with the API key write-only (stored encrypted): the core's
+    :class:`~copilot_core.policy.ModelSettingsStore`, which the web adapter also asks to
+    forget them. The web adapter strips any ``api_key`` it finds in the public view anyway.
     """
-
-    async def get_public(self, user_id: str) -> Mapping[str, Any] | None:
-        """The user's settings without the key, or ``None`` when there are none."""
-        ...
-
-    async def put(self, user_id: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
-        """Replace the user's settings with ``settings`` (validated by the web adapter).
-
-        ``settings`` holds only the fields the client sent. ``api_key`` is a plain
-        ``str`` here and nowhere else; when it is absent the stored key is kept.
-        """
-        ...
 
     async def delete(self, user_id: str) -> bool:
         """Forget the user's settings; ``False`` when there were none."""
@@ -118,9 +104,8 @@ class ModelCatalog(Protocol):
         ...
 
 
-#: ``(provider, base_url, limits)``: raises PermissionDeniedError (naming the host and
-#: what is allowed) when the operator's policy does not let the caller use that endpoint.
-LlmEndpointCheck = Callable[[str, str | None, UserLimits], Awaitable[None]]
+#: The endpoint rule the core's ModelSettings applies (see EndpointCheck).
+LlmEndpointCheck = EndpointCheck
 
 #: Reloads skills, prompts and forbidden commands; returns a JSON-able summary.
 SkillsReloader = Callable[[], Awaitable[Mapping[str, Any]]]

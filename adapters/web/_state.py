@@ -30,7 +30,7 @@ from adapters.web._contracts import (
     WebSettings,
 )
 from copilot_core.errors import AuthenticationError
-from copilot_core.policy import UNLIMITED, UserLimits
+from copilot_core.policy import UNLIMITED, ModelSettings, UserLimits
 
 __all__ = [
     "CALLER",
@@ -152,6 +152,12 @@ def provide_mcp_servers(state: State) -> Sequence[Mapping[str, Any]]:
     return () if mcp_servers is None else mcp_servers()
 
 
+def provide_model_settings(state: State) -> ModelSettings:
+    """The use case that stores the caller's LLM settings under their limits."""
+    deps = _deps(state)
+    return ModelSettings(deps.llm_config, deps.llm_endpoints)
+
+
 def provide_readiness(state: State) -> Mapping[str, ReadinessCheck] | None:
     """The readiness checks, or ``None`` while the service is starting."""
     deps = installed(state)
@@ -170,7 +176,7 @@ def dependencies() -> dict[str, Provide]:
         "authenticator": _collaborator("authenticator"),
         "projects": _collaborator("projects"),
         "llm_config": _collaborator("llm_config"),
-        "llm_endpoints": _collaborator("llm_endpoints"),
+        "model_settings": Provide(provide_model_settings, sync_to_thread=False),
         "model_catalog": _collaborator("model_catalog"),
         "models": _collaborator("models", optional="Testing LLM settings"),
         "directory": _collaborator("directory", optional="Signing in through the copilot"),

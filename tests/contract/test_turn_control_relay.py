@@ -145,6 +145,26 @@ async def test_a_decision_on_the_owners_side_is_refused_on_the_senders(relays: P
     assert waiting.result() == NO
 
 
+async def test_a_decision_bound_to_other_arguments_decides_nothing(relays: Pair) -> None:
+    """The call's digest travels with the approval: a decision bound to other arguments is
+    refused where it is sent, on either replica, and the right one is still taken."""
+    owner, sender = relays
+    info, control = turn(), TurnControl()
+    await owner.attach(info, control)
+    control.expect("ap-1", digest="sha256:the-call")
+    waiting = await owner.expect(info, "ap-1")
+    other = ApprovalDecision(True, user_id="alice", digest="sha256:other")
+    right = ApprovalDecision(True, user_id="alice", digest="sha256:the-call")
+
+    for relay in (sender, owner):
+        assert await relay.send_decision(PROJECT, "s1", "ap-1", other) is (
+            DecisionOutcome.OTHER_ARGUMENTS
+        )
+    assert not waiting.done()
+    assert await sender.send_decision(PROJECT, "s1", "ap-1", right) is DecisionOutcome.ACCEPTED
+    assert await settled(waiting) == right
+
+
 async def test_a_decision_after_the_turn_let_the_approval_lapse_is_already_decided(
     relays: Pair,
 ) -> None:

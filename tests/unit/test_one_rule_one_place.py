@@ -27,7 +27,8 @@ RULES = frozenset(
         "allows_approval",
         "check_llm_endpoint",
         "check_endpoint",  # adapters.llm's: the endpoint rule with the host resolved
-        "llm_endpoints",  # the web's LlmEndpointCheck (that same rule, handed in)
+        "llm_endpoints",  # the web's LlmEndpointCheck, were it called there again
+        "_endpoints",  # ModelSettings' EndpointCheck (that same rule, handed in)
     }
 )
 
@@ -38,6 +39,7 @@ CORE_PLACES = {
     "copilot_core/rollback.py",  # the user's undo
     "copilot_core/_toolgate.py",  # every tool call (the agent's, MCP's): mode and approval
     "copilot_core/_drills.py",  # a fault drill changes the lab
+    "copilot_core/_model_settings.py",  # a user's stored LLM settings
 }
 
 #: What adapters may still call, and why (a new call anywhere else in them fails).
@@ -46,13 +48,6 @@ ADAPTER_PLACES = {
     # the host resolved (I/O), so the core carries the limits to it (ModelOverrides).
     ("adapters/llm/_endpoints.py", "check_endpoint", "check_llm_endpoint"),
     ("adapters/llm/_provider.py", "SettingsLanguageModelProvider.for_user", "check_endpoint"),
-    # Storing a user's LLM settings is not a core use case yet (its repository is the
-    # web adapter's own port): the settings a user may store, and the endpoint whose
-    # models it lists, are checked there.
-    ("adapters/web/_account.py", "AccountController.put_llm_config", "require_mode"),
-    ("adapters/web/_account.py", "AccountController.put_llm_config", "require_approval"),
-    ("adapters/web/_account.py", "AccountController.put_llm_config", "llm_endpoints"),
-    ("adapters/web/_account.py", "AccountController.list_models", "llm_endpoints"),
 }
 
 
@@ -101,7 +96,11 @@ def test_the_core_applies_the_limits_only_in_its_use_cases() -> None:
     modules = {module for module, _, _ in _every_call() if module.startswith("copilot_core/")}
 
     assert modules <= CORE_PLACES, sorted(modules - CORE_PLACES)
-    assert {"copilot_core/_turn_start.py", "copilot_core/rollback.py"} <= modules
+    assert {
+        "copilot_core/_turn_start.py",
+        "copilot_core/rollback.py",
+        "copilot_core/_model_settings.py",
+    } <= modules
     assert "copilot_core/_toolgate.py" in modules
 
 
