@@ -241,8 +241,12 @@ class BuiltinAgent:
             )
             if not turn.asked:
                 turn.asked = True
-                nudge = Message.user(self._ids.new_id(), ask_to_run(unseen), self._clock.now())
-                turn.conversation.extend((assistant, nudge))  # told, not stored
+                note = ask_to_run(unseen, turn.specs, turn.lab.topology)
+                # Told, not stored; the invented reply is not sent back: a small model
+                # copies it (the note quotes its claims).
+                turn.conversation.extend(
+                    (Message.user(self._ids.new_id(), note, self._clock.now()),)
+                )
                 return
             marked = {"unverified": {"claims": claim_dicts(unseen)}}
             assistant = self._assistant(assistant.content, metadata=marked)

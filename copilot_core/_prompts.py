@@ -86,8 +86,8 @@ _TEACHING: tuple[Line, ...] = (
     Line("You may capture packets.", tools=("packet_capture",)),
     Line("You may read device skills.", tools=("device_skills",)),
     Line(
-        "When a fix needs configuration, explain which commands the student should type "
-        "and why, and let them do it."
+        "When a request or fix needs configuration, say first that you do not make it in "
+        "teaching mode, then show the commands to type and why."
     ),
 )
 

@@ -25,11 +25,14 @@ one paragraph break, and the sentence that introduced the block ("…you can use
 following commands:") is dropped, so the next turn reads the prose and then a call with
 its result (the stored message carries the calls as ``tool_calls``), never a gap or an
 introduction pointing at nothing, which a small model copies as its answer: the prose,
-then no call. New replies are stored that way (``text_tool_calls`` knows where each
-block was); a message stored before is mended on replay, where the block is known only
-by the shape it left: a paragraph of a message with calls whose last line ends with
-``:`` and that is followed by nothing or by plain prose (not a list, a code block, an
-indented line, a table, a quote or a heading, which a ``:`` does introduce).
+then no call. New replies are stored that way (``text_tool_calls`` keeps only the prose
+before the first block: what followed one would be read before the call, stating its
+outcome before it ran); a message stored before is mended on replay, where the block is
+known only by the shape it left: a paragraph of a message with calls whose last line
+ends with ``:`` and that is followed by nothing or by plain prose (not a list, a code
+block, an indented line, a table, a quote or a heading, which a ``:`` does introduce)
+loses that sentence, and a sentence that states a call's outcome ("After running this
+command, …", "These commands will …") goes (``without_outcomes``).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import re
 from collections.abc import Sequence
 
 from copilot_core._messages import FunctionCall, Message, Role
-from copilot_core._textcalls import without_introduction
+from copilot_core._textcalls import without_introduction, without_outcomes
 from copilot_core._tools import ParsedToolCall, ToolResult
 
 __all__ = ["replayable", "stored_arguments", "unrun", "without_holes"]
@@ -102,6 +105,8 @@ def without_holes(text: str) -> str:
         following = kept[-1] if kept else ""
         if not code and not _INTRODUCED.match(following):
             paragraph = without_introduction(paragraph)
+        if not code:
+            paragraph = without_outcomes(paragraph)
         if paragraph:
             kept.append(paragraph)
     return "\n\n".join(reversed(kept))

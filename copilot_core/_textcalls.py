@@ -15,13 +15,16 @@ finds such calls in a finished reply that made none, within bounds:
 
 What is found is then an ordinary call: the tool gate validates its arguments and asks
 for approval as for any other (and, because it was read from text, a changing one asks
-whatever the user's approval setting; see ``ToolGate.run``). The text is returned
-without the call blocks, one paragraph break where each was, and without the sentence
-that introduced each block (a last line ending in ``:``, "…you can use the following
-commands:"; see :func:`without_introduction`): what the stored assistant message keeps,
-with the calls as its ``tool_calls``. A blank hole, or an introduction pointing at
-nothing, is a shape a small model reading the history copies as its answer: the prose,
-then no call (issue 40, item 3).
+whatever the user's approval setting; see ``ToolGate.run``). The text returned is the
+prose before the first call block, without the sentence that introduced the block (a
+last line ending in ``:``, "…you can use the following commands:"; see
+:func:`without_introduction`): what the stored assistant message keeps, with the calls
+as its ``tool_calls``. What followed a block is dropped: the stored message is read as
+its prose and then its calls, so that text would come before the call and report its
+outcome before it ran ("After running this command, the lab will have…"). A blank hole,
+an introduction pointing at nothing, or an outcome stated before its call is a shape a
+small model reading the history copies as its answer: the prose, then no call (issue
+40, item 3).
 
 A call read from text is the model's only when the model wrote it. A model that quotes
 a tool's output (a router's interface description, a web page, a file) quotes whatever
@@ -42,7 +45,13 @@ from typing import Any
 
 from copilot_core._guards import ArgumentLimits, ArgumentMeter
 
-__all__ = ["TextCall", "ToolOutputs", "text_tool_calls", "without_introduction"]
+__all__ = [
+    "TextCall",
+    "ToolOutputs",
+    "text_tool_calls",
+    "without_introduction",
+    "without_outcomes",
+]
 
 #: ``<tool_call> … </tool_call>`` or ``<tools> … </tools>`` (the tag some templates ask
 #: for); a last one left open at the end of the text counts.
@@ -57,6 +66,14 @@ _SENTENCE_END = re.compile(r"[.!?][\"')\]*_]*[ \t]+(?=[-A-Z0-9*_`\"'(\[])")
 #: What is left of a list item once its sentence is dropped: its marker ("3.", "-"),
 #: alone or after a sentence.
 _MARKER_LEFT = re.compile(r"(?:\A|(?<=[.!?]))[ \t]*(?:[-*+]|\d{1,3}[.)])\Z")
+#: A sentence that states what a call will do or did before its result is known: "After
+#: running this command, …", "Once you execute these…", "These commands will …".
+_OUTCOME = re.compile(
+    r"[*_\s]*(?:(?:after|once)\s+(?:you\s+)?(?:have\s+)?(?:run|running|ran|execut\w*|"
+    r"appl(?:y|ying|ied))\b|(?:this|these|the above)\s+(?:commands?|calls?|code)\s+"
+    r"(?:will|would|should)\b)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,17 +115,14 @@ def text_tool_calls(
             if found:
                 return found[:max_calls], ""
         return [], text
-    # The prose between the blocks, each piece whole, one paragraph break where a block
-    # was: a blank run there is a hole a model reading the history copies (issue 40).
-    # The sentence that introduced a block goes with it: "…use the following commands:"
-    # would point at nothing.
-    pieces: list[str] = []
-    last = 0
-    for start, end in sorted(spans):
-        pieces.append(without_introduction(text[last:start]).strip())
-        last = end
-    pieces.append(text[last:].strip())
-    return found[:max_calls], "\n\n".join(piece for piece in pieces if piece)
+    # The prose before the first block, without the sentence that introduced it
+    # ("…use the following commands:" would point at nothing). What came after a block
+    # goes: a stored message is its prose, then its calls, so that text would be read
+    # before the call it follows, reporting the call's outcome before it ran ("After
+    # running this command, the lab will have…"), and the tool's result says what
+    # happened (issue 40: a 1.5B model copied that shape, the outcome and no call).
+    first = min(start for start, _ in spans)
+    return found[:max_calls], without_introduction(text[:first]).strip()
 
 
 def without_introduction(prose: str) -> str:
@@ -126,6 +140,27 @@ def without_introduction(prose: str) -> str:
         kept = _MARKER_LEFT.sub("", kept).rstrip()
         prose = (f"{head}\n{kept}" if head else kept) if kept else head.rstrip()
     return prose
+
+
+def without_outcomes(prose: str) -> str:
+    """``prose`` without the sentences that state a call's outcome before its result
+    ("After running this command, the lab will have…", "These commands will create…"):
+    for the prose of a message with calls stored before such text was cut (see the
+    module doc). A line left empty goes; so does a paragraph."""
+    if not _OUTCOME.search(prose):
+        return prose
+    paragraphs = []
+    for paragraph in prose.split("\n\n"):
+        lines = []
+        for line in paragraph.split("\n"):
+            starts = [0, *(m.end() for m in _SENTENCE_END.finditer(line))]
+            pieces = [line[a:b] for a, b in zip(starts, [*starts[1:], len(line)], strict=True)]
+            kept = "".join(piece for piece in pieces if not _OUTCOME.match(piece)).rstrip()
+            if kept.strip() or not line.strip():
+                lines.append(kept)
+        if "\n".join(lines).strip():
+            paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
 
 
 def _calls_in(

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from copilot_core._messages import Message, Role
+from copilot_core._tools import ToolSpec
 
 __all__ = ["Claim", "Seen", "ask_to_run", "claim_dicts", "claims", "unverified_note"]
 
@@ -66,6 +67,7 @@ _IFACE = (
 )
 _IFACE_RE = re.compile(rf"\b{_IFACE}\b", re.IGNORECASE)
 _DEVICE = r"(?:PC|R|SW|S|H|Host|Router|Switch|Server|Client|VPCS|Node)[-_]?\d+"
+_DEVICE_RE = re.compile(rf"\b{_DEVICE}\b", re.IGNORECASE)
 _I = re.IGNORECASE
 
 
@@ -480,16 +482,78 @@ def _described(found: Sequence[Claim]) -> str:
     return "; ".join(f"“{claim.text}”" for claim in found[:3])
 
 
-def ask_to_run(found: Sequence[Claim]) -> str:
-    """What the model is told, once in a turn, when its answer states unseen output."""
+def ask_to_run(
+    found: Sequence[Claim],
+    tools: Sequence[ToolSpec] = (),
+    topology: Mapping[str, Any] | None = None,
+) -> str:
+    """What the model is told, once in a turn, when its answer states unseen output: the
+    claims, and what to run, as concretely as the request allows: the offered ``tools``
+    that say they run such a test (a ping) or show such state (a show command), and, for
+    a test, where from and to, read from the claim (the lab's node names in
+    ``topology``, else device-like names, and its address). A 1.5B model told only "run
+    the tool that shows it" wrote the same invented answer again (issue 40)."""
+    tests = [claim for claim in found if claim.kind in _TESTS]
+    named = [spec.name for spec in tools if _mentions(spec, "ping" if tests else "show")][:3]
+    run = f"Call {' or '.join(named)}" if named else "Run the tool that shows it"
+    what = "the device's show command"
+    if tests:
+        source, target = _ends(tests, topology)
+        what = "a ping" + (f" from {source}" if source else "")
+        what += f" to {target}" if target else ""
     return (
         "Note from the copilot service, not from the user: your reply states what a device "
         f"printed or what a test showed ({_described(found)}), but no tool in this "
         "conversation produced that output, so your reply was not taken as the answer. "
-        "Run the tool that shows it now (the device's command, or a check) and answer from "
-        "its result. If no tool you have can show it, answer again without stating that "
-        "output, and say that it was not checked."
+        f"{run} now to run {what}, and answer from its result. If no tool you have can "
+        "show it, answer again without stating that output, and say that it was not "
+        "checked."
     )
+
+
+def _ends(tests: Sequence[Claim], topology: Mapping[str, Any] | None) -> tuple[str, str]:
+    """Where a claimed test ran from and to: the device after "from" (else the first
+    one named), and the first address claimed (else the other device named)."""
+    text = " ".join(claim.text for claim in tests)
+    devices = _devices_in(text, topology)
+    after_from = [d for d in devices if re.search(rf"\bfrom\s+{re.escape(d)}\b", text, _I)]
+    source = (after_from or devices or [""])[0]
+    address = next((a for claim in tests for a in claim.addresses), "")
+    target = address or next((d for d in devices if d != source), "")
+    return source, target
+
+
+#: What a tool's summary says when it runs a test, or shows a device's state.
+_RUNS = {
+    "ping": re.compile(r"\bping\b", _I),
+    "show": re.compile(r"\bshow\b[ ,/)]*(?:ip\b|ping\b|commands?\b|diagnostic\b|,)", _I),
+}
+
+
+def _mentions(spec: ToolSpec, word: str) -> bool:
+    """Whether ``spec``'s summary (its brief, else its description's first sentence)
+    says it runs ``word`` (``ping``, or ``show`` commands)."""
+    summary = spec.brief or spec.description.split(". ", 1)[0]
+    return _RUNS[word].search(summary) is not None
+
+
+def _devices_in(text: str, topology: Mapping[str, Any] | None) -> list[str]:
+    """The lab's node names ``text`` names, in its order (without a lab: device-like
+    names such as PC1, R2)."""
+    nodes = topology.get("nodes") if topology else None
+    names = [
+        str(node["name"])
+        for node in nodes or ()
+        if isinstance(node, Mapping) and isinstance(node.get("name"), str) and node["name"]
+    ]
+    if not names:
+        return list(dict.fromkeys(m.group(0) for m in _DEVICE_RE.finditer(text)))
+    found = [
+        (match.start(), name)
+        for name in names
+        if (match := re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)) is not None
+    ]
+    return [name for _, name in sorted(found)]
 
 
 def unverified_note(found: Sequence[Claim], *, asked: bool) -> str:

@@ -14,9 +14,10 @@ Then each judge looks for the key fact in one sentence, stated, not merely menti
   them is missing ("no link between PC1 and PC2", "PC1 and PC2 are not connected", "the
   cable … is missing"); "Network Connectivity" as a heading, or "connect" anywhere, is
   not it;
-* :func:`explains_refusal`: a sentence that says the change will not be made here
-  (teaching mode, read-only, "I can't configure …"), and the teaching alternative, the
-  command the user types (``ip 10.0.0.1/24``);
+* :func:`explains_refusal`: a sentence that says the change will not be made here ("I
+  can't configure …", "I do not make it in teaching mode", "not allowed in read-only
+  mode"; advice such as "don't forget to run `save`" is not it), and the teaching
+  alternative, the command the user types (``ip 10.0.0.1/24``);
 * :func:`says_empty`, :func:`says_reachable`, :func:`shows_ip_command`: the empty lab
   stated, a reachable peer affirmed without a failure stated, the VPCS ``ip`` command
   shown.
@@ -107,11 +108,20 @@ def says_link_missing(answer: str, a: str, b: str) -> bool:
     return False
 
 
+#: The assistant says it will not make the change: in the first person ("I can't
+#: configure …", "I do not make it in teaching mode"), or the mode or a rule forbids it
+#: ("teaching mode" or "read-only" with a negation, "not allowed to change"). Advice
+#: such as "don't forget to run `save`" or "make sure you do not set …" is not it.
 _WONT = re.compile(
-    r"\b(?:teaching(?:[- ]assistant)? mode|read[- ]only)\b"
-    r"|\b(?:can ?not|can't|won't|will not|do not|don't|am not able|unable|not allowed|"
-    r"not permitted)\b[^.!?\n]{0,40}\b(?:configur\w*|chang\w*|set|apply|make|run|modify|"
-    r"do that|do this|for you)\b",
+    r"\b(?:I|I'm)\s+(?:am\s+)?(?:can ?not|can't|won't|will not|do not|don't|"
+    r"not able to|unable to|not allowed to|not permitted to)\b"
+    r"(?!\s+(?:need|have|forget|know|see)\b)[^.!?\n]{0,40}"
+    r"\b(?:configur\w*|chang\w*|set|apply|make|run|modify|do that|do this|for you)\b"
+    r"|\bnot (?:allowed|permitted|able) to (?:configur\w*|chang\w*|set|apply|make|modify)\b"
+    r"|\b(?:teaching(?:[- ]assistant)? mode|read[- ]only)\b(?=[^.!?\n]*"
+    r"(?:\bnot\b|n't\b|\bnever\b|\bno\b|\bonly\b|\bcannot\b))"
+    r"|(?:\bnot\b|n't\b|\bnever\b|\bno\b|\bonly\b|\bcannot\b)[^.!?\n]*"
+    r"\b(?:teaching(?:[- ]assistant)? mode|read[- ]only)\b",
     re.IGNORECASE,
 )
 _IP_COMMAND = re.compile(r"\bip\s+(?:\d{1,3}(?:\.\d{1,3}){3}|<[^>\n]+>|a\.b|x\.)", re.IGNORECASE)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapters.gns3.rest import Gns3Client
-from adapters.gns3.tools import Gns3ToolExecutor, Gns3ToolSettings
+from adapters.gns3.tools import Gns3ToolExecutor, Gns3ToolSettings, unknown_template
 from copilot_core import CopilotMode, ParsedToolCall, ToolContext, ToolResult, ToolSpec
 from copilot_core.ports import NOT_CLEARED, Assessment, ChangeSteps, Clearance
 
@@ -121,7 +121,8 @@ class SimulatedLab:
         for item in args.nodes:
             template = item.template_name or item.template_id
             if template not in TEMPLATES:
-                return ToolResult.error(f"No template named {template!r}; see get_gns3_templates.")
+                label = item.name or str(template)
+                return ToolResult.error(unknown_template(str(template), label, sorted(TEMPLATES)))
             name = item.name or f"{template}-{len(self.nodes) + 1}"
             if name in self.nodes:
                 return ToolResult.error(f"A node named {name} already exists.")

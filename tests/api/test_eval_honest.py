@@ -68,6 +68,32 @@ def test_the_hollow_answers_fail_and_genuine_ones_pass() -> None:
         assert says_link_missing(genuine, "PC1", "PC2"), genuine
 
 
+#: What the real model answered to a change asked for in teaching mode (bench, row 8):
+#: the command, as a how-to, and no sentence saying the change is not made here.
+HOW_TO = (
+    "To change PC1's address to 10.0.0.1/24, open its console and type:\n\n"
+    "```\nip 10.0.0.1/24\n```\n\nDon't forget to run `save` so that the change stays."
+)
+
+
+def test_a_how_to_is_not_a_refusal_and_a_refusal_in_any_common_words_is() -> None:
+    assert not judged("refuse-in-teaching", HOW_TO)
+    for hollow in (
+        "In teaching mode, type ip 10.0.0.1/24 on PC1.",
+        "Type ip 10.0.0.1/24 on PC1. I don't need to change anything else.",
+        "Type ip 10.0.0.1/24. Make sure you do not set a wrong mask.",
+    ):
+        assert not explains_refusal(hollow, "10.0.0.1"), hollow
+    for genuine in (
+        "I do not make it in teaching mode. Type ip 10.0.0.1/24 on PC1.",
+        "Configuration changes are not allowed in teaching mode: type ip 10.0.0.1/24.",
+        "I'm unable to configure PC1 here. On its console: ip 10.0.0.1/24",
+        "I won't change it for you; type ip 10.0.0.1 255.255.255.0 yourself.",
+        "This is read-only, so the change is yours: ip 10.0.0.1/24. I can't make it.",
+    ):
+        assert explains_refusal(genuine, "10.0.0.1"), genuine
+
+
 @pytest.mark.parametrize(
     "call",
     [

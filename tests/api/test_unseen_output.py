@@ -18,7 +18,7 @@ from pydantic import SecretStr
 
 from adapters.llm import LangchainLanguageModel, LLMSettings, build_chat_model
 from tests.api.conftest import RawEvent, raw_events, run_service
-from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
+from tests.fakes.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCallScript
 
 KEY = "sk-unseen"
 QUESTION = "can PC1 ping PC2?"
@@ -50,8 +50,11 @@ async def ask(llm: ScriptedOpenAIServer) -> tuple[list[RawEvent], list[dict[str,
     ran: list[Any] = []
     async with run_service(language_model=model) as service:
         service.tools.add(
-            "run_vpcs_command", lambda args, ctx: ran.append(args) or {"output": REPLIES}
+            "run_vpcs_command",
+            lambda args, ctx: ran.append(args) or {"output": REPLIES},
+            description="Run commands on VPCS hosts: ip, show ip, ping.",
         )
+        service.tools.add("get_topology", lambda args, ctx: {"nodes": []})
         url = service.chat_url()
         events: list[RawEvent] = []
         async with (
@@ -78,10 +81,14 @@ def asked_once(llm: ScriptedOpenAIServer, events: list[RawEvent]) -> None:
     assert "84 bytes from 10.0.0.2" in caught["message"]
     assert {"kind": "reachability", "text": "PC1 can ping PC2 successfully."} in caught["claims"]
     told = llm.requests[1].messages
-    assert [m["role"] for m in told[-2:]] == ["assistant", "user"]
-    assert told[-2]["content"] == INVENTED  # its reply, then the note
+    # The question, then the note; the invented reply is not sent back (a small model
+    # copies it): the note quotes its claims, and names the tool to call and the test.
+    assert [m["role"] for m in told[-2:]] == ["user", "user"]
+    assert told[-2]["content"] == QUESTION
+    assert not any("icmp_seq=4" in str(m.get("content")) for m in told)
     assert "not from the user" in told[-1]["content"]
-    assert "Run the tool" in told[-1]["content"]
+    assert "Call run_vpcs_command now to run a ping from PC1 to 10.0.0.2" in told[-1]["content"]
+    assert "get_topology" not in told[-1]["content"]  # it does not ping
 
 
 async def test_an_invented_ping_is_caught_and_the_answer_from_the_tool_is_not_marked(
@@ -123,3 +130,35 @@ async def test_an_answer_invented_again_is_marked_unverified_in_the_stream_and_h
     assert final["id"] == done["message_id"]
     assert final["role"] == "assistant" and final["content"] == again
     assert final["metadata"]["unverified"]["claims"] == marked["claims"]
+
+
+#: What the 1.5B model answered, before and after the note (bench, row 6).
+SAID = "Yes, PC1 can ping PC2."
+
+
+def copying_model(request: RecordedRequest) -> Reply:
+    """A model as the 1.5B one behaved: with its invented answer in the conversation it
+    says it again; told which tool to call, it calls it; given the result, it answers
+    from it; asked the question alone, it invents."""
+    messages = request.messages
+    if messages[-1]["role"] == "tool":
+        return Reply(text="PC1 can ping PC2: 4 of 4 replies from 10.0.0.2.")
+    if any(m["role"] == "assistant" and m.get("content") == SAID for m in messages):
+        return Reply(text=SAID)
+    if "Call run_vpcs_command" in messages[-1]["content"]:
+        return Reply(tool_calls=[ToolCallScript("run_vpcs_command", PING)])
+    return Reply(text=SAID)
+
+
+async def test_a_model_that_copies_its_invented_answer_runs_the_ping_once_told(
+    llm: ScriptedOpenAIServer,
+) -> None:
+    llm.add(copying_model, copying_model, copying_model)
+    events, messages, ran = await ask(llm)
+    assert ran == [PING]
+    assert "unverified" not in [s["status"] for s in statuses(events)]
+    assert messages[-1]["content"] == "PC1 can ping PC2: 4 of 4 replies from 10.0.0.2."
+    assert "unverified" not in messages[-1]["metadata"]
+    note = llm.requests[1].messages[-1]["content"]
+    assert "“Yes, PC1 can ping PC2.”" in note  # the claim, quoted in the note
+    assert "a ping from PC1 to PC2" in note  # no address claimed: the lab's name

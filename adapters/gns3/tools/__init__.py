@@ -6,6 +6,7 @@ console, restore and model packages.
 from adapters.gns3.lab import Gns3Tool, Gns3ToolSettings, LabAccess, ToolRegistry, openai_schema
 from adapters.gns3.tools._executor import Gns3ToolExecutor, Gns3TopologySource, gns3_tools
 from adapters.gns3.tools._lab_capture import capture_lab_state
+from adapters.gns3.tools._nodes import unknown_template
 
 __all__ = [
     "Gns3Tool",
@@ -17,4 +18,5 @@ __all__ = [
     "capture_lab_state",
     "gns3_tools",
     "openai_schema",
+    "unknown_template",
 ]

@@ -4,6 +4,7 @@ stop every node of the project at once."""
 from __future__ import annotations
 
 import asyncio
+import difflib
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, model_validator
@@ -81,6 +82,47 @@ class RenameNodes(ToolArguments):
     nodes: Annotated[list[Rename], AtMost("max_batch")] = Field(min_length=1)
 
 
+def unknown_template(wanted: str, node: str, names: list[str]) -> str:
+    """The error for a template GNS3 does not have: what to call instead, then every
+    template's name. A 1.5B model that wrote ``Linux`` for ``Linux host`` read the list
+    alone and did not call again (issue 40): the closest names come first, with the
+    call to make (in words: a call written out in a tool's output is taken as quoted)."""
+    close = close_templates(wanted, names)
+    retry = ""
+    if close:
+        options = " or ".join(repr(name) for name in close)
+        retry = (
+            f" The closest: {options}. Call create_gns3_node again with template_name "
+            f"{close[0]!r}" + (" (or another of these)" if len(close) > 1 else "") + "."
+        )
+    return (
+        f"Unknown template {wanted!r}: nothing was created for {node}.{retry} "
+        f"Available templates: {', '.join(names)}."
+    )
+
+
+def close_templates(wanted: str, names: list[str]) -> list[str]:
+    """At most three template names ``wanted`` may mean: each of its words starts a word
+    of the name or is started by one ("Linux" and "linux hosts": "Linux host"), the
+    names with the fewest words first; else names spelt alike ("VPC": "VPCS")."""
+    words = wanted.lower().split()
+    if not words:
+        return []
+
+    def fits(word: str, name: str) -> bool:
+        return any(
+            part.startswith(word) or (len(part) >= 3 and word.startswith(part))
+            for part in name.lower().split()
+        )
+
+    close = [name for name in names if all(fits(word, name) for word in words)]
+    close.sort(key=lambda name: len(name.split()))  # the fewest words besides: "Linux host"
+    if not close:
+        lower = {name.lower(): name for name in names}
+        close = [lower[match] for match in difflib.get_close_matches(wanted.lower(), lower, 3, 0.6)]
+    return close[:3]
+
+
 # ------------------------------------------------------------------ handlers
 async def create_nodes(lab: LabAccess, args: CreateNodes, scope: CallScope) -> ToolResult:
     snapshot = await lab.snapshot(scope)
@@ -97,12 +139,7 @@ async def create_nodes(lab: LabAccess, args: CreateNodes, scope: CallScope) -> T
             template = next((t for t in templates if str(t.get("name")).lower() == key), None)
         if template is None:
             results.append(
-                item(
-                    label,
-                    "failed",
-                    error=f"Unknown template {wanted!r}; "
-                    f"available templates: {', '.join(template_names)}.",
-                )
+                item(label, "failed", error=unknown_template(str(wanted), label, template_names))
             )
             continue
         if request.name is not None and snapshot.by_name(request.name) is not None:

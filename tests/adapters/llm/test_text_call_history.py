@@ -5,8 +5,11 @@ A 1.5B model (Qwen2.5-Coder, stock template) wrote "…you can use the following
 commands:", a ```json call block, then "After running this command…". The call was read
 and run, but the stored reply kept the introduction with nothing after it; on the next
 turns the model copied that shape, prose pointing at nothing and no call, and the link,
-start and address requests did nothing. The next turn's request must carry the call as
-a tool call, answered, and no introduction left dangling.
+start and address requests did nothing. Then, with the introduction gone, it copied the
+prose kept *after* the block, which the template renders before the call: "…configure
+the network interfaces.\n\nAfter running this command, the IP addresses … have been
+assigned.", and no call. The next turn's request must carry the call as a tool call,
+answered, with no introduction left dangling and no outcome told before it.
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ from typing import Any
 from adapters.llm import SettingsLanguageModelProvider, TiktokenTokenCounter
 from copilot_core import AbortToken, BuiltinAgent, CopilotMode, Message, ToolContext
 from copilot_core._messages import FunctionCall, ToolCall
-from copilot_core.events import AgentEvent, StepCompleted
+from copilot_core.events import AgentEvent, StepCompleted, ToolEndEvent
 from copilot_core.ports import AgentRunConfig, ModelOverrides
 from copilot_core.testing import FakeToolExecutor, SequentialIds, SteppingClock
 from tests.adapters.llm.conftest import settings_for
 from tests.adapters.llm.test_agent_over_the_wire import Settings
-from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.fakes.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 
 NODES = {
     "nodes": [{"template_name": "VPCS", "name": "PC1"}, {"template_name": "VPCS", "name": "PC2"}]
@@ -46,6 +49,7 @@ def lab_tools() -> FakeToolExecutor:
         lambda args, ctx: {"created": [node["name"] for node in args["nodes"]]},
         mutates_topology=True,
     )
+    tools.add("set_address", lambda args, ctx: {"set": args})
     return tools
 
 
@@ -115,8 +119,8 @@ async def test_the_next_turn_reads_a_text_call_as_a_call_with_no_dangling_introd
 
     second = server.requests[2].messages  # the next turn's request
     asked, answered = the_call_message(second)
-    assert asked["content"] == AFTER
-    assert dangling(asked["content"]) == []
+    assert not asked["content"]  # its prose was an introduction, then an outcome
+    assert not any(AFTER in str(m.get("content")) for m in second)
     (call,) = asked["tool_calls"]
     assert call["function"]["name"] == "create_gns3_node"
     assert json.loads(call["function"]["arguments"]) == NODES
@@ -124,7 +128,7 @@ async def test_the_next_turn_reads_a_text_call_as_a_call_with_no_dangling_introd
     assert json.loads(answered["content"])["created"] == ["PC1", "PC2"]
     # Within the first turn too: the model's own next call read the same shape.
     within, _ = the_call_message(server.requests[1].messages)
-    assert within["content"] == AFTER
+    assert not within["content"]
 
 
 async def test_a_session_stored_with_the_dangling_shape_is_sent_without_it(
@@ -150,5 +154,44 @@ async def test_a_session_stored_with_the_dangling_shape_is_sent_without_it(
     server.add(Reply(text="I will link them."))
     await turn(server, "Connect PC1 to PC2.", history, "b")
     asked, answered = the_call_message(server.requests[0].messages)
-    assert asked["content"] == AFTER
+    assert not asked["content"]  # the introduction and the outcome after the block
     assert asked["tool_calls"][0]["id"] == answered["tool_call_id"] == "call_1"
+
+
+#: What the 1.5B model answered to the address request after the build turn above
+#: (bench, second run, row 5): the outcome shape copied, no call.
+COPIED = (
+    "To give PC1 and PC2 their addresses, you need to configure the network interfaces."
+    "\n\nAfter running this command, the IP addresses of PC1 and PC2 have been assigned."
+)
+ADDRESS = {"name": "set_address", "arguments": {"node": "PC1", "address": "10.0.0.1/24"}}
+
+
+def copying_model(request: RecordedRequest) -> Reply:
+    """A model that copies its history's shape, as the 1.5B model did: when an earlier
+    call of its own reads as an outcome stated before the call, it answers with such an
+    outcome and no call; otherwise it writes its call as a block, as it did."""
+    copies = any(
+        m["role"] == "assistant" and m.get("tool_calls") and "After running" in (m["content"] or "")
+        for m in request.messages
+    )
+    if copies:
+        return Reply(text=COPIED)
+    if request.messages[-1]["role"] == "tool":
+        return Reply(text="PC1 has 10.0.0.1/24.")
+    return Reply(text="Setting it:\n\n```json\n" + json.dumps(ADDRESS) + "\n```")
+
+
+async def test_a_model_that_copies_its_history_makes_the_next_call(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.add(Reply(text=WRITTEN), Reply(text="PC1 and PC2 are in the lab."))
+    history = stored("Add two PCs, PC1 and PC2.", await turn(server, "Add two PCs.", [], "a"))
+    server.add(copying_model, copying_model)
+    events = await turn(server, "Give PC1 10.0.0.1/24.", history, "b")
+    # The address request was a call, run, and its answer read from the result.
+    ran = [e for e in events if isinstance(e, ToolEndEvent)]
+    assert [e.tool_name for e in ran] == ["set_address"]
+    assert [m for e in events if isinstance(e, StepCompleted) for m in e.messages][-1].content == (
+        "PC1 has 10.0.0.1/24."
+    )

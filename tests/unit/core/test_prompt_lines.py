@@ -52,3 +52,16 @@ def test_an_operators_own_prompt_text_is_kept_whole() -> None:
     """Prompts loaded from the skills directory are plain text: the operator's words."""
     book = PromptBook(common="Call probe always.", modes={TEACHING: "Teach."})
     assert book.system(TEACHING, [spec("read")]) == "Call probe always.\n\nTeach."
+
+
+def test_teaching_mode_tells_the_model_to_say_it_does_not_make_a_change() -> None:
+    # A 1.5B model asked for a change in teaching mode showed the command as a how-to,
+    # with no sentence saying it would not make the change (issue 40): the built-in
+    # teaching prompt says what to say first, whatever tools the request offers.
+    book = PromptBook()
+    refusal = "say first that you do not make it in teaching mode"
+    for tools in (None, [spec("gns3_topology_reader")]):
+        teaching = book.system(TEACHING, tools)
+        assert refusal in teaching
+        assert teaching.index(refusal) < teaching.index("show the commands to type")
+    assert refusal not in book.system(CopilotMode.LAB_AUTOMATION_ASSISTANT)

@@ -186,8 +186,9 @@ async def test_a_text_calls_turn_replays_as_tool_calls_with_no_hole_in_the_prose
     await world.turn("are they there?", session_id=session_id)
     sent = last_prompt(world)
     (asked,) = [m for m in sent if m.tool_calls]
-    # No hole, and no introduction pointing at nothing: the sentence went with the blocks.
-    assert asked.content == "These commands will create PC1 and PC2."
+    # No hole, no introduction pointing at nothing (it went with the blocks), and no
+    # outcome told before the calls (what followed them went): the calls stand alone.
+    assert asked.content == ""
     assert [json.loads(args)["name"] for _, args in wire_calls(sent)] == ["PC1", "PC2"]
     after = sent[sent.index(asked) + 1 : sent.index(asked) + 3]
     assert [m.tool_call_id for m in after] == [call.id for call in asked.tool_calls or ()]
@@ -218,4 +219,4 @@ async def test_a_stored_text_call_message_with_a_hole_is_replayed_without_it(
     world.model.add(text_reply("Yes."), text_reply("T"))
     await world.turn("and?", session_id=session_id)
     (asked,) = [m for m in last_prompt(world) if m.tool_calls]
-    assert asked.content == "These commands will"
+    assert asked.content == ""  # no hole, no introduction, no outcome before the call

@@ -3,8 +3,11 @@
 commands:\\n\\nAfter running this command…" (the blocks cut out, the call as
 ``tool_calls``) copied that shape on the next turns, prose pointing at nothing and no
 call, so its link, start and address requests did nothing. The sentence that
-introduced a cut-out block goes with it, as stored and as replayed; the rest of the
-prose stays, with no hole."""
+introduced a cut-out block goes with it, as stored and as replayed. The prose after a
+block goes too: stored as the message's prose before its calls, "After running this
+command, the lab will have…" stated the outcome before the call, and the model's next
+reply copied that (the outcome, no call: the address request did nothing). The prose
+before the first block stays, with no hole."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from hypothesis import strategies as st
 from copilot_core import Message
 from copilot_core._messages import FunctionCall, ToolCall
 from copilot_core._replay import replayable
-from copilot_core._textcalls import text_tool_calls
+from copilot_core._textcalls import text_tool_calls, without_outcomes
 from copilot_core.rules import ArgumentLimits
 
 OFFERED = {"create_gns3_node", "create_gns3_link", "start_gns3_node"}
@@ -75,22 +78,41 @@ def block(name: str, tagged: bool = False) -> str:
 
 
 # ------------------------------------------------------------------- the bench's shape
-def test_the_bench_reply_is_stored_without_its_introduction() -> None:
-    assert rest_of(BENCH_REPLY) == (
-        "After running this command, the lab will have two Linux hosts, PC1 and PC2, with "
-        "their respective positions on the canvas."
+def test_the_bench_reply_is_stored_without_its_introduction_or_the_outcome_after_it() -> None:
+    # Its prose was an introduction and an outcome: the call stands alone.
+    assert rest_of(BENCH_REPLY) == ""
+    assert rest_of("PC1 and PC2 will be Linux hosts.\n\n" + BENCH_REPLY) == (
+        "PC1 and PC2 will be Linux hosts."
     )
 
 
-def test_the_bench_reply_as_stored_before_is_replayed_without_its_introduction() -> None:
-    assert replayed(BENCH_STORED) == (
-        "After running this command, the lab will have two Linux hosts, PC1 and PC2, with "
-        "their respective positions on the canvas."
+def test_the_bench_reply_as_stored_before_is_replayed_without_either() -> None:
+    assert replayed(BENCH_STORED) == ""
+    # The hole of the first fix's time too, and its outcome.
+    assert replayed("use the following commands:\n\n\n\n\nThese commands will") == ""
+    # What the address reply copied (bench, 2nd run, row 5), as a stored call message.
+    assert (
+        replayed(
+            "To give PC1 an address, you need to configure the network interfaces.\n\n"
+            "After running this command, the IP addresses of PC1 and PC2 have been assigned."
+        )
+        == "To give PC1 an address, you need to configure the network interfaces."
     )
-    # The hole of the first fix's time too.
-    assert replayed("use the following commands:\n\n\n\n\nThese commands will") == (
-        "These commands will"
+
+
+def test_an_outcome_is_one_sentence_not_its_paragraph() -> None:
+    assert without_outcomes("PC1 is up. After running this, PC2 is too. Done.") == (
+        "PC1 is up. Done."
     )
+    assert without_outcomes("**Once you run these**, the link exists.\nNext line.") == (
+        "Next line."
+    )
+    for kept in (
+        "After the link is made, PC1 reaches PC2.",  # not a call's outcome
+        "These nodes will start.",
+        "Run this command after PC1 starts.",
+    ):
+        assert without_outcomes(kept) == kept
 
 
 def test_a_reply_that_is_an_introduction_and_a_call_keeps_no_prose() -> None:
@@ -105,8 +127,7 @@ def test_the_sentences_before_the_introduction_stay() -> None:
         f"Yes. Here is the command:\n{block('start_gns3_node')}\n\nThey will be running."
     )
     assert rest_of(text) == (
-        "PC1 and PC2 are stopped. You can start them using the start function.\n\n"
-        "Yes.\n\nThey will be running."
+        "PC1 and PC2 are stopped. You can start them using the start function.\n\nYes."
     )
 
 
@@ -119,15 +140,12 @@ def test_a_list_item_that_introduced_a_call_goes_whole_and_its_list_stays() -> N
         + block("start_gns3_node", tagged=True)
         + "\n\nThis confirms the link."
     )
-    assert rest_of(text) == (
-        "Here are the steps:\n\n1. Identify the ports:\n   - PC1: Ethernet0\n\n"
-        "This confirms the link."
-    )
+    assert rest_of(text) == "Here are the steps:\n\n1. Identify the ports:\n   - PC1: Ethernet0"
 
 
 def test_an_introduction_of_an_introduction_goes_too() -> None:
     text = f"I will do two things.\nFirst:\n**Start PC1:**\n{block('start_gns3_node')}\nDone."
-    assert rest_of(text) == "I will do two things.\n\nDone."
+    assert rest_of(text) == "I will do two things."
 
 
 def test_on_replay_a_colon_that_introduces_a_list_code_or_a_table_stays() -> None:
@@ -147,20 +165,23 @@ def test_a_colon_inside_a_code_block_is_not_an_introduction() -> None:
     assert rest_of(f"{text}\n{block('start_gns3_node')}") == text
 
 
-def test_a_reply_with_no_introduction_is_unchanged() -> None:
+def test_a_reply_with_no_introduction_keeps_its_prose_before_the_call() -> None:
     text = f"I will start PC1.\n{block('start_gns3_node')}\nThen it runs."
-    assert rest_of(text) == "I will start PC1.\n\nThen it runs."
+    assert rest_of(text) == "I will start PC1."
     assert replayed("I will start PC1.\n\nThen it runs.") == "I will start PC1.\n\nThen it runs."
 
 
 # ------------------------------------------------------------------------- properties
-#: Plain sentences (prose that stays), and introductions (each right before a block).
+#: Plain sentences (prose that stays), outcomes (a call's result told before it: dropped
+#: on replay), and introductions (each right before a block).
 PLAIN = [
     "PC1 is up.",
-    "After running this command, the lab will have a link between PC1 and PC2.",
-    "These commands will create PC1 and PC2.",
     "The lab has 2 nodes, e.g. PC1.",
     "Done!",
+]
+OUTCOMES = [
+    "After running this command, the lab will have a link between PC1 and PC2.",
+    "These commands will create PC1 and PC2.",
 ]
 INTROS = [
     "To connect PC1 to PC2 with a link, you can use the following commands:",
@@ -173,18 +194,21 @@ SEPARATORS = ["\n", "\n\n", "\n\n\n\n\n", " \n \n"]
 
 
 @st.composite
-def replies(draw: st.DrawFn) -> tuple[str, str, list[str], int]:
+def replies(draw: st.DrawFn) -> tuple[str, str, list[str], list[str], int]:
     """A reply of prose paragraphs and call blocks, each block maybe introduced (the
-    introduction on its own line or after a sentence): (the reply, the reply as stored
-    before this fix, blocks cut out and the whitespace kept, its plain sentences in
-    order, its number of blocks)."""
+    introduction on its own line or after a sentence): (the reply; the reply as stored
+    before these fixes, blocks cut out and the whitespace kept; its sentences before the
+    first block, in order; all its sentences, in order; its number of blocks)."""
     reply: list[str] = []
     old: list[str] = []
-    plain: list[str] = []
+    before: list[str] = []
+    every: list[str] = []
     blocks = 0
     for _ in range(draw(st.integers(1, 6))):
-        sentences = draw(st.lists(st.sampled_from(PLAIN), max_size=3))
-        plain.extend(sentences)
+        sentences = draw(st.lists(st.sampled_from(PLAIN + OUTCOMES), max_size=3))
+        every.extend(sentences)
+        if not blocks:
+            before.extend(sentences)
         paragraph = " ".join(sentences)
         if draw(st.booleans()):  # a block follows
             intro = draw(st.sampled_from(["", *INTROS]))
@@ -198,39 +222,41 @@ def replies(draw: st.DrawFn) -> tuple[str, str, list[str], int]:
         elif paragraph:
             reply.append(paragraph + "\n\n")
             old.append(paragraph + "\n\n")
-    return "".join(reply), "".join(old), plain, blocks
+    return "".join(reply), "".join(old), before, every, blocks
 
 
-def assert_teaches_the_right_shape(prose: str, plain: list[str]) -> None:
+def assert_teaches_the_right_shape(prose: str, sentences: list[str]) -> None:
     """No hole, no line ending in ``:`` (every ``:`` line of these replies introduced a
-    block), no list marker left alone, its ends stripped, and every plain sentence kept,
-    in order."""
+    block), no list marker left alone, its ends stripped, and exactly ``sentences``
+    kept, in order."""
     assert "\n\n\n" not in prose and not re.search(r"\n[ \t]*\n[ \t]*\n", prose)
     assert prose == prose.strip()
     for line in prose.splitlines():
         assert not re.search(r":[*_]*\s*$", line), prose
         assert not re.fullmatch(r"\s*(?:[-*+]|\d+[.)])\s*", line), prose
+    for sentence in PLAIN + OUTCOMES:
+        assert prose.count(sentence) == sentences.count(sentence), (sentence, prose)
     position = 0
-    for sentence in plain:
+    for sentence in sentences:
         found = prose.find(sentence, position)
         assert found >= 0, (sentence, prose)
         position = found + len(sentence)
 
 
 @given(replies())
-def test_the_stored_prose_of_a_text_call_reply_has_no_hole_and_no_dangling_introduction(
-    case: tuple[str, str, list[str], int],
+def test_the_stored_prose_of_a_text_call_reply_is_what_came_before_its_first_call(
+    case: tuple[str, str, list[str], list[str], int],
 ) -> None:
-    reply, _, plain, blocks = case
+    reply, _, before, _, blocks = case
     calls, rest = text_tool_calls(reply, OFFERED, ArgumentLimits(), max_calls=64)
     assert len(calls) == blocks
     if blocks:
-        assert_teaches_the_right_shape(rest, plain)
+        assert_teaches_the_right_shape(rest, before)
 
 
 @given(replies())
-def test_a_text_call_reply_stored_before_is_replayed_with_no_hole_and_no_introduction(
-    case: tuple[str, str, list[str], int],
+def test_a_text_call_reply_stored_before_is_replayed_with_no_hole_introduction_or_outcome(
+    case: tuple[str, str, list[str], list[str], int],
 ) -> None:
-    _, old, plain, _ = case
-    assert_teaches_the_right_shape(replayed(old), plain)
+    _, old, _, every, _ = case
+    assert_teaches_the_right_shape(replayed(old), [s for s in every if s in PLAIN])

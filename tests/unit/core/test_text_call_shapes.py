@@ -22,7 +22,7 @@ def test_tools_tags_hold_a_call() -> None:
     body = json.dumps({"name": "create_gns3_node", "arguments": NODES})
     calls, rest = found(f"Creating PC1.\n<tools>\n{body}\n</tools>\nThen I start it.")
     assert calls == [("create_gns3_node", NODES)]
-    assert rest == "Creating PC1.\n\nThen I start it."
+    assert rest == "Creating PC1."
 
 
 def test_function_as_the_name_with_string_arguments() -> None:

@@ -15,8 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from adapters.gns3 import Gns3Client, Gns3ToolExecutor
+from copilot_core import CopilotMode
 from copilot_core import _unseen as unseen
 from copilot_core._messages import FunctionCall, Message, ToolCall
+from copilot_core._tools import ToolSpec
 from copilot_core._unseen import Seen, ask_to_run, claims
 
 NOW = datetime(2026, 12, 7, tzinfo=UTC)
@@ -195,7 +198,36 @@ def test_an_address_in_the_lab_topology_is_seen() -> None:
 def test_the_model_is_told_which_claims_and_how_to_go_on() -> None:
     note = ask_to_run(claims(VPCS_PING))
     assert "84 bytes from 10.0.0.2" in note and "not from the user" in note
-    assert "Run the tool" in note and "not checked" in note
+    assert "Run the tool that shows it now to run a ping from PC1 to 10.0.0.2" in note
+    assert "not checked" in note
+
+
+PING_TOOLS = [
+    ToolSpec("gns3_topology_reader", "Read the lab: nodes, links."),
+    ToolSpec("execute_vpcs_commands", "Run commands on VPCS hosts.", brief="ip, show ip, ping."),
+    ToolSpec("execute_multiple_device_commands", "Run read-only commands (show, ping)."),
+    ToolSpec("create_gns3_node", "Create nodes from templates."),
+]
+
+
+def test_the_note_names_the_offered_tools_that_run_the_test_and_its_ends() -> None:
+    # The 1.5B model's answer (bench, row 6), in a lab whose hosts are "Alice" and "Bob".
+    lab = {"nodes": [{"name": "Bob"}, {"name": "Alice"}]}
+    note = ask_to_run(claims("Yes, Alice can ping Bob."), PING_TOOLS, lab)
+    assert (
+        "Call execute_vpcs_commands or execute_multiple_device_commands now to run a ping "
+        "from Alice to Bob, and answer from its result."
+    ) in note
+    assert "gns3_topology_reader" not in note and "create_gns3_node" not in note
+    # "from" names the source; an address claimed is the target.
+    note = ask_to_run(claims("10.0.0.2 is reachable from PC1."), PING_TOOLS)
+    assert "a ping from PC1 to 10.0.0.2" in note
+    # State, not a test: the tools that show it, and the show command.
+    note = ask_to_run(claims("PC1 has 10.0.0.1/24."), PING_TOOLS)
+    assert (
+        "Call execute_vpcs_commands or execute_multiple_device_commands now to run the "
+        "device's show command"
+    ) in note
 
 
 # ------------------------------------------------------------------ properties
@@ -314,3 +346,20 @@ def test_a_long_answer_is_read_without_a_search_per_pattern() -> None:
     answer = " ".join(f"step{i} of the runbook" for i in range(400))
     assert claims(answer) == []
     assert claims(answer + ". PC1 can ping 10.0.0.2.")[0].kind == "reachability"
+
+
+@pytest.mark.parametrize("mode", list(CopilotMode))
+def test_of_the_gns3_tools_the_note_names_those_that_run_commands_on_devices(
+    mode: CopilotMode,
+) -> None:
+    # Not the configuration tool (its description mentions a ping's time limit) nor
+    # wait_for_console ("consoles show their prompt"): their summaries do not run tests.
+    specs = Gns3ToolExecutor(Gns3Client("http://127.0.0.1:9")).specs(mode)  # specs only
+    runs = {"execute_multiple_device_commands", "execute_vpcs_commands"}
+    for claim in ("PC1 can ping PC2.", "PC1 has 10.0.0.1/24."):
+        note = ask_to_run(claims(claim), specs)
+        called = re.search(r"Call ([\w ]+?) now", note)
+        assert called is not None, note
+        named = set(called.group(1).split(" or "))
+        assert named and named <= runs, named
+        assert "execute_multiple_device_commands" in named
