@@ -6,10 +6,11 @@ export const BASE = "/v3/copilot";
 const TOKEN_KEY = "copilot.token";
 
 export class ApiError extends Error {
-  constructor(status, detail) {
+  constructor(status, detail, body = null) {
     super(detail || `HTTP ${status}`);
     this.status = status;
     this.detail = detail || `HTTP ${status}`;
+    this.body = body; // the service's whole error body ({detail, code, …}), when it sent JSON
   }
 }
 
@@ -30,11 +31,17 @@ function headers(extra = {}) {
 }
 
 async function detailOf(response) {
+  return (await failure(response)).detail;
+}
+
+// A failed response as an ApiError: the service's {"detail"} and the rest of its body.
+async function failure(response) {
   try {
     const body = await response.json();
-    return typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail);
+    const detail = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail);
+    return new ApiError(response.status, detail, body);
   } catch {
-    return `${response.status} ${response.statusText}`;
+    return new ApiError(response.status, `${response.status} ${response.statusText}`);
   }
 }
 
@@ -46,7 +53,7 @@ export async function call(method, path, body) {
     init.body = JSON.stringify(body);
   }
   const response = await fetch(BASE + path, init);
-  if (!response.ok) throw new ApiError(response.status, await detailOf(response));
+  if (!response.ok) throw await failure(response);
   if (response.status === 204) return null;
   return response.json();
 }

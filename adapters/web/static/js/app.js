@@ -4,6 +4,7 @@ import { ApiError, BASE, call, login, openStream, readEvents, setToken, token } 
 import { TurnView, errorBox, forPeople, renderHistory, userMessage } from "./chat.js";
 import { IntentPanel } from "./intent.js";
 import { ChatMode } from "./mode.js";
+import { PracticePanel } from "./practice.js";
 import { LabView } from "./topology.js";
 
 const $ = (id) => document.getElementById(id);
@@ -33,6 +34,7 @@ const state = {
 };
 let lab = null;
 let intent = null; // the project's standing intent (IntentPanel)
+let practice = null; // the project's troubleshooting drills (PracticePanel)
 let mode = null; // the chat's mode switch (ChatMode)
 
 // ------------------------------------------------------------------ helpers
@@ -72,7 +74,10 @@ function turnOptions() {
     onAction: handleAction,
     decide,
     userId: state.user ? state.user.user_id : null,
-    onToolEnd: () => lab && lab.refreshSoon(),
+    onToolEnd: (event) => {
+      if (lab) lab.refreshSoon();
+      if (practice && event && event.tool_name === "practice_drill") practice.refresh(); // a drill from chat
+    },
     undo,
     onRetry: (question) => send(question),
   };
@@ -162,6 +167,7 @@ function signOut(message = "") {
   if (state.streaming) state.streaming.controller.abort();
   if (lab) lab.show(null);
   if (intent) intent.show(null);
+  if (practice) practice.show(null);
   sessionStorage.clear();
   state.project = null;
   state.session = null;
@@ -267,6 +273,7 @@ async function selectProject(project, { keepSession = false } = {}) {
   state.project = project;
   if (lab) lab.show(project);
   if (intent) intent.show(project);
+  if (practice) practice.show(project);
   clearSearch();
   store.set("project", project ? project.id : null);
   if (!keepSession) selectSessionId(null);
@@ -1179,6 +1186,7 @@ async function main() {
   const expired = () => signOut("Your GNS3 session expired; sign in again.");
   lab = new LabView({ onError: expired });
   intent = new IntentPanel({ onError: expired });
+  practice = new PracticePanel({ onError: expired });
   bind();
   fitLayout();
   if (!token()) {
