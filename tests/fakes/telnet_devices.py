@@ -1260,8 +1260,11 @@ class EmulatedHuawei(EmulatedDevice):
                 children[:] = [c for c in children if not c.startswith("ip address ")]
             elif words[0] == "description":
                 _replace_prefixed(children, "description ", text)
-            elif words[0] == "undo" and len(words) > 1:
-                children[:] = [c for c in children if c != text[5:]]
+            elif words[0] == "undo" and len(words) > 1:  # ``undo description``: any text
+                target = text[5:]
+                children[:] = [
+                    c for c in children if c != target and not c.startswith(target + " ")
+                ]
             elif words[0] in ("shutdown", "ospf", "ip"):
                 if text not in children:
                     children.append(text)

@@ -240,6 +240,48 @@ def test_a_command_that_times_out_is_interrupted_and_the_console_is_ready_within
     run(scenario())
 
 
+#: Lines a student or a change may add, each taken back by the restore on the real FRR:
+#: its ``no`` form must be one FRR accepts (``no description`` takes no words).
+ADDED_SINCE = [
+    "ip route 10.99.0.0/24 Null0",
+    "interface eth0",
+    "description checked by the student",
+    "ip ospf cost 50",
+    "bandwidth 10000",
+    "exit",
+]
+
+
+def test_lines_added_since_a_restore_point_are_taken_back_exactly(topology: LabProject) -> None:
+    """The real router is the oracle: R2's configuration read, lines added on its console,
+    the keeper's restore sent, and R2 reads exactly as before (every negation accepted)."""
+    runner = ConsoleRunner(command_timeout=20.0)
+    keeper = keeper_for(DeviceKind.FRR)
+    assert keeper is not None
+
+    async def read() -> dict[str, Any]:
+        seen = await runner.run(topology.target("R2"), list(keeper.read_commands))
+        assert seen.error is None and all(o.ok for o in seen.outcomes)
+        return keeper.parse([o.output for o in seen.outcomes])
+
+    async def scenario() -> None:
+        saved = await read()
+        added = await runner.run(topology.target("R2"), ADDED_SINCE, config_mode=True)
+        assert added.error is None, added.error
+        assert all(o.ok for o in added.outcomes), [o.to_dict() for o in added.outcomes]
+        changed = await read()
+        shown = [line.strip() for line in changed["lines"]]
+        assert all(line in shown for line in ADDED_SINCE if line != "exit"), changed
+        assert keeper.differences(saved, changed), changed
+        plan = keeper.restore(saved, changed)
+        undone = await runner.run(topology.target("R2"), plan.commands, config_mode=True)
+        assert undone.error is None, undone.error
+        assert all(o.ok for o in undone.outcomes), [o.to_dict() for o in undone.outcomes]
+        assert keeper.differences(saved, await read()) == []
+
+    run(scenario())
+
+
 def test_rolling_ospf_back_on_r2_drops_the_adjacency(topology: LabProject) -> None:
     """R2's restore point from before OSPF (its addresses only) is put back the way a
     rollback does it: the running configuration read, compared, and only the difference

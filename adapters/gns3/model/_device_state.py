@@ -172,6 +172,9 @@ class BlockKeeper(ConfigurationKeeper):
 
     negation = "no"
     leave_block = "exit"
+    #: Lines whose negation takes no words: ``no description``, not ``no description
+    #: text`` (FRR 8.4 refuses the second with "% Unknown command").
+    bare_negations: tuple[str, ...] = ("description", "banner motd")
     #: Lines that are not configuration, or that change by themselves.
     volatile: re.Pattern[str] = re.compile(
         r"^(?:!.*|Building configuration.*|Current configuration.*|end|exit|"
@@ -208,7 +211,12 @@ class BlockKeeper(ConfigurationKeeper):
 
     def negate(self, text: str) -> str:
         prefix = f"{self.negation} "
-        return text[len(prefix) :] if text.startswith(prefix) else prefix + text
+        if text.startswith(prefix):
+            return text[len(prefix) :]
+        for words in self.bare_negations:
+            if text.startswith(f"{words} "):
+                return prefix + words
+        return prefix + text
 
     def restore(self, saved: JSON, current: JSON) -> RestoreCommands:
         commands = self._plan(self._lines(saved), self._lines(current))

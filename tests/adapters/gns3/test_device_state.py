@@ -260,6 +260,29 @@ def test_a_negated_line_replaced_by_a_value_is_not_negated_twice() -> None:
     ]
 
 
+def test_a_description_added_since_is_taken_back_without_its_words() -> None:
+    """FRR 8.4 refuses ``no description <words>`` ("% Unknown command"): a drill's student
+    who labelled an interface left the label after the restore (found on the real lab)."""
+    keeper = keeper_for(DeviceKind.FRR)
+    assert keeper is not None
+    saved = {"lines": ["interface eth0", " ip address 10.0.1.1/24"]}
+    current = {
+        "lines": [
+            "interface eth0",
+            " description checked by the student",
+            " ip address 10.0.1.1/24",
+        ]
+    }
+    assert keeper.restore(saved, current).commands == ["interface eth0", "no description", "exit"]
+    relabelled = {"lines": ["interface eth0", " description old", " ip address 10.0.1.1/24"]}
+    assert keeper.restore(relabelled, current).commands == [
+        "interface eth0",
+        "no description",
+        "description old",
+        "exit",
+    ]
+
+
 def test_vpcs_output_that_is_not_show_ip_is_refused() -> None:
     keeper = keeper_for(DeviceKind.VPCS)
     assert keeper is not None

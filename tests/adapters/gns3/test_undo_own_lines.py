@@ -151,13 +151,20 @@ def test_a_device_line_the_grammar_does_not_read_as_one_command_is_not_sent() ->
     as something else (a filter, a `do`) is a conflict, never a command."""
     changes = {
         "format": 2,
-        "added": [{"context": ["interface eth1"], "line": "description up | write"}],
+        "added": [{"context": ["interface eth1"], "line": "ip ospf cost 5 | write"}],
         "removed": [],
     }
-    now = frr(["description up | write"])
+    now = frr(["ip ospf cost 5 | write"])
     undo = plan_line_undo(FRR, changes, now, "R2")
     assert undo.commands == [], undo
     assert "not undone" in undo.conflicts[0], undo
+    # A description is taken back by ``no description``: its words are never sent.
+    labelled = {
+        **changes,
+        "added": [{"context": ["interface eth1"], "line": "description up | write"}],
+    }
+    undo = plan_line_undo(FRR, labelled, frr(["description up | write"]), "R2")
+    assert undo.commands == ["interface eth1", "no description", "exit"], undo
     assert refusal("do write", DeviceKind.FRR, config=True) is not None
     assert refusal("no set tag 5", DeviceKind.FRR, config=True) is None
 
