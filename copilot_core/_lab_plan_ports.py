@@ -17,9 +17,18 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from copilot_core._lab_plan import LabPlan, PlanProblem
+from copilot_core._messages import FunctionCall
 from copilot_core._tools import ToolContext
+from copilot_core._verified_change import OnFail
 
-__all__ = ["LabPlanner", "PlanProblems", "ResolvedNode", "ResolvedPlan", "ResolvedPort"]
+__all__ = [
+    "LabBuildCalls",
+    "LabPlanner",
+    "PlanProblems",
+    "ResolvedNode",
+    "ResolvedPlan",
+    "ResolvedPort",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,4 +77,18 @@ class LabPlanner(Protocol):
         """The project's lab as a plan (export): its nodes with their templates and
         positions, links by port name, interface addresses, each device's configuration
         lines; no checks (a lab does not say what it is meant to do)."""
+        ...
+
+
+class LabBuildCalls(Protocol):
+    """A build in the tool source's own terms: the call its build tool takes (its name and
+    arguments). A build the user approves outside a chat (``POST …/labs/build``) runs, and
+    the session's history records, that same call, so the model of the next turn reads it
+    as one of its tools' calls; the core never names the tool."""
+
+    def build_call(
+        self, plan: LabPlan, *, on_fail: OnFail = "rollback", wait_s: float | None = None
+    ) -> FunctionCall:
+        """The call that builds ``plan`` (``on_fail`` and ``wait_s`` as the tool takes
+        them; the tool's defaults are left out, so the plan alone is one call)."""
         ...

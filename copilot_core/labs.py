@@ -14,13 +14,26 @@ A service that builds labs from a description uses this module (``docs/labs.md``
 * the file: :func:`parse_plan` (a file's parsed data; :class:`LabPlanError` names every
   wrong field), :func:`plan_data` (a plan as a file writes it), :func:`plan_schema`
   (its JSON Schema), :func:`parse_link` and :func:`link_text` (``R1:eth0-R2:eth0``);
+* a fault catalog's lab shape as a plan: :func:`plan_from_shape` (nodes, links,
+  addresses, the protocols as FRR lines, hosts' addresses and gateways, default checks);
 * the port the server is reached through, :class:`LabPlanner` (``resolve``: templates,
   ports and device lines that exist, a :class:`ResolvedPlan` or :class:`PlanProblems`;
-  ``current``: the lab exported as a plan).
+  ``current``: the lab exported as a plan);
+* a plan built on the user's click (``POST …/labs/build``): :class:`LabBuilds`, the
+  use case that runs the chat's build call (the tool source's, :class:`LabBuildCalls`)
+  through the gate as the user's approval, bound to the plan shown
+  (:meth:`LabBuilds.digest`).
 """
 
 from __future__ import annotations
 
+from copilot_core._lab_build import (
+    BuildStatus,
+    LabBuildOutcome,
+    LabBuildRequest,
+    LabBuilds,
+    PlanChangedError,
+)
 from copilot_core._lab_plan import (
     DeviceConfig,
     LabPlan,
@@ -35,22 +48,30 @@ from copilot_core._lab_plan_diff import PlanDelta, diff
 from copilot_core._lab_plan_file import LabPlanError, parse_plan, plan_data, plan_schema
 from copilot_core._lab_plan_intent import HostIntent, LabIntent, plan_from_intent
 from copilot_core._lab_plan_ports import (
+    LabBuildCalls,
     LabPlanner,
     PlanProblems,
     ResolvedNode,
     ResolvedPlan,
     ResolvedPort,
 )
+from copilot_core._lab_plan_shape import plan_from_shape
 from copilot_core._lab_shape import Platform
 
 __all__ = [
+    "BuildStatus",
     "DeviceConfig",
     "HostIntent",
+    "LabBuildCalls",
+    "LabBuildOutcome",
+    "LabBuildRequest",
+    "LabBuilds",
     "LabIntent",
     "LabPlan",
     "LabPlanError",
     "LabPlanner",
     "PlanAddress",
+    "PlanChangedError",
     "PlanDelta",
     "PlanLink",
     "PlanNode",
@@ -66,5 +87,6 @@ __all__ = [
     "parse_plan",
     "plan_data",
     "plan_from_intent",
+    "plan_from_shape",
     "plan_schema",
 ]

@@ -22,6 +22,7 @@ from adapters.gns3 import (
     Gns3ToolExecutor,
     Gns3ToolSettings,
     SkillLibrary,
+    gns3_lab_tools,
 )
 from adapters.llm import LLMSettingsRepository
 from adapters.mcp import McpServerConfig
@@ -168,12 +169,13 @@ async def open_tools(
     """The lab tools, warmed before the service takes requests (the first turn then
     costs what later ones do); approved changes keep their restore points with the
     sessions, in the checkpoint store; a verified change also runs the user's standing
-    intent, kept there too."""
+    intent, kept there too. The registry is every GNS3 tool and ``plan_lab``."""
     tools = Gns3ToolExecutor(
         client,
         runner=console,
         skills=skills,
         settings=settings,
+        registry=gns3_lab_tools(),  # every GNS3 tool and plan_lab
         restore_points=restore_points,
         clock=clock,
         ids=ids,

@@ -98,6 +98,12 @@ from copilot_core.ports import (
     ToolExecutor,
 )
 from copilot_core.rollback import Rollback
+from entrypoints._labs import (
+    gns3_lab_build_tools,
+    gns3_lab_planner,
+    lab_build_use_case,
+    with_lab_builds,
+)
 from entrypoints._resources import (
     open_console_runner,
     open_database,
@@ -354,12 +360,18 @@ class Gateways(containers.DeclarativeContainer):
     restore = tools.provided.restore
     #: The lab a troubleshooting drill breaks and restores (``None``: not GNS3's tools).
     drill_lab = providers.Singleton(gns3_drill_lab, tools)
+    #: Lab plans on the project's GNS3 server (``None``: not GNS3's tools).
+    lab_planner = providers.Singleton(gns3_lab_planner, tools)
     #: Each project's active drill and each user's results (SQLite, or PostgreSQL).
     drill_results = providers.Resource(open_drill_results, config.data_dir, database)
     topology = providers.Singleton(Gns3TopologySource, gns3)
     mcp_sources = providers.Resource(open_mcp_sources, configs=config.mcp_servers)
-    #: What the built-in agent calls: the GNS3 tools, then the MCP servers' tools.
-    agent_tools = providers.Callable(agent_tools, tools, mcp_sources)
+    #: The chat's ``build_lab`` tool (``None``: no lab plans).
+    lab_build_tools = providers.Singleton(gns3_lab_build_tools, tools, lab_planner)
+    #: The copilot's own tools: the GNS3 tools, then ``build_lab``.
+    copilot_tools = providers.Singleton(with_lab_builds, tools, lab_build_tools)
+    #: What the built-in agent calls: the copilot's own tools, then the MCP servers'.
+    agent_tools = providers.Callable(agent_tools, copilot_tools, mcp_sources)
     models = providers.Singleton(
         SettingsLanguageModelProvider,
         llm_settings,
@@ -459,6 +471,18 @@ class Core(containers.DeclarativeContainer):
         bounds=call_bounds,
         windows=runner.provided.windows,
     )
+    #: A plan built on the user's approval: ``build_lab`` through the agent's gate.
+    lab_builds = providers.Singleton(
+        lab_build_use_case,
+        gate,
+        gateways.lab_build_tools,
+        gateways.lab_planner,
+        gateways.store,
+        gateways.session_leases,
+        clock,
+        ids,
+        runner.provided.windows,
+    )
 
 
 class Web(containers.DeclarativeContainer):
@@ -506,6 +530,8 @@ class Web(containers.DeclarativeContainer):
         rollback=core.rollback,
         intent=core.intent,
         drills=core.drills,
+        labs=gateways.lab_planner,
+        lab_builds=core.lab_builds,
         policy=gateways.policy,
         llm_endpoints=providers.Object(check_endpoint),
     )
@@ -526,9 +552,15 @@ class Container(containers.DeclarativeContainer):
     )
     web = providers.Container(Web, config=config, gateways=gateways, core=core)
 
-    #: The copilot's tools served over MCP (GNS3's, then ``practice_drill``): see mcp_gate.
+    #: The copilot's tools served over MCP (GNS3's, ``build_lab``, then ``practice_drill``): see
+    #: mcp_gate.
     mcp_tools = providers.Singleton(
-        mcp_gate, core.gate, gateways.agent_tools, gateways.tools, core.drill_tools, config.agent
+        mcp_gate,
+        core.gate,
+        gateways.agent_tools,
+        gateways.copilot_tools,
+        core.drill_tools,
+        config.agent,
     )
     #: What the MCP endpoint is given once the resources are open (awaited, as the web's
     #: collaborators are): the web's authenticator and projects, the gate above.

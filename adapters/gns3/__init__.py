@@ -15,6 +15,9 @@
 * :class:`Gns3DrillLab` — the core's ``DrillLab``: a drill's fault sent to, and the lab
   restored from, a GNS3 project.
 * :class:`DrillTools` — the chat's ``practice_drill`` tool over the core's ``Drills``.
+* :class:`Gns3LabPlanner` — the core's ``LabPlanner``: a lab plan resolved against the
+  server, the project's lab exported as a plan; :func:`gns3_lab_tools` — the registry of
+  every GNS3 tool and ``plan_lab``.
 * :func:`analyze_pcap` — a packet capture summarised for a model.
 * :class:`Gns3ProjectWatcher` — follows GNS3's project lifecycle (closed, deleted).
 """
@@ -30,6 +33,7 @@ from adapters.gns3._settings import ConsoleSettings, Gns3Settings
 from adapters.gns3._skills import BUILTIN_SKILLS_DIR, Skill, SkillLibrary
 from adapters.gns3.console import CommandOutcome, ConsoleRunner, ConsoleTarget, ConsoleTranscript
 from adapters.gns3.drills import DrillTools, Gns3DrillLab
+from adapters.gns3.labs import Gns3LabBuilder, Gns3LabPlanner, LabBuildTools, gns3_lab_tools
 from adapters.gns3.model import (
     DEFAULT_FORBIDDEN_COMMANDS,
     DeviceKind,
@@ -78,6 +82,8 @@ __all__ = [
     "Gns3ClientDirectory",
     "Gns3DrillLab",
     "Gns3GroupDirectory",
+    "Gns3LabBuilder",
+    "Gns3LabPlanner",
     "Gns3ProjectGate",
     "Gns3ProjectWatcher",
     "Gns3Settings",
@@ -86,6 +92,7 @@ __all__ = [
     "Gns3ToolSettings",
     "Gns3TopologySource",
     "LabAccess",
+    "LabBuildTools",
     "ProjectLifecycleHandler",
     "ReconcileReport",
     "Skill",
@@ -95,6 +102,7 @@ __all__ = [
     "baseline_lines",
     "configuration_reason",
     "device_kind_of",
+    "gns3_lab_tools",
     "gns3_tools",
     "load_fault_catalog",
     "openai_schema",

@@ -38,6 +38,8 @@ from adapters.web._errors import exception_handlers
 from adapters.web._health import healthz, readyz
 from adapters.web._intent import IntentBody, IntentController
 from adapters.web._lab import TOPOLOGY_EVENT_SCHEMA, LabController
+from adapters.web._lab_stream import LAB_BUILD_EVENT_SCHEMA
+from adapters.web._labs import LabBuildBody, LabPlanController, LabPlanRequest
 from adapters.web._logging import request_context_middleware
 from adapters.web._methods import complete_allow_middleware
 from adapters.web._observers import PrometheusTurnMetrics, metrics_route
@@ -80,6 +82,7 @@ def create_web_app(
             RestorePointController,
             IntentController,
             DrillController,
+            LabPlanController,
             AccountController,
             DirectoryController,
         ],
@@ -159,10 +162,19 @@ def _render_plugins() -> list[OpenAPIRenderPlugin]:
             CreateProjectRequest,
             IntentBody,
             StartDrillBody,
+            LabPlanRequest,
+            LabBuildBody,
         ),
-        event_streams=("streamChat",),
-        alternative_media={"exportChatSession": {"text/markdown": {"type": "string"}}},
-        event_schemas={"followTopology": ("TopologyEvent", TOPOLOGY_EVENT_SCHEMA)},
+        event_streams=("streamChat", "buildLab"),
+        alternative_media={
+            "exportChatSession": {"text/markdown": {"type": "string"}},
+            # the plan's YAML file: a client reading YAML reads the plan document
+            "getCurrentLab": {"application/yaml": {"type": "object"}},
+        },
+        event_schemas={
+            "followTopology": ("TopologyEvent", TOPOLOGY_EVENT_SCHEMA),
+            "buildLab": ("LabBuildEvent", LAB_BUILD_EVENT_SCHEMA),
+        },
         turn_operations=("streamChat", "resumeChatStream"),
         limits=_limits,
     )

@@ -19,6 +19,7 @@ from pydantic.dataclasses import dataclass as settings_dataclass
 from copilot_core import ChatService
 from copilot_core.drills import Drills
 from copilot_core.intent import StandingIntent
+from copilot_core.labs import LabBuilds, LabPlanner
 from copilot_core.policy import EndpointCheck, ModelSettingsStore, PolicyBook
 from copilot_core.ports import (
     Authenticator,
@@ -185,6 +186,12 @@ class WebDependencies:
     #: Troubleshooting drills on the projects' labs (``…/drills``); without it those
     #: routes answer 501.
     drills: Drills | None = None
+    #: Lab plans resolved against the project's GNS3 server, and its lab exported as a
+    #: plan (``…/labs``); without it those routes answer 501.
+    labs: LabPlanner | None = None
+    #: Plans built on the user's approval (``…/labs/build``); without it that route
+    #: answers 501.
+    lab_builds: LabBuilds | None = None
     #: The operator's policy: each caller's highest mode, least approval setting and
     #: allowed LLM endpoints (looked up once per request); without it, no limits.
     policy: PolicyBook | None = None

@@ -145,13 +145,15 @@ class ErrorBody:
     """Every error response: a message for a person (what happened, what to do) and a
     stable code for a program (``llm_not_configured``, ``invalid_request``, ``internal``…).
     A drill's errors add what a program acts on: ``missing`` (what the lab lacks, 409
-    ``lab_does_not_fit``), ``restored`` and ``differences`` (502 ``drill_not_started``)."""
+    ``lab_does_not_fit``), ``restored`` and ``differences`` (502 ``drill_not_started``);
+    a lab plan's, ``problems`` (each ``field`` and ``message``, 422 ``invalid_plan``)."""
 
     detail: str
     code: str
     missing: list[str] | None = None
     restored: bool | None = None
     differences: list[str] | None = None
+    problems: list[dict[str, str]] | None = None
 
 
 def errors(*codes: int) -> dict[int, ResponseSpec]:

@@ -186,4 +186,8 @@ def dependencies() -> dict[str, Provide]:
         "rollback": _collaborator("rollback", optional="Rolling back to restore points"),
         "intent": _collaborator("intent", optional="Standing intent"),
         "drills": _collaborator("drills", optional="Troubleshooting drills"),
+        "labs": _collaborator("labs", optional="Lab plans"),
+        "lab_builds": _collaborator("lab_builds", optional="Building lab plans"),
+        # For what works without it (a plan's answer gives a build's digest when it can).
+        "lab_builds_if_any": _collaborator("lab_builds"),
     }

@@ -24,6 +24,7 @@ that such a request gets as a valid request refused.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -49,12 +50,24 @@ from copilot_core import (
     BuiltinAgent,
     ChatSettings,
     ModelSelection,
+    ToolGate,
 )
 from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
 from copilot_core.drills import Drills, InMemoryDrillResults
 from copilot_core.errors import PermissionDeniedError
 from copilot_core.intent import Observation, StandingIntent
-from copilot_core.ports import Principal
+from copilot_core.labs import (
+    LabBuilds,
+    LabPlan,
+    PlanProblem,
+    PlanProblems,
+    ResolvedNode,
+    ResolvedPlan,
+    ResolvedPort,
+    parse_plan,
+    plan_data,
+)
+from copilot_core.ports import FunctionCall, Principal
 from copilot_core.rollback import Rollback
 from copilot_core.testing import (
     FakeCheckProbes,
@@ -78,6 +91,23 @@ TOKEN = "token-schemathesis"
 CONFIG = """
 [phases.stateful.inference]
 algorithms = ["location-headers"]
+
+# A lab plan's rules that no JSON Schema can say (subnets that overlap, links to nodes
+# the plan does not have, ports and templates the server lacks) answer a plan the schema
+# allows with 422 and every problem by its field (docs/api.md).
+[[operations]]
+include-operation-id = "planLab"
+checks.positive_data_acceptance.expected-statuses = [
+  "2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx",
+]
+
+# A build's plan is judged by the same rules (422), and bound to the digest of the plan
+# shown (409 for another) in the caller's session (404 for one that is not theirs).
+[[operations]]
+include-operation-id = "buildLab"
+checks.positive_data_acceptance.expected-statuses = [
+  "2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx",
+]
 
 [warnings]
 fail-on = [
@@ -146,6 +176,38 @@ def _drills(clock: SteppingClock, ids: SequentialUuids) -> Drills:
     )
 
 
+class _BuildCalls:
+    """The build tool's call of a plan (``LabBuildCalls``), as the GNS3 tools' is made."""
+
+    def build_call(
+        self, plan: LabPlan, *, on_fail: str = "rollback", wait_s: float | None = None
+    ) -> FunctionCall:
+        return FunctionCall(name="build_lab", arguments=json.dumps({"plan": plan_data(plan)}))
+
+
+class _OneTemplateLabPlanner:
+    """A server with one template per platform (``tpl-frr``…) whose nodes have ports
+    ``eth0``–``eth7``; its lab is one VPCS."""
+
+    async def resolve(self, plan: LabPlan, context: Any) -> ResolvedPlan | PlanProblems:
+        ports: list[ResolvedPort] = []
+        problems: list[PlanProblem] = []
+        for index, link in enumerate(plan.links):
+            for end in link.ends:
+                port = end.partition(":")[2]
+                if port not in {f"eth{n}" for n in range(8)}:
+                    problems.append(PlanProblem(f"links[{index}]", f"no port {port}"))
+                else:
+                    ports.append(ResolvedPort(end, int(port[3:]), 0))
+        if problems:
+            return PlanProblems(tuple(problems))
+        nodes = tuple(ResolvedNode(n.name, f"tpl-{n.platform.value}") for n in plan.nodes)
+        return ResolvedPlan(plan, nodes, tuple(ports))
+
+    async def current(self, context: Any) -> LabPlan:
+        return parse_plan({"nodes": [{"name": "PC1", "platform": "vpcs", "template": "VPCS"}]})
+
+
 def _app(directory_type: type[StaticGns3Directory] = StaticGns3Directory) -> Any:
     clock, ids = SteppingClock(), SequentialUuids()
     tools, store = FakeToolExecutor(), InMemoryCheckpointStore()
@@ -199,6 +261,16 @@ def _app(directory_type: type[StaticGns3Directory] = StaticGns3Directory) -> Any
             ),
             intent=StandingIntent(store, FakeCheckProbes(), clock, wait_clock=FakeWaitClock()),
             drills=_drills(clock, ids),
+            labs=_OneTemplateLabPlanner(),
+            lab_builds=LabBuilds(
+                ToolGate(tools),
+                _OneTemplateLabPlanner(),
+                _BuildCalls(),
+                store,
+                leases,
+                clock=clock,
+                ids=ids,
+            ),
         ),
         settings=WebSettings(heartbeat_interval=None, llm_test_timeout=1.0),
         metrics=metrics,

@@ -64,6 +64,9 @@ ROUTES = {
     ("post", "/v3/copilot/projects/{project_id}/drills/{drill_id}/end"),
     ("get", "/v3/copilot/projects/{project_id}/drills/history"),
     ("get", "/v3/copilot/projects/{project_id}/drills/best-scores"),
+    ("post", "/v3/copilot/projects/{project_id}/labs/plan"),
+    ("get", "/v3/copilot/projects/{project_id}/labs/current"),
+    ("post", "/v3/copilot/projects/{project_id}/labs/build"),
     ("get", "/healthz"),
     ("get", "/readyz"),
 }

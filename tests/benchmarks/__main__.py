@@ -23,6 +23,9 @@ when a benchmark crashed.
 Run only when named: ``real_model`` (the copilot with the real 1.5B model of
 ``../shared/MODELS.md`` on the router lab, then ``gns3-copilot eval``; about an hour on
 two cores; root, Docker and ``tests/benchmarks/real_model.sh build`` first; it knows
+``--quick``) and ``lab_build`` (``build_lab`` on the router lab: rings of 3 and 6 FRR
+routers with a host each, devices configured 4 at a time and one at a time, time to the
+first passing run of all checks, memory; root, Docker and the lab's lock; it knows
 ``--quick``).
 """
 
@@ -56,9 +59,10 @@ BENCHMARKS = (
     "readonly_oracle",
 )
 #: Benchmarks run only when named (too long, or needing what a plain run has not).
-_OPT_IN = ("real_model",)
+_OPT_IN = ("real_model", "lab_build")
 _TAKES_QUICK = {
     "real_model",
+    "lab_build",
     "turns",
     "store",
     "postgres",

@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from adapters.gns3 import gns3_tools
+from adapters.gns3 import gns3_lab_tools
 from copilot_core import CopilotMode
 from tests.fakes.copilot_service import ServedCopilot, serve_copilot
 from tests.fakes.gns3_server import RealGns3Server
@@ -151,16 +151,20 @@ def test_a_bad_mode_is_refused_with_the_reason(service: ServedCopilot, admin: st
 async def test_each_mode_lists_the_copilots_tools_with_their_schemas(
     service: ServedCopilot, admin: str, era: str
 ) -> None:
-    registry = gns3_tools()
+    registry = gns3_lab_tools()  # the service's: every GNS3 tool and plan_lab
     async with mcp(service, admin, era=era) as teaching:
         taught = (await teaching.list_tools()).tools
     async with mcp(service, admin, era=era, mode=AUTOMATION.value) as automation:
         automated = (await automation.list_tools()).tools
 
-    # the GNS3 tools, then the troubleshooting drills' one tool (the service has drills)
+    # the GNS3 tools, build_lab (lab automation), then the troubleshooting drills' one tool
     drill = ["practice_drill"]
     assert [t.name for t in taught] == [t.name for t in registry.offered(TEACHING)] + drill
-    assert [t.name for t in automated] == [t.name for t in registry.offered(AUTOMATION)] + drill
+    assert [t.name for t in automated] == [
+        *(t.name for t in registry.offered(AUTOMATION)),
+        "build_lab",
+        *drill,
+    ]
     assert "execute_multiple_device_config_commands" not in {t.name for t in taught}
     create = next(t for t in taught if t.name == "create_gns3_node")
     assert create.input_schema["required"][0] == "project"

@@ -40,6 +40,7 @@ CORE_PLACES = {
     "copilot_core/_toolgate.py",  # every tool call (the agent's, MCP's): mode and approval
     "copilot_core/_drills.py",  # a fault drill changes the lab
     "copilot_core/_model_settings.py",  # a user's stored LLM settings
+    "copilot_core/_lab_build.py",  # a lab plan built on the user's click
 }
 
 #: What adapters may still call, and why (a new call anywhere else in them fails).

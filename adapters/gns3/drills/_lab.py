@@ -30,11 +30,9 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from adapters.gns3._faults import line_problem
 from adapters.gns3.drills._fit import KINDS, find_shape_link, fit_problems, link_label
 from adapters.gns3.lab import CallScope, LabAccess, LabSnapshot
 from adapters.gns3.model import (
@@ -49,7 +47,7 @@ from adapters.gns3.model import (
     parse_host,
 )
 from adapters.gns3.restore import RestorePointError, read_configuration, refusal, restore_device
-from adapters.gns3.tools import capture_lab_state
+from adapters.gns3.tools import capture_lab_state, send_device_lines
 from copilot_core import ToolContext
 from copilot_core.drills import ConstraintResult, DrillCheckpoint, LabFit, RestoreReport
 from copilot_core.errors import AuthenticationError, CopilotError, DrillStepError
@@ -58,14 +56,6 @@ from copilot_core.faults import Constraint, DeviceLines, LabShape, LinkFilter, P
 __all__ = ["Gns3DrillLab"]
 
 JSON = dict[str, Any]
-
-#: What a Linux tool prints when a change did not happen (the console's own error rule
-#: knows only a shell's "command not found"): iproute2, iptables, nft.
-_SHELL_FAILED = re.compile(
-    r"^(?:RTNETLINK answers: |Error: |Cannot find device|iptables(?: v[\d.]+)?: |"
-    r"Bad argument|Command line is not complete|nft: |Error: Could not process rule)",
-    re.MULTILINE,
-)
 
 
 class Gns3DrillLab:
@@ -115,29 +105,9 @@ class Gns3DrillLab:
         node = snapshot.by_name(step.node)
         if shaped is None or node is None:
             raise DrillStepError(index, f"the lab has no node {step.node}")
-        kind = KINDS[shaped.platform]
-        config = shaped.platform is Platform.FRR
-        for line in step.lines:
-            why = line_problem(line, shaped.platform) or self.lab.skills.forbidden.reason(
-                line, kind, config=config
-            )
-            if why is not None:
-                raise DrillStepError(index, f"{step.node}: {why}")
-        transcript = await self.lab.runner.run(
-            snapshot.console_target(node, kind), list(step.lines), config_mode=config
-        )
-        if transcript.error is not None:
-            raise DrillStepError(index, f"{step.node}: {transcript.error}")
-        failed = [
-            o
-            for o in transcript.outcomes
-            if not o.ok or (shaped.platform is Platform.LINUX and _SHELL_FAILED.search(o.output))
-        ]
-        if failed:
-            said = failed[0].error or failed[0].output.strip() or "failed"
-            raise DrillStepError(index, f"{step.node}: `{failed[0].command}`: {said}")
-        if len(transcript.outcomes) != len(step.lines):
-            raise DrillStepError(index, f"{step.node}: not every line ran")
+        why = await send_device_lines(self.lab, snapshot, node, shaped.platform, step.lines)
+        if why is not None:
+            raise DrillStepError(index, f"{step.node}: {why}")
 
     async def _link_step(
         self, index: int, step: Step, snapshot: LabSnapshot, scope: CallScope

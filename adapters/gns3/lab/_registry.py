@@ -142,6 +142,13 @@ class Gns3ToolSettings:
         description="The longest verify_wait_s a changing call may ask for (seconds; a "
         "verified change may wait twice, after the change and after a rollback).",
     )
+    build_consoles: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description="Devices a lab build works on at once: nodes created and started, "
+        "consoles configured (build_lab).",
+    )
 
 
 # ------------------------------------------------------------------ arguments

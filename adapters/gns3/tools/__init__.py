@@ -4,6 +4,7 @@ console, restore and model packages.
 """
 
 from adapters.gns3.lab import Gns3Tool, Gns3ToolSettings, LabAccess, ToolRegistry, openai_schema
+from adapters.gns3.tools._device_lines import send_device_lines
 from adapters.gns3.tools._executor import Gns3ToolExecutor, Gns3TopologySource, gns3_tools
 from adapters.gns3.tools._lab_capture import capture_lab_state
 from adapters.gns3.tools._nodes import unknown_template
@@ -18,5 +19,6 @@ __all__ = [
     "capture_lab_state",
     "gns3_tools",
     "openai_schema",
+    "send_device_lines",
     "unknown_template",
 ]

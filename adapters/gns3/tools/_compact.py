@@ -101,6 +101,13 @@ COMPACT_PROFILES: dict[str, tuple[str, bool, tuple[str, ...]]] = {
         False,
         ("undo", "restore", "roll", "revert"),
     ),
+    # the labs package's tool of this registry (adapters.gns3.labs: gns3_lab_tools)
+    "plan_lab": (
+        "Plan a whole lab (routers, links, hosts, OSPF or static, a pool) or a change to "
+        "it: ports, addresses, every device's lines and checks, judged; builds nothing.",
+        False,
+        ("plan", "build", "design", "topolog", "triangle", "new lab", "yaml", "export"),
+    ),
 }
 
 

@@ -220,10 +220,11 @@ async def test_the_services_tool_set_applies_when_the_user_sets_none(
 
 
 def test_every_gns3_tool_has_its_compact_profile() -> None:
+    from adapters.gns3 import gns3_lab_tools
     from adapters.gns3.tools._compact import COMPACT_PROFILES
-    from adapters.gns3.tools._executor import CATALOGUE
 
-    assert set(COMPACT_PROFILES) == set(CATALOGUE)
+    # every tool of the registry the service serves (the GNS3 tools and plan_lab)
+    assert set(COMPACT_PROFILES) == {tool.name for tool in gns3_lab_tools()}
     for name, (brief, everyday, cues) in COMPACT_PROFILES.items():
         assert brief and len(brief) <= 160, name
         assert everyday or cues, f"{name} could never be offered in the compact set"

@@ -34,6 +34,9 @@ ALLOWED = {
     ("_toolgate", "self.exchange"),
     ("_agent", "self._tool_step.run"),
     ("_tool_step", "self._gate.run"),
+    # The user's click on a shown plan: the tool source's own build call (LabBuildCalls,
+    # never named here) through the gate, the click its approval.
+    ("_lab_build", "self._gate.call"),
 }
 
 

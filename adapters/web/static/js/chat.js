@@ -1,6 +1,7 @@
 // The conversation pane: saved messages, and a live turn built from SSE events.
 
 import { ApiError, call } from "./api.js";
+import { buildPreview, buildProgressOf, isLabBuild, showBuildOutcome } from "./labbuild.js";
 import { MarkdownBlock, addCopyButtons, copyText } from "./markdown.js";
 import { MODE_LABELS } from "./mode.js";
 
@@ -586,9 +587,12 @@ class ApprovalCard {
       this.element.append(el("p", "approval-from-text",
         "Read from the model's text, not a tool call it made: approve only a change you asked for."));
     }
+    // A lab build draws its plan (picture, nodes, links, each device's lines) instead.
+    const build = isLabBuild(event);
+    if (build) this.element.append(buildPreview(event));
     // A console call lists every command it sends, in order and as sent, the ones that
     // change the device marked; other previews list the changing commands per device.
-    const listed = preview.commands || {};
+    const listed = build ? {} : preview.commands || {};
     for (const [device, lines] of Object.entries(listed)) {
       this.element.append(el("strong", null, device));
       const list = el("ol", "approval-commands");
@@ -609,14 +613,14 @@ class ApprovalCard {
       }
       this.element.append(list);
     }
-    for (const [device, commands] of Object.entries(preview.devices || {})) {
+    for (const [device, commands] of Object.entries(build ? {} : preview.devices || {})) {
       if (device in listed) continue;
       this.element.append(el("strong", null, device));
       const pre = el("pre", "approval-commands", (commands || []).join("\n"));
       pre.dataset.device = device;
       this.element.append(pre);
     }
-    if ((preview.topology || []).length) {
+    if (!build && (preview.topology || []).length) {
       const list = el("ul", "approval-topology");
       for (const line of preview.topology) list.append(el("li", null, line));
       this.element.append(list);
@@ -794,12 +798,17 @@ export class TurnView {
       case "tool_start":
         this.card(event.tool_call_id, event.tool_name).start();
         break;
-      case "tool_progress":
-        this.card(event.tool_call_id, event.tool_name).progress(event.device, event.text || "");
+      case "tool_progress": {
+        const card = this.card(event.tool_call_id, event.tool_name);
+        const build = buildProgressOf(card, event.tool_name); // a lab build: stages and devices
+        if (build) build.feed(event.text || "");
+        else card.progress(event.device, event.text || "");
         break;
+      }
       case "tool_end": {
         const card = this.card(event.tool_call_id, event.tool_name);
         card.setOutput(event.tool_output, event.status, event.tool_name);
+        showBuildOutcome(card, event.tool_output, event.tool_name);
         this.offerUndo(card, restorePointOf(event.tool_output));
         if (this.onToolEnd) this.onToolEnd(event);
         break;
@@ -1004,6 +1013,7 @@ export function renderHistory(container, messages, options = {}) {
           card.setDecision(decisionText(approval, options.userId), approval.decision);
         }
         card.setOutput(message.content, toolStatus(message.content, message.metadata?.status), message.name);
+        showBuildOutcome(card, message.content, message.name);
         turn.offerUndo(card, restorePointOf(message.content, message.metadata));
       }
     }
