@@ -1,6 +1,7 @@
 """``gns3-copilot eval``: its flags, and the run (:mod:`entrypoints.evaluation`), in the
 simulated lab or, with ``--gns3-url``, in scratch projects on a real GNS3 server
-(:mod:`entrypoints.eval_gns3`)."""
+(:mod:`entrypoints.eval_gns3`); with ``--suite faults``, the troubleshooting catalog's
+faults on a real GNS3 (:mod:`entrypoints.eval_faults_cli`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import asyncio
 import signal
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,10 +87,58 @@ def add_eval(commands: Any) -> None:
     real.add_argument("--gns3-password", default=None, help="its password")
     run.add_argument(
         "--json",
+        "--out",
         type=Path,
         default=None,
         metavar="PATH",
         help="also write the scores to this JSON file",
+    )
+    _add_faults_flags(run)
+
+
+def _add_faults_flags(run: Any) -> None:
+    from copilot_core.faults import Topic
+
+    run.add_argument(
+        "--suite",
+        choices=["tasks", "faults"],
+        default="tasks",
+        help="tasks: the lab tasks above (the default); faults: the troubleshooting "
+        "catalog's faults injected into a real lab (--gns3-url), the model's diagnosis "
+        "scored (root-cause F1, localisation, healthy cases) and, with --fix, its repair "
+        "graded; see docs/llm.md",
+    )
+    faults = run.add_argument_group("--suite faults")
+    faults.add_argument(
+        "--fault", action="append", metavar="ID", help="run this fault (repeatable)"
+    )
+    faults.add_argument(
+        "--topic",
+        action="append",
+        choices=[t.value for t in Topic if t is not Topic.HEALTHY],
+        help="run the faults of this topic (repeatable; default: every fault)",
+    )
+    faults.add_argument(
+        "--no-healthy",
+        action="store_true",
+        help="leave out the healthy cases of the faults' labs (run by default)",
+    )
+    faults.add_argument(
+        "--fix", action="store_true", help="after the diagnosis, have the model repair it"
+    )
+    faults.add_argument(
+        "--project",
+        default=None,
+        metavar="ID",
+        help="run in this existing project (it must have the fault's lab; it is put back "
+        "after each case and never deleted) instead of a scratch project",
+    )
+    faults.add_argument(
+        "--template",
+        action="append",
+        metavar="PLATFORM=NAME",
+        help="the GNS3 template a scratch lab's nodes of a platform are made from "
+        "(frr, linux, vpcs; repeatable; default: the server's template for the platform)",
     )
 
 
@@ -119,6 +168,8 @@ def run_eval(args: argparse.Namespace) -> int:
     except CopilotError as exc:
         print(f"gns3-copilot eval: {exc.message}", file=sys.stderr)
         return 2
+    if args.suite == "faults":
+        return _run_faults(args, settings)
     tasks = [task for task in TASKS if not args.task or task.name in args.task]
     where = "a simulated lab" if args.gns3_url is None else f"GNS3 at {args.gns3_url}"
     print(
@@ -128,7 +179,7 @@ def run_eval(args: argparse.Namespace) -> int:
     )
     sys.stdout.flush()
     try:
-        scores = asyncio.run(_eval_run(args, settings, tasks))
+        scores = asyncio.run(_eval_run(args, _tasks(args, settings, tasks)))
     except _EvalSetupError as exc:
         print(f"gns3-copilot eval: {exc}", file=sys.stderr)
         return 2
@@ -146,11 +197,27 @@ class _EvalSetupError(Exception):
     pass
 
 
-async def _eval_run(args: argparse.Namespace, llm: Any, tasks: list[Any]) -> list[Any]:
-    def done(score: Any) -> None:
-        trial = f" (trial {score.trial})" if args.trials > 1 else ""
-        print(f"  {score.task}{trial}: done", flush=True)
+def _run_faults(args: argparse.Namespace, llm: Any) -> int:
+    from entrypoints.eval_faults import FaultsSetupError
+    from entrypoints.eval_faults_cli import run_faults_suite
 
+    if args.gns3_url is None:
+        print("gns3-copilot eval: --suite faults needs a real GNS3 (--gns3-url)", file=sys.stderr)
+        return 2
+    try:
+        status: int = asyncio.run(
+            _eval_run(args, lambda service: run_faults_suite(args, service, llm))
+        )
+    except (_EvalSetupError, FaultsSetupError) as exc:
+        print(f"gns3-copilot eval: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("gns3-copilot eval: interrupted (its labs put back)", file=sys.stderr)
+        return 130
+    return status
+
+
+async def _eval_run(args: argparse.Namespace, run: Callable[[Settings], Awaitable[Any]]) -> Any:
     # The service's settings (its environment included), with the step budget of the
     # flags and, for a real lab, its GNS3: the container builds the service from them.
     # Its sessions live in a temporary directory, never in a database the environment
@@ -174,7 +241,15 @@ async def _eval_run(args: argparse.Namespace, llm: Any, tasks: list[Any]) -> lis
         except ValidationError as exc:
             problems = (f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             raise _EvalSetupError("; ".join(problems)) from exc
-        return await _run_in(args, service, llm, tasks, done)
+        return await run(service)
+
+
+def _tasks(args: argparse.Namespace, llm: Any, tasks: list[Any]) -> Callable[[Settings], Any]:
+    def done(score: Any) -> None:
+        trial = f" (trial {score.trial})" if args.trials > 1 else ""
+        print(f"  {score.task}{trial}: done", flush=True)
+
+    return lambda service: _run_in(args, service, llm, tasks, done)
 
 
 async def _run_in(

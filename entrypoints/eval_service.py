@@ -151,9 +151,11 @@ async def run_turn(
     mode: CopilotMode,
     message: str,
     credentials: str,
+    session: SessionKey | None = None,
 ) -> TurnFigures:
-    """One task's turn through the chat service, every approval answered yes."""
-    key = await service.new_session(project_id, task, mode)
+    """One task's turn through the chat service, every approval answered yes; in a new
+    session of the task, or in ``session`` (a turn after another one, in ``mode``)."""
+    key = session or await service.new_session(project_id, task, mode)
     request = TurnRequest(
         project_id,
         EVAL_USER,
