@@ -25,6 +25,12 @@ BODY_ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/v3/copilot/projects", {"name": "lab"}),
     ("PUT", "/v3/copilot/projects/{project}/intent", {"checks": []}),
     ("POST", "/v3/copilot/projects/{project}/drills", {"topic": "ospf"}),
+    ("POST", "/v3/copilot/projects/{project}/labs/plan", {"lab_intent": {"routers": ["R1"]}}),
+    (
+        "POST",
+        "/v3/copilot/projects/{project}/labs/build",
+        {"plan": {"nodes": []}, "digest": "sha256:0", "session_id": "s-1"},
+    ),
     ("POST", "/v3/copilot/render", {"markdown": "**hi**"}),
     (
         "POST",
