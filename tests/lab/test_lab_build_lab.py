@@ -8,7 +8,10 @@ approval card shows the nodes, links, every device's lines and the checks. Appro
 build runs: nodes, links, start, each device configured over its console; the plan's
 checks hold. What is asserted is what the devices say through Docker, never the product:
 every host pings every other, every OSPF adjacency is Full. The build is then rolled back
-with its restore point (the user's undo) and GNS3 is read: no node, no link.
+with its restore point (the user's undo) and GNS3 is read: no node, no link. Before that,
+the built lab is exported as a plan file (``Gns3LabPlanner.current``, written as YAML and
+read back): built in a second, empty project with the triangle's checks, the checks pass
+again and that lab exports as the same plan (the round trip of a saved lab).
 
 A plan with a wrong mask on one link (R1's LAN interface configured /30 where its host
 is in a /24) is built, fails its checks (H1 is cut off), and is rolled back: the failing
@@ -26,13 +29,21 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+import yaml
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3ToolExecutor
 from adapters.gns3.lab import CallScope
 from adapters.gns3.labs import BUILD_TOOL, Gns3LabPlanner, LabBuildTools
 from adapters.gns3.restore import roll_back
 from copilot_core import AbortToken, CopilotMode, ParsedToolCall, Session, ToolContext, ToolGate
-from copilot_core.labs import HostIntent, LabIntent, plan_data, plan_from_intent
+from copilot_core.labs import (
+    HostIntent,
+    LabIntent,
+    diff,
+    parse_plan,
+    plan_data,
+    plan_from_intent,
+)
 from copilot_core.ports import (
     ApprovalDecision,
     ApprovalPolicy,
@@ -140,6 +151,22 @@ class Built:
         self.progress.append(progress.text)
 
 
+async def exported(lab: LabProject) -> dict[str, Any]:
+    """The project's lab as a plan file holds it (``current``), written as YAML."""
+    async with Gns3Client(lab.lab.url, timeout=60.0) as client:
+        runner = ConsoleRunner(command_timeout=20.0)
+        try:
+            planner = Gns3LabPlanner(Gns3ToolExecutor(client, runner=runner).lab)
+            context = ToolContext(
+                project_id=lab.project, user_id="user-1", session_id=SESSION,
+                mode=CopilotMode.LAB_AUTOMATION_ASSISTANT, abort=AbortToken(),
+                credentials=lab.token,
+            )  # fmt: skip
+            return plan_data(await planner.current(context))
+        finally:
+            await runner.aclose()
+
+
 def lab_now(lab: LabProject) -> tuple[list[str], int]:
     nodes = lab.api("GET", "/nodes").json()
     links = lab.api("GET", "/links").json()
@@ -147,7 +174,7 @@ def lab_now(lab: LabProject) -> tuple[list[str], int]:
 
 
 def test_the_triangle_is_built_in_one_approved_change_proven_and_rolled_back(
-    scratch: LabProject,
+    scratch: LabProject, router_lab: RouterLab
 ) -> None:
     built = Built(scratch)
     result, (_, point, took) = asyncio.run(built.run(triangle(), wait_s=120))
@@ -205,6 +232,28 @@ def test_the_triangle_is_built_in_one_approved_change_proven_and_rolled_back(
     for router in ("R1", "R2", "R3"):
         neighbours = scratch.vtysh(router, "show ip ospf neighbor")
         assert neighbours.count("Full/") == 2, (router, neighbours)
+
+    # Saved as a file and built again in an empty project: the same checks pass, and the
+    # rebuilt lab exports as the same plan.
+    saved = yaml.safe_dump(asyncio.run(exported(scratch)), sort_keys=False)
+    document = yaml.safe_load(saved)
+    assert "checks" not in document or not document["checks"]  # a lab says no intent
+    document["checks"] = triangle()["checks"]
+    token = router_lab.server.token()
+    again = LabProject(router_lab, token, router_lab.server.new_project("rebuild", token))
+    try:
+        rebuilt = Built(again)
+        result, _ = asyncio.run(rebuilt.run(document, wait_s=120))
+        output = result.output
+        assert result.status is ToolStatus.SUCCESS, output
+        assert output["verification"]["status"] == "pass", output["verification"]
+        FIGURES["rebuilt_from_file_checks_s"] = output["verification"]["after"]["waited_s"]
+        delta = diff(parse_plan(asyncio.run(exported(again))), parse_plan(yaml.safe_load(saved)))
+        assert (delta.add_nodes, delta.remove_nodes) == ((), ()), delta
+        assert (delta.add_links, delta.remove_links) == ((), ()), delta
+        assert (delta.add_lines, delta.remove_lines) == ((), ()), delta
+    finally:
+        again.delete()
 
     # The user's undo of the build: the restore point's rollback; GNS3 is empty again.
     async def undo() -> Any:
