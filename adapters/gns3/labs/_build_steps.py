@@ -27,12 +27,11 @@ from typing import Any
 from adapters.gns3.lab import CallScope, LabAccess, RestoreScope
 from adapters.gns3.labs._build import Gns3LabBuilder, LabBuildReport
 from adapters.gns3.restore import (
-    NoConversationError,
-    RestorePointError,
     record_what_it_did,
     restore_point_notes,
     roll_back,
-    take_restore_point,
+    take_for_change,
+    without_a_way_back,
 )
 from copilot_core import ParsedToolCall, ToolResult, ToolStatus
 from copilot_core.errors import CopilotError
@@ -120,23 +119,20 @@ class LabBuildSteps:
         there = set(snapshot.node_names())
         configured = tuple(c.node for c in self._resolved.plan.config if c.node in there)
         what = RestoreScope(devices=configured, topology=True)
-        try:
-            self._point = await take_restore_point(
-                self._lab,
-                self._scope,
-                what,
-                tool_call_id=self._call.id,
-                tool_name=self._call.name,
-                preview=self._preview,
-            )
-        except NoConversationError as exc:
-            self._notes = [f"no restore point was taken: {exc}"]
-        except RestorePointError as exc:
+        taken = await take_for_change(
+            self._lab,
+            self._scope,
+            what,
+            tool_call_id=self._call.id,
+            tool_name=self._call.name,
+            preview=self._preview,
+        )
+        if taken.refused is not None:
             return ToolResult.error(
-                f"build_lab was not run: no restore point could be taken first ({exc}), and "
-                "a change is not made without a way back.",
-                restore_point_error=str(exc),
+                without_a_way_back("build_lab was not run", taken.refused),
+                restore_point_error=taken.refused,
             )
+        self._point, self._notes = taken.point, taken.notes
         return None
 
     async def apply(self) -> ToolResult:

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from adapters.gns3.lab import CallScope, LabAccess, RestoreScope
 from adapters.gns3.labs._build import Gns3LabBuilder
 from adapters.gns3.labs._build_steps import LabBuildSteps, build_result
-from adapters.gns3.restore import keep_then
+from adapters.gns3.restore import keep_then, without_a_way_back
 from copilot_core import CopilotMode, ToolContext, ToolResult, ToolSpec
 from copilot_core.errors import CopilotError
 from copilot_core.intent import (
@@ -251,8 +251,8 @@ class LabBuildTools:
             return ToolResult.error(exc.message)
         if kept.result is None:
             return ToolResult.error(
-                f"{BUILD_TOOL} was not run: no restore point could be taken first "
-                f"({kept.refused}), and a change is not made without a way back."
+                without_a_way_back(f"{BUILD_TOOL} was not run", kept.refused or ""),
+                restore_point_error=kept.refused,
             )
         return build_result(kept.result, kept.point, kept.notes)
 

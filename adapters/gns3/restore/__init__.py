@@ -12,7 +12,9 @@ from adapters.gns3.restore._take import (
     read_configuration,
     record_what_it_did,
     restore_point_notes,
+    take_for_change,
     take_restore_point,
+    without_a_way_back,
 )
 from adapters.gns3.restore._undo.judged import refusal
 
@@ -28,5 +30,7 @@ __all__ = [
     "restore_point_notes",
     "roll_back",
     "rollback_scope",
+    "take_for_change",
     "take_restore_point",
+    "without_a_way_back",
 ]

@@ -40,7 +40,12 @@ from adapters.gns3.lab import CallScope, LabAccess, RestoreScope
 from adapters.gns3.restore._devices import overall_status, restore_device
 from adapters.gns3.restore._preview import CONFLICT, rollback_plan
 from adapters.gns3.restore._scoped import has_change_record, roll_back_change
-from adapters.gns3.restore._take import RestorePointError, keep_then, take_restore_point
+from adapters.gns3.restore._take import (
+    RestorePointError,
+    keep_then,
+    take_restore_point,
+    without_a_way_back,
+)
 from adapters.gns3.restore._topology_state import restore_topology
 from copilot_core import ToolContext
 from copilot_core.errors import CopilotError, RestorePointNotTakenError
@@ -298,10 +303,7 @@ class Gns3RestorePoints:
             preview=preview,
         )
         if kept.result is None:
-            return RollbackResult.failure(
-                f"Not rolled back: no restore point could be taken first ({kept.refused}), "
-                "and a change is not made without a way back."
-            )
+            return RollbackResult.failure(without_a_way_back("Not rolled back", kept.refused or ""))
         return replace(
             kept.result,
             restore_point_id=kept.point.id if kept.point is not None else None,

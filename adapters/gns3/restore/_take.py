@@ -286,6 +286,41 @@ class Kept(Generic[T]):
     refused: str | None = None
 
 
+async def take_for_change(
+    lab: LabAccess,
+    scope: CallScope,
+    what: RestoreScope,
+    *,
+    tool_call_id: str,
+    tool_name: str,
+    preview: ChangePreview,
+) -> Kept[None]:
+    """The restore point an approved change is made after: ``point`` taken; or none, and
+    the change is made anyway, ``notes`` saying why (a service that keeps none, a call from
+    outside a conversation, an MCP client's); or ``refused`` (why no point could be taken),
+    and the change is not made. Every change's first step goes through here."""
+    if lab.restore_points is None:
+        return Kept(None, notes=["no restore point was taken: this service keeps none"])
+    try:
+        point = await take_restore_point(
+            lab, scope, what, tool_call_id=tool_call_id, tool_name=tool_name, preview=preview
+        )
+    except NoConversationError as exc:
+        return Kept(None, notes=[f"no restore point was taken: {exc}"])
+    except RestorePointError as exc:
+        return Kept(None, refused=str(exc))
+    return Kept(None, point)
+
+
+def without_a_way_back(what: str, refused: str) -> str:
+    """Why a change was not made: ``what`` (``"set_ip was not run"``), and the reason no
+    restore point could be taken."""
+    return (
+        f"{what}: no restore point could be taken first ({refused}), and a change is not "
+        "made without a way back."
+    )
+
+
 async def keep_then(
     lab: LabAccess,
     scope: CallScope,
@@ -296,21 +331,17 @@ async def keep_then(
     tool_name: str,
     preview: ChangePreview,
 ) -> Kept[T]:
-    """Take a restore point of ``what``, then make the change (``run``), then record what
-    it did with the point (even when it failed half-way). A change that needs a restore
-    point no one can take is not made; one from outside a conversation (an MCP client's),
-    or in a service that keeps none, is made without one, saying so. The tool calls of
-    approved changes and the core's rollbacks both go through here."""
-    if lab.restore_points is None:
-        return Kept(await run(), notes=["no restore point was taken: this service keeps none"])
-    try:
-        point = await take_restore_point(
-            lab, scope, what, tool_call_id=tool_call_id, tool_name=tool_name, preview=preview
-        )
-    except NoConversationError as exc:
-        return Kept(await run(), notes=[f"no restore point was taken: {exc}"])
-    except RestorePointError as exc:
-        return Kept(None, refused=str(exc))
+    """Take a restore point of ``what`` (:func:`take_for_change`), then make the change
+    (``run``), then record what it did with the point (even when it failed half-way). The
+    tool calls of approved changes and the core's rollbacks both go through here."""
+    taken = await take_for_change(
+        lab, scope, what, tool_call_id=tool_call_id, tool_name=tool_name, preview=preview
+    )
+    if taken.refused is not None:
+        return Kept(None, refused=taken.refused)
+    point = taken.point
+    if point is None:
+        return Kept(await run(), notes=taken.notes)
     try:
         result = await run()
     finally:  # what it did, for an undo of it alone (even when it failed half-way)

@@ -29,12 +29,11 @@ from typing import Any
 from adapters.gns3.console import ConsolePriority, background_console_use, current_priority
 from adapters.gns3.lab import CallScope, Gns3Tool, LabAccess
 from adapters.gns3.restore import (
-    NoConversationError,
-    RestorePointError,
     record_what_it_did,
     restore_point_notes,
     roll_back,
-    take_restore_point,
+    take_for_change,
+    without_a_way_back,
 )
 from adapters.gns3.tools._intent_probe import Gns3CheckProbe
 from adapters.gns3.tools._lab_capture import LabState, capture_lab_state, diff_lab_state
@@ -101,26 +100,20 @@ class Gns3ChangeSteps:
             if what is None:  # nothing a rollback could put back
                 return None
             self._kept = True
-            if self._lab.restore_points is None:
-                self._notes = ["no restore point was taken: this service keeps none"]
-                return None
-            try:
-                self._point = await take_restore_point(
-                    self._lab,
-                    self._scope,
-                    what,
-                    tool_call_id=self._call.id,
-                    tool_name=self._call.name,
-                    preview=self._preview,
-                )
-            except NoConversationError as exc:
-                self._notes = [f"no restore point was taken: {exc}"]
-            except RestorePointError as exc:
+            taken = await take_for_change(
+                self._lab,
+                self._scope,
+                what,
+                tool_call_id=self._call.id,
+                tool_name=self._call.name,
+                preview=self._preview,
+            )
+            if taken.refused is not None:
                 return ToolResult.error(
-                    f"{self._call.name} was not run: no restore point could be taken first "
-                    f"({exc}), and a change is not made without a way back.",
-                    restore_point_error=str(exc),
+                    without_a_way_back(f"{self._call.name} was not run", taken.refused),
+                    restore_point_error=taken.refused,
                 )
+            self._point, self._notes = taken.point, taken.notes
             return None
 
     async def apply(self) -> ToolResult:

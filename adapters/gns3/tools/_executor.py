@@ -41,7 +41,7 @@ from adapters.gns3.lab import (
     ToolRegistry,
 )
 from adapters.gns3.rest import Gns3Client
-from adapters.gns3.restore import Gns3RestorePoints, keep_then
+from adapters.gns3.restore import Gns3RestorePoints, keep_then, without_a_way_back
 from adapters.gns3.tools._capture import capture_tools
 from adapters.gns3.tools._change_steps import Gns3ChangeSteps, with_restore_point
 from adapters.gns3.tools._commands import command_tools
@@ -351,8 +351,7 @@ class Gns3ToolExecutor:
         )
         if kept.result is None:
             refused = ToolResult.error(
-                f"{call.name} was not run: no restore point could be taken first "
-                f"({kept.refused}), and a change is not made without a way back.",
+                without_a_way_back(f"{call.name} was not run", kept.refused or ""),
                 restore_point_error=kept.refused,
             )
             return refused, None
