@@ -21,7 +21,6 @@ The gate runs :func:`copilot_core.intent.verify_change` over :class:`LabBuildSte
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from adapters.gns3.lab import CallScope, LabAccess, RestoreScope
@@ -29,7 +28,7 @@ from adapters.gns3.labs._build import Gns3LabBuilder, LabBuildReport
 from adapters.gns3.restore import (
     record_what_it_did,
     restore_point_notes,
-    roll_back,
+    roll_back_verified,
     take_for_change,
     without_a_way_back,
 )
@@ -37,7 +36,7 @@ from copilot_core import ParsedToolCall, ToolResult, ToolStatus
 from copilot_core.errors import CopilotError
 from copilot_core.intent import CheckProbe, VerificationPlan
 from copilot_core.labs import ResolvedPlan
-from copilot_core.ports import ChangePreview, RestorePoint, RolledBack
+from copilot_core.ports import ChangePreview, RestorePoint
 
 __all__ = ["LabBuildSteps", "build_result"]
 
@@ -152,19 +151,7 @@ class LabBuildSteps:
         point = self._point
         if point is not None:
             self._say("rolling the build back to the restore point\n")
-            result = await roll_back(
-                self._lab, self._scope, point, use_snapshot=False, partial=True
-            )
-            store = self._lab.restore_points
-            if store is not None:
-                current = await store.restore_point(point.project_id, point.session_id, point.id)
-                mark = RolledBack(
-                    at=self._lab.clock.now(),
-                    by="verification",
-                    status=result.status,
-                    tool_call_id=self._call.id,
-                )
-                await store.update_restore_point(replace(current or point, rolled_back=mark))
+            result = await roll_back_verified(self._lab, self._scope, point, self._call.id)
             return ToolResult(result.to_json(), result.tool_status)
         if self._report is None:
             return None

@@ -4,7 +4,12 @@ the rollback's preview, one change undone, device configuration put back.
 """
 
 from adapters.gns3.restore._devices import restore_device
-from adapters.gns3.restore._port import Gns3RestorePoints, roll_back, rollback_scope
+from adapters.gns3.restore._port import (
+    Gns3RestorePoints,
+    roll_back,
+    roll_back_verified,
+    rollback_scope,
+)
 from adapters.gns3.restore._take import (
     NoConversationError,
     RestorePointError,
@@ -29,6 +34,7 @@ __all__ = [
     "restore_device",
     "restore_point_notes",
     "roll_back",
+    "roll_back_verified",
     "rollback_scope",
     "take_for_change",
     "take_restore_point",

@@ -57,6 +57,7 @@ from copilot_core.ports import (
     RollbackOptions,
     RollbackResult,
     RollbackStatus,
+    RolledBack,
     RolledBackItem,
     RolledBackTo,
 )
@@ -72,6 +73,23 @@ ROLLBACK_TOOL = "restore_point"
 def when(moment: datetime) -> str:
     """When a point was taken, as previews and results say it."""
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+async def roll_back_verified(
+    lab: LabAccess, scope: CallScope, point: RestorePoint, tool_call_id: str
+) -> RollbackResult:
+    """A verified change whose check failed, undone: what it did, except what conflicts
+    with what was done since (``partial``), and its point marked rolled back by
+    ``verification`` (the call ``tool_call_id``)."""
+    result = await roll_back(lab, scope, point, use_snapshot=False, partial=True)
+    store = lab.restore_points
+    if store is not None:
+        current = await store.restore_point(point.project_id, point.session_id, point.id)
+        mark = RolledBack(
+            at=lab.clock.now(), by="verification", status=result.status, tool_call_id=tool_call_id
+        )
+        await store.update_restore_point(replace(current or point, rolled_back=mark))
+    return result
 
 
 async def roll_back(

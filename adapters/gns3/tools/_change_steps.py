@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
-from dataclasses import replace
 from typing import Any
 
 from adapters.gns3.console import ConsolePriority, background_console_use, current_priority
@@ -31,7 +30,7 @@ from adapters.gns3.lab import CallScope, Gns3Tool, LabAccess
 from adapters.gns3.restore import (
     record_what_it_did,
     restore_point_notes,
-    roll_back,
+    roll_back_verified,
     take_for_change,
     without_a_way_back,
 )
@@ -40,7 +39,7 @@ from adapters.gns3.tools._lab_capture import LabState, capture_lab_state, diff_l
 from copilot_core import ParsedToolCall, ToolResult
 from copilot_core.errors import CopilotError
 from copilot_core.intent import CheckProbe, VerificationPlan
-from copilot_core.ports import ChangePreview, RestorePoint, RolledBack
+from copilot_core.ports import ChangePreview, RestorePoint
 
 __all__ = ["Gns3ChangeSteps", "with_restore_point"]
 
@@ -135,19 +134,7 @@ class Gns3ChangeSteps:
             return None
         with self._priority():
             self._after = await self._capture()  # the lab as the change left it
-            result = await roll_back(
-                self._lab, self._scope, point, use_snapshot=False, partial=True
-            )
-            store = self._lab.restore_points
-            if store is not None:
-                current = await store.restore_point(point.project_id, point.session_id, point.id)
-                mark = RolledBack(
-                    at=self._lab.clock.now(),
-                    by="verification",
-                    status=result.status,
-                    tool_call_id=self._call.id,
-                )
-                await store.update_restore_point(replace(current or point, rolled_back=mark))
+            result = await roll_back_verified(self._lab, self._scope, point, self._call.id)
         return ToolResult(result.to_json(), result.tool_status)
 
     async def observed(self, rolled_back: bool) -> Mapping[str, Any]:
