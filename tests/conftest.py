@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from adapters.gns3 import Gns3Client
 from tests.fakes import gns3_server as gns3_server_fixture
 from tests.fakes.gns3_server import RealGns3Server
 from tests.real_postgres import PostgresForTests
@@ -58,6 +60,26 @@ def gns3_server() -> Iterator[RealGns3Server]:
     server = RealGns3Server(console_ports=(25000, 25499), udp_ports=(26000, 26499))
     with server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def admin_token(gns3_server: RealGns3Server) -> str:
+    """The real server's admin token (one for the session, as the server is)."""
+    return gns3_server.token()
+
+
+@pytest.fixture
+async def gns3_client(gns3_server: RealGns3Server) -> AsyncIterator[Gns3Client]:
+    async with Gns3Client(gns3_server.url, timeout=20.0) as client:
+        yield client
+
+
+@pytest.fixture
+async def project_id(gns3_client: Gns3Client, admin_token: str) -> AsyncIterator[str]:
+    """A fresh, opened project on the real server, owned by admin, deleted afterwards."""
+    project = await gns3_client.create_project(admin_token, f"copilot-test-{uuid.uuid4().hex[:8]}")
+    yield str(project["project_id"])
+    await gns3_client.delete_project(admin_token, str(project["project_id"]))
 
 
 @pytest.fixture(scope="session")

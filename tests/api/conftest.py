@@ -55,6 +55,7 @@ from copilot_core.testing import (
     FakeWaitClock,
     InMemoryCheckpointStore,
     ScriptedLanguageModel,
+    SequentialIds,
     StaticModelProvider,
     SteppingClock,
     text_reply,
@@ -291,6 +292,46 @@ async def run_service(
         await chat.shutdown(grace=2)
         server.should_exit = True
         await asyncio.wait_for(task, 10)
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[str]:
+    """``app`` on uvicorn on 127.0.0.1 (a free port) while the block runs: its base URL."""
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
+    )
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    task = asyncio.create_task(server.serve())
+    for _ in range(1000):
+        if server.started or task.done():
+            break
+        await asyncio.sleep(0.01)
+    assert server.started, "the service did not start"
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 15)
+
+
+def chat_without_model(
+    store: CheckpointStore,
+    clock: SteppingClock,
+    ids: SequentialIds,
+    leases: InMemorySessionLeases | None = None,
+) -> ChatService:
+    """The chat service of routes that need sessions, not turns: the built-in agent on fake
+    tools, no model configured."""
+    agent = BuiltinAgent(FakeToolExecutor(), FakeTopologySource(), clock=clock, ids=ids)
+    return build_chat_service(
+        store,
+        {"copilot": agent},
+        models=StaticModelProvider(None),
+        clock=clock,
+        ids=ids,
+        settings=ChatSettings(),
+        leases=leases,
+    )
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ was, read back from GNS3. Builds whose checks pass are the router lab's
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -24,7 +23,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3LabPlanner, Gns3ToolExecutor
 from adapters.gns3.labs import BUILD_TOOL, LabBuildTools
@@ -34,38 +32,22 @@ from adapters.web.testing import (
     StaticAuthenticator,
     StaticProjectGate,
 )
-from copilot_core import BuiltinAgent, ChatSettings, Session, ToolGate
-from copilot_core.bootstrap import InMemorySessionLeases, build_chat_service
+from copilot_core import Session, ToolGate
+from copilot_core.bootstrap import InMemorySessionLeases
 from copilot_core.labs import LabBuilds, parse_plan
 from copilot_core.policy import OperatorPolicy, PolicyBook, PolicyRule
 from copilot_core.ports import CopilotMode, Principal
 from copilot_core.testing import (
-    FakeToolExecutor,
-    FakeTopologySource,
     InMemoryCheckpointStore,
     SequentialIds,
-    StaticModelProvider,
     SteppingClock,
 )
-from tests.fakes.gns3_server import RealGns3Server
+from tests.adapters.gns3.conftest import TWO_PCS_PLAN as PLAN
+from tests.api.conftest import chat_without_model, serving
 
 pytestmark = [pytest.mark.gns3, pytest.mark.timeout(300)]
 
 TEACHER_TOKEN = "teacher-token"
-#: Two PCs on one LAN, one check: what the build is decided by.
-PLAN: dict[str, Any] = {
-    "summary": "two PCs on one LAN",
-    "nodes": [
-        {"name": "PCA", "platform": "vpcs", "x": -150, "y": 40},
-        {"name": "PCB", "platform": "vpcs", "x": 150, "y": -40},
-    ],
-    "links": ["PCA:e0-PCB:e0"],
-    "addressing": {"PCA:e0": "10.9.0.1/24", "PCB:e0": "10.9.0.2/24"},
-    "config": {"PCA": ["ip 10.9.0.1/24"], "PCB": ["ip 10.9.0.2/24"]},
-    "checks": [
-        {"kind": "reachability", "from": "PCA", "to": "10.9.0.2", "name": "PCA reaches PCB"}
-    ],
-}
 
 
 @dataclass
@@ -77,39 +59,6 @@ class Service:
     project_id: str
     url: str
     builds: LabBuilds
-
-
-async def _serve(app: Any) -> tuple[uvicorn.Server, asyncio.Task[None], int]:
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
-    )
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    task = asyncio.create_task(server.serve())
-    for _ in range(1000):
-        if server.started or task.done():
-            break
-        await asyncio.sleep(0.01)
-    assert server.started, "the service did not start"
-    return server, task, server.servers[0].sockets[0].getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def admin_token(gns3_server: RealGns3Server) -> str:
-    return gns3_server.token()
-
-
-@pytest.fixture
-async def gns3_client(gns3_server: RealGns3Server) -> AsyncIterator[Gns3Client]:
-    async with Gns3Client(gns3_server.url, timeout=20.0) as client:
-        yield client
-
-
-@pytest.fixture
-async def project_id(gns3_client: Gns3Client, admin_token: str) -> AsyncIterator[str]:
-    """A fresh, opened project, deleted afterwards."""
-    project = await gns3_client.create_project(admin_token, f"labs-build-{uuid.uuid4().hex[:8]}")
-    yield str(project["project_id"])
-    await gns3_client.delete_project(admin_token, str(project["project_id"]))
 
 
 @pytest.fixture
@@ -134,16 +83,7 @@ async def service(
     build_tools = LabBuildTools(tools.lab, planner, tools.probes)
     gate = ToolGate(build_tools, timeout=200)
     builds = LabBuilds(gate, planner, build_tools, store, leases, clock=clock, ids=ids)
-    agent = BuiltinAgent(FakeToolExecutor(), FakeTopologySource(), clock=clock, ids=ids)
-    chat = build_chat_service(
-        store,
-        {"copilot": agent},
-        models=StaticModelProvider(None),
-        clock=clock,
-        ids=ids,
-        settings=ChatSettings(),
-        leases=leases,
-    )
+    chat = chat_without_model(store, clock, ids, leases)
     policy = PolicyBook(
         OperatorPolicy(users={"teacher": PolicyRule(max_mode=CopilotMode.TEACHING_ASSISTANT)})
     )
@@ -164,18 +104,17 @@ async def service(
         ),
         settings=WebSettings(heartbeat_interval=None),
     )
-    server, task, port = await _serve(app)
-    url = f"http://127.0.0.1:{port}"
     try:
-        async with httpx.AsyncClient(
-            base_url=f"{url}/v3/copilot/projects/{project_id}",
-            headers={"Authorization": f"Bearer {admin_token}"},
-            timeout=240,
-        ) as api:
+        async with (
+            serving(app) as url,
+            httpx.AsyncClient(
+                base_url=f"{url}/v3/copilot/projects/{project_id}",
+                headers={"Authorization": f"Bearer {admin_token}"},
+                timeout=240,
+            ) as api,
+        ):
             yield Service(api, store, leases, session_id, project_id, url, builds)
     finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 15)
         await runner.aclose()
 
 

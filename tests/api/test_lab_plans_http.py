@@ -9,15 +9,14 @@ real GNS3 client; the caller's token is a real GNS3 token (the planner acts with
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 import yaml
+from litestar import Litestar
 
 from adapters.gns3 import ConsoleRunner, Gns3Client, Gns3LabPlanner, Gns3ToolExecutor
 from adapters.web import WebDependencies, WebSettings, create_web_app
@@ -26,18 +25,14 @@ from adapters.web.testing import (
     StaticAuthenticator,
     StaticProjectGate,
 )
-from copilot_core import BuiltinAgent, ChatSettings
-from copilot_core.bootstrap import build_chat_service
 from copilot_core.labs import HostIntent, LabIntent, parse_plan, plan_from_intent
 from copilot_core.ports import Principal
 from copilot_core.testing import (
-    FakeToolExecutor,
-    FakeTopologySource,
     InMemoryCheckpointStore,
     SequentialIds,
-    StaticModelProvider,
     SteppingClock,
 )
+from tests.api.conftest import chat_without_model, serving
 from tests.fakes.gns3_server import RealGns3Server
 
 pytestmark = [pytest.mark.gns3, pytest.mark.timeout(300)]
@@ -50,20 +45,11 @@ PAIR = LabIntent(
 )
 
 
-async def _app_on(client: Gns3Client, token: str, project_id: str) -> uvicorn.Server:
-    clock, ids = SteppingClock(), SequentialIds()
+def _app_on(client: Gns3Client, token: str, project_id: str) -> Litestar:
     store = InMemoryCheckpointStore()
-    agent = BuiltinAgent(FakeToolExecutor(), FakeTopologySource(), clock=clock, ids=ids)
-    chat = build_chat_service(
-        store,
-        {"copilot": agent},
-        models=StaticModelProvider(None),
-        clock=clock,
-        ids=ids,
-        settings=ChatSettings(),
-    )
+    chat = chat_without_model(store, SteppingClock(), SequentialIds())
     planner = Gns3LabPlanner(Gns3ToolExecutor(client, runner=ConsoleRunner()).lab)
-    app = create_web_app(
+    return create_web_app(
         WebDependencies(
             chat=chat,
             authenticator=StaticAuthenticator({token: Principal("u-admin", "admin")}),
@@ -73,54 +59,21 @@ async def _app_on(client: Gns3Client, token: str, project_id: str) -> uvicorn.Se
         ),
         settings=WebSettings(heartbeat_interval=None),
     )
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
-    )
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    return server
-
-
-@pytest.fixture(scope="module")
-def admin_token(gns3_server: RealGns3Server) -> str:
-    return gns3_server.token()
-
-
-@pytest.fixture
-async def gns3_client(gns3_server: RealGns3Server) -> AsyncIterator[Gns3Client]:
-    async with Gns3Client(gns3_server.url, timeout=20.0) as client:
-        yield client
-
-
-@pytest.fixture
-async def project_id(gns3_client: Gns3Client, admin_token: str) -> AsyncIterator[str]:
-    """A fresh, opened project, deleted afterwards."""
-    project = await gns3_client.create_project(admin_token, f"labs-http-{uuid.uuid4().hex[:8]}")
-    yield str(project["project_id"])
-    await gns3_client.delete_project(admin_token, str(project["project_id"]))
 
 
 @pytest.fixture
 async def api(
     gns3_server: RealGns3Server, gns3_client: Gns3Client, admin_token: str, project_id: str
 ) -> AsyncIterator[httpx.AsyncClient]:
-    server = await _app_on(gns3_client, admin_token, project_id)
-    task = asyncio.create_task(server.serve())
-    for _ in range(1000):
-        if server.started or task.done():
-            break
-        await asyncio.sleep(0.01)
-    assert server.started, "the service did not start"
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}/v3/copilot/projects/{project_id}",
+    async with (
+        serving(_app_on(gns3_client, admin_token, project_id)) as url,
+        httpx.AsyncClient(
+            base_url=f"{url}/v3/copilot/projects/{project_id}",
             headers={"Authorization": f"Bearer {admin_token}"},
             timeout=60,
-        ) as client:
-            yield client
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 15)
+        ) as client,
+    ):
+        yield client
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """A real gns3-server 3.0.6 for tests: installed into its own venv, run on 127.0.0.1.
 
 Usable as a plain context manager (``with RealGns3Server() as server: ...``) or
-through the session-scoped ``gns3_server`` fixture of ``tests/adapters/gns3``.
+through the session-scoped ``gns3_server`` fixture of ``tests/conftest.py``.
 The server gets a private temporary directory for every path it writes, a free
 TCP port and console/UDP port ranges of its own, and is stopped with SIGTERM (also
 when the test process dies, even by SIGKILL: see :mod:`tests.fakes.lifeline`).

@@ -48,15 +48,15 @@ from httpx_sse import connect_sse
 
 from adapters.gns3 import baseline_lines, load_fault_catalog
 from copilot_core.faults import DeviceLines, Fault, Platform, Topic
-from tests.fakes.copilot_service import ServedCopilot, serve_copilot
+from tests.fakes.copilot_service import ServedCopilot
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
+from tests.lab.conftest import API_KEY
 from tests.lab.lab_project import LabProject
 from tests.lab.router_lab import RouterLab
 from tests.lab.test_fault_catalog_lab import build
 
 pytestmark = [pytest.mark.timeout(1800), pytest.mark.gns3, pytest.mark.slow]
 
-API_KEY = "sk-drill-tutor-key"
 TEACHING = "teaching_assistant"
 CATALOG = load_fault_catalog()
 #: What "an OSPF fault of difficulty 2" may be: the service picks one at random.
@@ -221,22 +221,6 @@ def tool_outputs(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ fixtures
-@pytest.fixture(scope="module")
-def llm() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer(api_key=API_KEY) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def service(
-    router_lab: RouterLab, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServedCopilot]:
-    root = tmp_path_factory.mktemp("drills-service")
-    env = {"COPILOT_HEARTBEAT_INTERVAL": "2", "COPILOT_GNS3_TIMEOUT": "120"}
-    with serve_copilot(router_lab.url, root, env=env) as served:
-        yield served
-
-
 @pytest.fixture(scope="module")
 def lab(router_lab: RouterLab) -> Iterator[LabProject]:
     began = time.monotonic()

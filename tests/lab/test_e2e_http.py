@@ -24,14 +24,14 @@ import pytest
 from httpx_sse import connect_sse
 
 from adapters.gns3 import ConsoleRunner
-from tests.fakes.copilot_service import ServedCopilot, serve_copilot
+from tests.fakes.copilot_service import ServedCopilot
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
+from tests.lab.conftest import API_KEY
 from tests.lab.lab_project import STRAY_PROMPT, LabProject
 from tests.lab.router_lab import HOST_TEMPLATE, ROUTER_TEMPLATE, RouterLab
 
 pytestmark = [pytest.mark.timeout(1500), pytest.mark.gns3, pytest.mark.slow]
 
-API_KEY = "sk-routers-e2e-key"
 AUTOMATION = "lab_automation_assistant"
 FIGURES: dict[str, float] = {}
 
@@ -150,23 +150,6 @@ class Chat:
 
 
 # ------------------------------------------------------------------ fixtures
-@pytest.fixture(scope="module")
-def llm() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer(api_key=API_KEY) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def service(
-    router_lab: RouterLab, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServedCopilot]:
-    root = tmp_path_factory.mktemp("routers-service")
-    # GNS3 requests that create and start Docker nodes take seconds on a loaded machine.
-    env = {"COPILOT_HEARTBEAT_INTERVAL": "2", "COPILOT_GNS3_TIMEOUT": "120"}
-    with serve_copilot(router_lab.url, root, env=env) as served:
-        yield served
-
-
 @pytest.fixture(scope="module")
 def lab_project(router_lab: RouterLab) -> Iterator[LabProject]:
     token = router_lab.server.token()

@@ -27,32 +27,16 @@ import httpx
 import pytest
 from httpx_sse import connect_sse
 
-from tests.fakes.copilot_service import ServedCopilot, serve_copilot
+from tests.fakes.copilot_service import ServedCopilot
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.lab.conftest import API_KEY
 from tests.lab.lab_project import LabProject
 from tests.lab.router_lab import RouterLab
 from tests.lab.test_lab_build_lab import HOSTS, lab_now, triangle
 
 pytestmark = [pytest.mark.timeout(1500), pytest.mark.gns3, pytest.mark.slow]
 
-API_KEY = "sk-lab-build-key"
 FIGURES: dict[str, float] = {}
-
-
-@pytest.fixture(scope="module")
-def llm() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer(api_key=API_KEY) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def service(
-    router_lab: RouterLab, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServedCopilot]:
-    root = tmp_path_factory.mktemp("lab-build-service")
-    env = {"COPILOT_HEARTBEAT_INTERVAL": "2", "COPILOT_GNS3_TIMEOUT": "120"}
-    with serve_copilot(router_lab.url, root, env=env) as served:
-        yield served
 
 
 @pytest.fixture

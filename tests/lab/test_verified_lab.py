@@ -22,14 +22,15 @@ import pytest
 
 from tests.fakes.copilot_service import ServedCopilot
 from tests.fakes.openai_server import ScriptedOpenAIServer
+from tests.lab.conftest import API_KEY
 from tests.lab.lab_project import LabProject
-from tests.lab.test_e2e_http import API_KEY, AUTOMATION, Chat, call, llm, read_console, service
+from tests.lab.test_e2e_http import AUTOMATION, Chat, call, read_console
 from tests.lab.test_frr_lab import topology
 from tests.lab.test_intent_lab import configure as address_and_route
 
 pytestmark = [pytest.mark.timeout(1500), pytest.mark.gns3, pytest.mark.slow]
 
-__all__ = ["llm", "service", "topology"]  # fixtures: the scripted model, the service, the lab
+__all__ = ["topology"]  # a fixture: the lab (the scripted model and the service: conftest)
 
 FIGURES: dict[str, float] = {}
 CONFIG_TOOL = "execute_multiple_device_config_commands"

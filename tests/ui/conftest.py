@@ -7,18 +7,22 @@ by Playwright's own driver; no browser is ever downloaded. Everything is on 127.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, ViewportSize, expect, sync_playwright
 
 from tests.fakes.copilot_service import ServedCopilot as Service
 from tests.fakes.copilot_service import serve_copilot
@@ -142,10 +146,14 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
         browser.close()
 
 
-@pytest.fixture
-def page(browser: Browser, service: Service) -> Iterator[Page]:
+@contextlib.contextmanager
+def new_page(
+    browser: Browser, base_url: str, viewport: ViewportSize, *, has_touch: bool = False
+) -> Iterator[Page]:
+    """A page in a browser context of its own (no service worker, 10 s waits), closed
+    afterwards; the test fails if the page threw a JavaScript error."""
     context = browser.new_context(
-        base_url=service.url, viewport={"width": 1280, "height": 800}, service_workers="block"
+        base_url=base_url, viewport=viewport, service_workers="block", has_touch=has_touch
     )
     context.set_default_timeout(10_000)
     page = context.new_page()
@@ -156,6 +164,44 @@ def page(browser: Browser, service: Service) -> Iterator[Page]:
     finally:
         context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture
+def page(browser: Browser, service: Service) -> Iterator[Page]:
+    with new_page(browser, service.url, {"width": 1280, "height": 800}) as page:
+        yield page
+
+
+@contextlib.contextmanager
+def scripted_stream(events: list[tuple[float, dict[str, Any]]], turn: str) -> Iterator[str]:
+    """A server on 127.0.0.1 that answers any POST as the service streams a turn: each of
+    ``events`` (its delay in seconds, its wire data) one SSE event, ids ``{turn}:1``… .
+    Its URL while the block runs."""
+
+    class ScriptedTurn(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+            for seq, (delay, data) in enumerate(events, start=1):
+                time.sleep(delay)
+                self.wfile.write(f"id: {turn}:{seq}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedTurn)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/stream"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
 
 
 def sign_in(page: Page, username: str = "admin", password: str = "admin") -> None:

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import httpx
 import pytest
@@ -27,7 +24,15 @@ from copilot_core.events import (
 )
 from tests.fakes.gns3_server import RealGns3Server
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
-from tests.ui.conftest import API_KEY, Lab, Service, choose_project, screenshot, sign_in
+from tests.ui.conftest import (
+    API_KEY,
+    Lab,
+    Service,
+    choose_project,
+    screenshot,
+    scripted_stream,
+    sign_in,
+)
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.gns3]
 
@@ -281,27 +286,6 @@ def test_tool_cards_show_device_output_tables_and_failures_with_raw_json_a_click
     screenshot(page, "tool-cards")
 
 
-class _ScriptedTurn(BaseHTTPRequestHandler):
-    """Answers any POST with the wire events of a turn whose tool prints console output
-    line by line (as the service sends them; produced by its own encoder)."""
-
-    events: ClassVar[list[tuple[float, dict[str, Any]]]] = []
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        for seq, (delay, data) in enumerate(self.events, start=1):
-            time.sleep(delay)
-            self.wfile.write(f"id: t-progress:{seq}\ndata: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def scripted_turn(configured: Lab) -> Iterator[str]:
     session = "00000000-0000-4000-8000-00000000abcd"
@@ -316,7 +300,7 @@ def scripted_turn(configured: Lab) -> Iterator[str]:
         return copilot_event(TurnEvent(seq, session, event))
 
     args = json.dumps({"device_configs": [{"device_name": "R1", "commands": ["ping 10.0.0.2"]}]})
-    _ScriptedTurn.events = [
+    events = [
         (0, wire(1, ToolCallEvent("c1", "execute_multiple_device_commands", args, True))),
         (0, wire(2, ToolStartEvent("execute_multiple_device_commands", "c1"))),
         *[
@@ -334,15 +318,8 @@ def scripted_turn(configured: Lab) -> Iterator[str]:
         (0.6, wire(7, ToolEndEvent("execute_multiple_device_commands", "c1", output))),
         (0, wire(8, DoneEvent(None))),
     ]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptedTurn)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/stream"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with scripted_stream(events, "t-progress") as url:
+        yield url
 
 
 def test_a_running_tool_shows_its_elapsed_time_and_the_console_output_as_it_arrives(

@@ -31,7 +31,7 @@ from copilot_core.intent import Check, Observation
 from copilot_core.testing import text_reply, tool_reply
 from tests.api.conftest import ALICE, BOB, CLOSED, OPEN, Service, run_service
 from tests.api.test_drills import BGP, HELLO, ROUTE_AROUND, Lab, secrets_of
-from tests.ui.conftest import screenshot
+from tests.ui.conftest import new_page, screenshot
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -137,21 +137,10 @@ def served() -> Iterator[Served]:
         yield running
 
 
-@contextlib.contextmanager
-def open_page(browser: Browser, served: Served, viewport: ViewportSize) -> Iterator[Page]:
-    context = browser.new_context(
-        base_url=served.url, viewport=viewport, service_workers="block",
-        has_touch=viewport is PHONE,
-    )  # fmt: skip
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        yield page
-    finally:
-        context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+def open_page(
+    browser: Browser, served: Served, viewport: ViewportSize
+) -> contextlib.AbstractContextManager[Page]:
+    return new_page(browser, served.url, viewport, has_touch=viewport is PHONE)
 
 
 @pytest.fixture

@@ -1,37 +1,28 @@
-"""Fixtures of the GNS3 adapter tests: a real gns3-server, its tokens and fresh projects."""
+"""Helpers of the GNS3 adapter tests. Their real gns3-server, its admin token, a client and
+a fresh project are the suite's fixtures (``tests/conftest.py``): the API tests use them too."""
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
+from typing import Any
 
-import pytest
-
-from adapters.gns3 import Gns3Client
 from copilot_core import AbortToken, CopilotMode, ToolContext
-from tests.fakes.gns3_server import RealGns3Server
 
-_names = itertools.count(1)
-
-
-@pytest.fixture(scope="session")
-def admin_token(gns3_server: RealGns3Server) -> str:
-    return gns3_server.token()
-
-
-@pytest.fixture
-async def gns3_client(gns3_server: RealGns3Server) -> AsyncIterator[Gns3Client]:
-    async with Gns3Client(gns3_server.url, timeout=20.0) as client:
-        yield client
-
-
-@pytest.fixture
-async def project_id(gns3_client: Gns3Client, admin_token: str) -> AsyncIterator[str]:
-    """A fresh, opened project owned by admin, deleted afterwards."""
-    project = await gns3_client.create_project(admin_token, f"copilot-test-{next(_names)}")
-    yield str(project["project_id"])
-    await gns3_client.delete_project(admin_token, str(project["project_id"]))
+#: Two PCs on one LAN, one check: the plan the lab build tests (here and over HTTP) build.
+TWO_PCS_PLAN: dict[str, Any] = {
+    "summary": "two PCs on one LAN",
+    "nodes": [
+        {"name": "PCA", "platform": "vpcs", "x": -150, "y": 40},
+        {"name": "PCB", "platform": "vpcs", "x": 150, "y": -40},
+    ],
+    "links": ["PCA:e0-PCB:e0"],
+    "addressing": {"PCA:e0": "10.9.0.1/24", "PCB:e0": "10.9.0.2/24"},
+    "config": {"PCA": ["ip 10.9.0.1/24"], "PCB": ["ip 10.9.0.2/24"]},
+    "checks": [
+        {"kind": "reachability", "from": "PCA", "to": "10.9.0.2", "name": "PCA reaches PCB"}
+    ],
+}
 
 
 def make_context(

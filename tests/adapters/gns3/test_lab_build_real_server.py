@@ -45,24 +45,12 @@ from copilot_core.ports import (
     call_digest,
 )
 from copilot_core.testing import InMemoryCheckpointStore
+from tests.adapters.gns3.conftest import TWO_PCS_PLAN as PLAN
 from tests.adapters.gns3.conftest import make_context
 
 pytestmark = [pytest.mark.gns3, pytest.mark.timeout(300)]
 
 SESSION = "session-1"
-PLAN: dict[str, Any] = {
-    "summary": "two PCs on one LAN",
-    "nodes": [
-        {"name": "PCA", "platform": "vpcs", "x": -150, "y": 40},
-        {"name": "PCB", "platform": "vpcs", "x": 150, "y": -40},
-    ],
-    "links": ["PCA:e0-PCB:e0"],
-    "addressing": {"PCA:e0": "10.9.0.1/24", "PCB:e0": "10.9.0.2/24"},
-    "config": {"PCA": ["ip 10.9.0.1/24"], "PCB": ["ip 10.9.0.2/24"]},
-    "checks": [
-        {"kind": "reachability", "from": "PCA", "to": "10.9.0.2", "name": "PCA reaches PCB"}
-    ],
-}
 
 
 class VpcsPlanner:
