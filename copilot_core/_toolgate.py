@@ -379,9 +379,10 @@ class ToolGate:
         yield result
 
     async def _verified(self, steps: ChangeSteps, ctx: ToolContext) -> ToolResult:
-        """The change as a transaction decided by the steps' plan (the card's)."""
+        """The change as a transaction decided by the steps' plan (the card's), its result
+        fitted to the cap by cutting its evidence before ``_capped`` would cut its text."""
         outcome = await verify_change(steps, self.wait_clock, progress=ctx.report_progress)
-        return outcome.to_result()
+        return outcome.to_result(self.max_result_chars)
 
     def _capped(self, call: ParsedToolCall, result: ToolResult) -> ToolResult:
         """A result longer than ``max_result_chars`` (as the model would read it) is cut,

@@ -22,6 +22,14 @@ Each step is said as it starts (``progress``: the call's ``tool_progress``). The
 change was rolled back and why, and what the tool source saw change (``observed``); its
 :meth:`~VerifiedChange.to_result` is the call's result, made JSON once. An aborted or
 rejected change runs no checks after it.
+
+The result says each thing once (:meth:`VerifiedChange.to_dict`): a check that holds by
+its name only; a check that does not hold with its verdict and the evidence that decided
+it, in the phase where it did not hold; before the change only the names of the checks
+that held; after the rollback only the checks that held before and still do not (in
+full), and by name those that do not hold, as before the change. Its size grows with the
+number of checks, not with their evidence; one still longer than the gate's cap has the
+evidence's lines cut first (:meth:`VerifiedChange.to_result` with ``max_chars``).
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from copilot_core._checks import (
     check_label,
     dump_check,
 )
-from copilot_core._tools import ToolResult, ToolStatus
+from copilot_core._tools import ToolResult, ToolStatus, render_tool_output
 from copilot_core._verification import CheckProbe, WaitClock, verify_checks
 
 __all__ = [
@@ -157,16 +165,25 @@ class VerifiedChange:
         return self.rollback is not None and undid_all(self.rollback)
 
     def to_dict(self) -> dict[str, Any]:
+        """The checks' story, each thing once (see the module). Each phase has ``status``,
+        ``summary`` (the count per status) and ``waited_s``; ``before`` adds ``held`` (the
+        names of the checks that held); ``after``, ``passed`` (names) and ``checks`` (each
+        deciding check that does not hold, in full, with ``held_before``);
+        ``after_rollback``, ``checks`` (in full, those that held before the change and do
+        not now) and ``as_before`` (the names of those that do not hold, as before)."""
         checks = self.plan.every_check
+        held = [_held(self.before, i) for i in self.deciding]
         data: dict[str, Any] = {
             "status": self.status,
             "on_fail": self.plan.on_fail,
             "deciding": [check_label(checks[i]) for i in self.deciding],
-            "before": self.before.to_dict(),
-            "after": self.after.to_dict() if self.after is not None else None,
+            "before": _before(self.before),
+            "after": _after(self.after, held) if self.after is not None else None,
             "rolled_back": self.rolled_back,
             "after_rollback": (
-                self.after_rollback.to_dict() if self.after_rollback is not None else None
+                _after_rollback(self.after_rollback, held)
+                if self.after_rollback is not None
+                else None
             ),
             "reason": self.reason,
         }
@@ -177,26 +194,31 @@ class VerifiedChange:
         data.update(self.observed)
         return data
 
-    def to_result(self) -> ToolResult:
+    def to_result(self, max_chars: int | None = None) -> ToolResult:
         """The call's result: the change's own, carrying ``verification``. A change rolled
         back because a check failed is an error result that says so (the model must not
         report it as done), and one whose check failed and that could not be rolled back
         (or only in part: what conflicts with others' work since stays) is an error
-        result with ``status`` ``failed``, never ``success``."""
+        result with ``status`` ``failed``, never ``success``. ``max_chars`` (the gate's
+        cap, as the model reads the result): a longer result has its verification cut
+        (:func:`_fitted`), never its verdicts."""
         result = self.result
         output: Any = result.output
         body: dict[str, Any] = dict(output) if isinstance(output, dict) else {"output": output}
         body["verification"] = self.to_dict()
         metadata = {**(result.metadata or {}), "verification": self.status}
-        if self.status != "fail" or self.plan.on_fail == "keep":
-            if self.status == "fail":
-                body["warning"] = (
-                    "The change was made and kept (on_fail: keep), but a check failed: "
-                    + "; ".join(self.failed)
-                )
-            return ToolResult(body, result.status, metadata)
-        body["status"], body["error"] = self._failure()
-        return ToolResult(body, ToolStatus.ERROR, metadata)
+        status = result.status
+        if self.status == "fail" and self.plan.on_fail == "keep":
+            body["warning"] = (
+                "The change was made and kept (on_fail: keep), but a check failed: "
+                + "; ".join(self.failed)
+            )
+        elif self.status == "fail":
+            body["status"], body["error"] = self._failure()
+            status = ToolStatus.ERROR
+        if max_chars is not None:
+            body = _fitted(body, max_chars)
+        return ToolResult(body, status, metadata)
 
     def _failure(self) -> tuple[str, str]:
         """The status and the error of a change whose deciding check failed."""
@@ -228,7 +250,160 @@ def undid_all(rollback: ToolResult) -> bool:
 
 
 def _held(result: IntentResult, index: int) -> bool:
-    return result.checks[index].status is CheckStatus.PASS
+    checks = result.checks
+    return index < len(checks) and checks[index].status is CheckStatus.PASS
+
+
+def _phase(result: IntentResult) -> dict[str, Any]:
+    """A phase's verdict and its counts per status."""
+    counts = {status.value: 0 for status in CheckStatus}
+    for check in result.checks:
+        counts[check.status.value] += 1
+    return {"status": result.status.value, "summary": counts, "waited_s": round(result.waited_s, 2)}
+
+
+def _before(result: IntentResult) -> dict[str, Any]:
+    """Before the change: what held, by name (the rest did not)."""
+    phase = _phase(result)
+    phase["held"] = [check_label(r.check) for r in result.checks if r.status is CheckStatus.PASS]
+    return phase
+
+
+def _after(result: IntentResult, held: list[bool]) -> dict[str, Any]:
+    """After the change: the checks that hold by name, the others in full (``held_before``:
+    the change broke what held)."""
+    phase = _phase(result)
+    phase["passed"] = [check_label(r.check) for r in result.checks if r.status is CheckStatus.PASS]
+    phase["checks"] = [
+        {**r.to_dict(), "held_before": i < len(held) and held[i]}
+        for i, r in enumerate(result.checks)
+        if r.status is not CheckStatus.PASS
+    ]
+    return phase
+
+
+def _after_rollback(result: IntentResult, held: list[bool]) -> dict[str, Any]:
+    """After the rollback: in full, the checks that held before the change and do not now
+    (what the rollback did not bring back); by name, those that do not hold, as before."""
+    phase = _phase(result)
+    failing = [(i, r) for i, r in enumerate(result.checks) if r.status is not CheckStatus.PASS]
+    phase["checks"] = [r.to_dict() for i, r in failing if i < len(held) and held[i]]
+    phase["as_before"] = [check_label(r.check) for i, r in failing if i >= len(held) or not held[i]]
+    return phase
+
+
+#: Room kept for ``verification.cut``, the sentence that says what a cut result lost.
+_NOTE_CHARS = 400
+
+
+def _fitted(body: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """``body`` as it is when it fits in ``max_chars`` (as the model reads it), else its
+    verification cut, each step only when the ones before were not enough: the output
+    lines of the failing checks' evidence (a share of the cap per check, halved until it
+    fits), their observed values, the rest of each but its verdict (name, kind, status,
+    reason, ``held_before``, each evidence's node and command), then the names of the
+    checks that held (before, after) or not, as before (after the rollback), their counts
+    staying. ``verification.cut`` says what went; whatever is still too long (the tool's
+    own output) the gate cuts as it cuts any result."""
+    size = len(render_tool_output(body))
+    if size <= max_chars:
+        return body
+    room = max_chars - _NOTE_CHARS  # ``cut`` says what went
+    failing = _failing(body)
+    share = max(0, room) // (2 * max(1, len(failing)))
+    while True:
+        cut = [{**check, "evidence": _cut_lines(check["evidence"], share)} for check in failing]
+        fitted = _with_checks(body, cut)
+        if len(render_tool_output(fitted)) <= room or share == 0:
+            break
+        share //= 2
+    said = ["the output lines of the evidence"] if cut != failing else []
+    for step, what in _CUTS:
+        if len(render_tool_output(fitted)) <= room:
+            break
+        fitted = step(fitted)
+        said.append(what)
+    fitted["verification"]["cut"] = (
+        f"The result was {size} characters long; a tool's result may be {max_chars}, so "
+        f"{', '.join(said)} were cut (every verdict and count stays)."
+    )
+    return fitted
+
+
+def _without_observed(body: dict[str, Any]) -> dict[str, Any]:
+    return _with_checks(body, [{**check, "observed": None} for check in _failing(body)])
+
+
+_VERDICT = ("name", "kind", "status", "reason", "held_before")
+
+
+def _verdicts_only(body: dict[str, Any]) -> dict[str, Any]:
+    return _with_checks(
+        body,
+        [
+            {
+                **{key: check[key] for key in _VERDICT if key in check},
+                "evidence": [
+                    {"node": e["node"], "command": e["command"]} for e in check["evidence"]
+                ],
+            }
+            for check in _failing(body)
+        ],
+    )
+
+
+def _without_names(body: dict[str, Any]) -> dict[str, Any]:
+    verification = dict(body["verification"])
+    for phase, names in (("before", "held"), ("after", "passed"), ("after_rollback", "as_before")):
+        said = verification.get(phase)
+        if said is not None:
+            verification[phase] = {key: value for key, value in said.items() if key != names}
+    return {**body, "verification": verification}
+
+
+#: The steps of a cut after the evidence's lines, in order, and what each takes away.
+_CUTS: tuple[tuple[Callable[[dict[str, Any]], dict[str, Any]], str], ...] = (
+    (_without_observed, "the observed values"),
+    (_verdicts_only, "each failing check's definition, attempts and waits"),
+    (_without_names, "the names of the checks that held (before, after) or not, as before"),
+)
+
+
+def _failing(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The failing checks listed in full: after the change, then after the rollback."""
+    verification = body["verification"]
+    return [
+        check
+        for key in ("after", "after_rollback")
+        if verification.get(key) is not None
+        for check in verification[key]["checks"]
+    ]
+
+
+def _with_checks(body: dict[str, Any], checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """``body`` with its failing checks (after, then after the rollback) replaced, in order."""
+    verification = dict(body["verification"])
+    left = iter(checks)
+    for key in ("after", "after_rollback"):
+        phase = verification.get(key)
+        if phase is not None:
+            verification[key] = {**phase, "checks": [next(left) for _ in phase["checks"]]}
+    return {**body, "verification": verification}
+
+
+def _cut_lines(evidence: list[dict[str, Any]], share: int) -> list[dict[str, Any]]:
+    """A check's evidence with at most about ``share`` characters of output lines."""
+    kept: list[dict[str, Any]] = []
+    left = share
+    for item in evidence:
+        lines: list[str] = []
+        for line in item["lines"]:
+            if len(line) > left:
+                break
+            lines.append(line)
+            left -= len(line)
+        kept.append({**item, "lines": lines})
+    return kept
 
 
 def _not_holding(result: IntentResult) -> tuple[str, ...]:

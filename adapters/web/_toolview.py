@@ -12,7 +12,8 @@ The output is read by its shape, so any tool source gets the same view:
 * **a failure** (``{"status": "error" | "rejected" | "aborted", "error"}``): its reason;
 * **checks** (``verify_intent``'s ``{status, summary, checks}``) and a verified change's
   ``verification``: one row per check with its verdict in each phase (before, after,
-  after a rollback) and what was observed;
+  after a rollback: a check the result names only is ``pass``, or ``not held``) and what
+  was observed;
 * anything else: its fields as a table, nested values as JSON.
 
 :func:`failure_reason` is what a card shows when the tool failed. The HTML goes through
@@ -22,7 +23,7 @@ the same sanitiser as rendered Markdown.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Final
@@ -369,6 +370,75 @@ def _checks_table(phases: Sequence[tuple[str, Any]]) -> str:
     )
 
 
+_NOT_HELD: Final = '<small class="tv-status tv-status-partial">not held</small>'
+_PASS: Final = '<small class="tv-status tv-status-success">pass</small>'
+
+
+def _names(value: Any) -> list[str]:
+    return [str(name) for name in value] if isinstance(value, list) else []
+
+
+def _phase_cells(title: str, phase: Mapping[str, Any], deciding: set[str]) -> Callable[[str], str]:
+    """A verification phase's cell for a check's name. The result says each check once
+    (``VerifiedChange.to_dict``): in full where it did not hold (``checks``), else by name
+    (before: ``held``; after: ``passed``, and every deciding check not listed held; after
+    the rollback: ``as_before``, not held as before the change, and every other deciding
+    check held). A saved result of the older shape lists every check in ``checks``."""
+    stated = {
+        str(c.get("name") or c.get("kind") or "?"): c
+        for c in phase.get("checks") or ()
+        if isinstance(c, Mapping)
+    }
+    named = {"before": "held", "after": "passed", "after rollback": "as_before"}[title]
+    listed = set(_names(phase.get(named)))
+    cut = named not in phase  # the names were cut (``verification.cut``), or an older shape
+
+    def cell(name: str) -> str:
+        if name in stated:
+            return _verdict(stated[name])
+        if name in listed:
+            return _NOT_HELD if title == "after rollback" else _PASS
+        if title == "before":
+            return "" if cut else _NOT_HELD
+        if title == "after" or not cut:
+            return _PASS if name in deciding else ""
+        return ""
+
+    return cell
+
+
+def _phases_table(verification: Mapping[str, Any]) -> str:
+    """A verified change's checks, one row per check, one column per phase that ran."""
+    phases = [
+        (title, phase)
+        for title, phase in (
+            ("before", verification.get("before")),
+            ("after", verification.get("after")),
+            ("after rollback", verification.get("after_rollback")),
+        )
+        if isinstance(phase, Mapping)
+    ]
+    deciding = _names(verification.get("deciding"))
+    names = list(dict.fromkeys([*deciding, *_names(verification.get("standing"))]))
+    for _, phase in phases:
+        for check in phase.get("checks") or ():
+            if isinstance(check, Mapping):
+                name = str(check.get("name") or check.get("kind") or "?")
+                names.extend([name] if name not in names else [])
+    cells = [(title, _phase_cells(title, phase, set(deciding))) for title, phase in phases]
+    head = "".join(f"<th>{escape(title)}</th>" for title, _ in cells)
+    rows = "".join(
+        f"<tr><th>{escape(name)}</th>"
+        + "".join(f"<td>{cell(name)}</td>" for _, cell in cells)
+        + "</tr>"
+        for name in names
+    )
+    return (
+        f'<div class="tv-table-wrap"><table class="tv-checks"><thead><tr><th>check</th>{head}'
+        f"</tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
 def _verification(verification: Mapping[str, Any]) -> Iterator[str]:
     status = str(verification.get("status") or "")
     rolled = verification.get("rolled_back") is True
@@ -378,15 +448,10 @@ def _verification(verification: Mapping[str, Any]) -> Iterator[str]:
     }.get(status, "rolled back: a check failed" if rolled else "a check failed")
     yield f'<section class="tv-verification" data-status="{escape(status)}">'
     yield f'<h5 class="tv-cmd">Verification: {escape(outcome)}</h5>'
-    yield _checks_table(
-        [
-            ("before", verification.get("before")),
-            ("after", verification.get("after")),
-            ("after rollback", verification.get("after_rollback")),
-        ]
-    )
-    if verification.get("reason"):
-        yield f'<p class="tv-note">{escape(str(verification["reason"]))}</p>'
+    yield _phases_table(verification)
+    for said in (verification.get("reason"), verification.get("cut")):
+        if said:
+            yield f'<p class="tv-note">{escape(str(said))}</p>'
     for key, said in (("diff", "What changed"), ("diff_after_rollback", "After the rollback")):
         diff = verification.get(key)
         if isinstance(diff, Mapping):

@@ -98,7 +98,7 @@ async def build(lab: RouterLab, project: LabProject, size: int, consoles: int) -
                 "bench", BUILD_TOOL, json.dumps({"plan": plan, "wait_s": 120})
             )
             # the result's whole verification is read here: no cap on its length (the
-            # agent's is max_result_chars, which a 10-router build's 190 checks pass)
+            # agent's is max_result_chars: a verified change over it has its evidence cut)
             gate = ToolGate(tools, timeout=900, max_result_chars=50_000_000)
             flow = gate.exchange(call, context)
             asked = await anext(flow)

@@ -18,12 +18,9 @@ progress lines are written here, as the builder and the gate say them.
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import httpx
 import pytest
@@ -33,6 +30,7 @@ from adapters.gns3.labs._build import BuiltDevice, BuiltLink, BuiltNode, LabBuil
 from adapters.gns3.labs._build_steps import build_result
 from adapters.gns3.labs._build_tool import preview_of
 from adapters.web import copilot_event
+from copilot_core import ToolResult
 from copilot_core.events import (
     ApprovalRequiredEvent,
     ApprovalResolvedEvent,
@@ -46,6 +44,7 @@ from copilot_core.events import (
 from copilot_core.intent import (
     CheckResult,
     CheckStatus,
+    Evidence,
     IntentResult,
     VerificationPlan,
     VerifiedChange,
@@ -54,7 +53,7 @@ from copilot_core.intent import (
 from copilot_core.labs import LabIntent, parse_plan, plan_data, plan_from_intent
 from tests.fakes.gns3_server import RealGns3Server
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
-from tests.ui.conftest import Lab, Service, choose_project, screenshot, sign_in
+from tests.ui.conftest import Lab, Service, choose_project, screenshot, scripted_stream, sign_in
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.gns3]
 
@@ -236,24 +235,6 @@ def test_a_build_is_drawn_on_its_card_its_progress_shows_and_its_rollback_is_sai
 
 
 # ---------------------------------------------------------------------- a passing build
-class _ScriptedTurn(BaseHTTPRequestHandler):
-    events: ClassVar[list[tuple[float, dict[str, Any]]]] = []
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        for seq, (delay, data) in enumerate(self.events, start=1):
-            time.sleep(delay)
-            self.wfile.write(f"id: t-build:{seq}\ndata: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 def _triangle() -> dict[str, Any]:
     intent = LabIntent.model_validate(
         {
@@ -330,17 +311,12 @@ def passing_build(configured: Lab) -> Iterator[tuple[str, dict[str, Any]]]:
         ToolEndEvent("build_lab", "b1", output, "success"),
         DoneEvent(None),
     ]
-    _ScriptedTurn.events = [(0.05 if isinstance(e, ToolProgressEvent) else 0.2, wire(i + 1, e))
-                            for i, e in enumerate(events)]  # fmt: skip
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptedTurn)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/stream", plan
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    streamed = [
+        (0.05 if isinstance(e, ToolProgressEvent) else 0.2, wire(i + 1, e))
+        for i, e in enumerate(events)
+    ]
+    with scripted_stream(streamed, "t-build") as url:
+        yield url, plan
 
 
 @pytest.mark.parametrize("width", [1366, 390])
@@ -448,3 +424,57 @@ def test_a_plan_without_positions_or_a_preview_is_laid_out_from_the_call(
     assert drawn["ports"] == ["eth-1", "eth0", "eth1", "eth0"], drawn
     assert drawn["links"] == ["A eth-1 — B eth0", "B eth1 10.0.0.1/24 — C eth0 10.0.0.0/24"]
     assert drawn["lines"] == ["hostname A\n<b>not bold</b>"] and drawn["bold"] == 0, drawn
+
+
+# ---------------------------------------------------------------------- the verdict's shape
+SHOW_OUTCOME = """async (output) => {
+  const { buildOutcome } = await import("/ui/js/labbuild.js");
+  const box = buildOutcome(output);
+  document.body.append(box);
+  const texts = (selector) => [...box.querySelectorAll(selector)].map((n) => n.textContent);
+  box.remove();
+  return {
+    verdict: texts(".lb-verdict")[0],
+    failed: texts(".lb-failed li strong"),
+    still: texts(".lb-still-failing li strong"),
+    evidence: texts(".lb-still-failing .lb-evidence"),
+  };
+}"""
+
+
+def test_a_builds_verdict_reads_the_result_that_says_each_check_once(
+    page: Page, service: Service
+) -> None:
+    # Made by the real code (VerifiedChange.to_result): a build that passed names its
+    # checks (their count is its summary's); one rolled back lists in full the checks that
+    # failed after it and, after the rollback, only those that held before the build.
+    ping, ospf = checks_adapter.validate_python(
+        [{"kind": "reachability", "from": "H1", "to": "10.10.2.10", "name": "H1 reaches H2"},
+         {"kind": "ospf_neighbor", "node": "R9", "neighbor": "R8", "name": "R9 and R8 are Full"}]
+    )  # fmt: skip
+    plan = VerificationPlan((ping,), (ospf,))
+    built = ToolResult({"status": "success", "nodes": [], "restore_point_id": "rp"})
+    lines = ("8.8.8.8  1 Init/-  36.4s  R8 eth0",)
+    ok = CheckResult(ospf, CheckStatus.PASS, {}, (Evidence("R9", "show ip ospf neighbor"),), 1, 0)
+    seen = (Evidence("R9", "show ip ospf neighbor", lines),)
+    lost = CheckResult(ospf, CheckStatus.FAIL, {}, seen, 3, 9.0, "R9's OSPF neighbour R8 is init")
+    no_reply = CheckResult(ping, CheckStatus.FAIL, {}, (), 3, 9.0, "H1 got no reply")
+    passed = VerifiedChange(plan, built, IntentResult((no_reply, ok)), (0, 1),
+                            IntentResult((replace(no_reply, status=CheckStatus.PASS), ok)),
+                            reason="every check held").to_result()  # fmt: skip
+    rolled = VerifiedChange(
+        plan, built, IntentResult((no_reply, ok)), (0, 1), IntentResult((no_reply, lost)),
+        ToolResult({"status": "success"}), IntentResult((no_reply, lost)),
+        "a check failed: the change was rolled back, but not every check holds again",
+        ("H1 reaches H2: H1 got no reply",),
+    ).to_result()  # fmt: skip
+    assert passed.output["verification"]["after"]["checks"] == []  # the new shape, named only
+    page.goto("/")
+    shown = page.evaluate(SHOW_OUTCOME, passed.output)
+    assert shown["verdict"] == "pass Pass: built, and every check holds (2 checks).", shown
+    assert shown["failed"] == [] and shown["still"] == [], shown
+    shown = page.evaluate(SHOW_OUTCOME, rolled.output)
+    assert shown["failed"] == [" H1 reaches H2", " R9 and R8 are Full"], shown
+    # H1 reaches H2 did not hold before either: not said again after the rollback.
+    assert shown["still"] == [" R9 and R8 are Full"], shown
+    assert shown["evidence"] == ["R9> show ip ospf neighbor\n" + lines[0]], shown

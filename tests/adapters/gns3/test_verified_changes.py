@@ -118,9 +118,12 @@ async def test_a_change_whose_check_holds_is_verified_and_stays(
     assert result.status is ToolStatus.SUCCESS, result.output
     verification = result.output["verification"]
     assert verification["status"] == "pass" and verification["rolled_back"] is False
-    assert verification["before"]["checks"][0]["status"] == "fail"  # not there before
-    assert verification["after"]["checks"][0]["status"] == "pass"
-    assert verification["after"]["checks"][0]["evidence"][0]["command"] == "show running-config"
+    # not there before: not among the checks that held (and its verdict then not kept)
+    assert verification["before"]["held"] == []
+    assert verification["before"]["summary"] == {"pass": 0, "fail": 1, "error": 0}
+    # held after: named, without its evidence
+    assert verification["after"]["passed"] == ["the route is configured"]
+    assert verification["after"]["checks"] == []
     assert verification["after_rollback"] is None
     assert ROUTE in router(lab).config
     assert result.output["restore_point_id"]  # the change kept its way back
@@ -150,6 +153,10 @@ async def test_a_change_whose_check_fails_is_rolled_back_exactly(
     assert verification["status"] == "fail" and verification["rolled_back"] is True
     assert verification["after"]["checks"][0]["attempts"] >= 2  # retried within the wait
     assert verification["after_rollback"]["status"] == "fail"  # it never held
+    # not holding after the rollback as before the change: named, not repeated in full
+    assert verification["after_rollback"]["as_before"] == [verification["deciding"][0]]
+    assert verification["after_rollback"]["checks"] == []
+    assert verification["after"]["checks"][0]["held_before"] is False
     assert verification["rollback"]["status"] == "success", verification["rollback"]
     # exactly the change undone: the colleague's route stays, ours is gone
     assert ROUTE not in r1.config
@@ -208,7 +215,8 @@ async def test_the_standing_intent_decides_where_it_held_before(
     assert verification["status"] == "pass", verification
     assert verification["standing"] == ["R1 is named", "never there"]
     assert verification["deciding"][1:] == ["R1 is named"]
-    assert [c["name"] for c in verification["after"]["checks"]][1:] == ["R1 is named"]
+    assert verification["before"]["held"] == ["R1 is named"]
+    assert verification["after"]["passed"][1:] == ["R1 is named"]
 
     # a change that breaks a standing check that held is rolled back, though its own holds
     rename = {
@@ -220,6 +228,9 @@ async def test_the_standing_intent_decides_where_it_held_before(
         executor, "execute_multiple_device_config_commands", rename, call_id="call-2"
     )
     assert broken.output["verification"]["rolled_back"] is True, broken.output
+    (renamed,) = broken.output["verification"]["after"]["checks"]  # what broke, in full
+    assert (renamed["name"], renamed["held_before"]) == ("R1 is named", True), renamed
+    assert renamed["evidence"][0]["command"] == "show running-config"
     assert broken.output["verification"]["after_rollback"]["status"] == "pass"
     assert router(lab).name == "R1"
 

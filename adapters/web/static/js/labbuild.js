@@ -368,6 +368,32 @@ function checkRows(result) {
   return (result && Array.isArray(result.checks) ? result.checks : []).filter((c) => c && c.status !== "pass");
 }
 
+// How many checks a phase ran: its counts per status (a check that held is named, not
+// listed in full: a phase's checks are the ones that did not hold).
+function checkCount(result) {
+  const summary = result && result.summary && typeof result.summary === "object" ? result.summary : null;
+  if (summary) return Object.values(summary).reduce((sum, n) => sum + (Number(n) || 0), 0);
+  return result && Array.isArray(result.checks) ? result.checks.length : 0;
+}
+
+// Checks that did not hold, each with its status, reason and the evidence that decided it.
+function failedList(checks, className) {
+  const list = el("ul", className);
+  for (const check of checks) {
+    const row = el("li");
+    row.dataset.status = check.status;
+    row.append(el("span", "lb-check-status", check.status), el("strong", null, ` ${check.name || check.kind || "check"}`));
+    if (check.reason) row.append(el("span", "lb-check-reason", `: ${check.reason}`));
+    for (const evidence of Array.isArray(check.evidence) ? check.evidence : []) {
+      if (!evidence) continue;
+      const said = [`${evidence.node || ""}> ${evidence.command || ""}`, ...(evidence.lines || []).map(String)];
+      row.append(el("pre", "lb-evidence", said.join("\n")));
+    }
+    list.append(row);
+  }
+  return list;
+}
+
 // A build's result in words: pass or fail, the failing checks with their evidence, the
 // build's problems, and whether it was rolled back. null when the output is not a build's.
 export function buildOutcome(output) {
@@ -385,7 +411,7 @@ export function buildOutcome(output) {
       : data.status === "aborted" ? "Stopped: the build did not finish." : "Built in part: see the problems below.";
   } else if (verification.status === "pass") {
     verdict = "pass";
-    const count = verification.after && Array.isArray(verification.after.checks) ? verification.after.checks.length : 0;
+    const count = checkCount(verification.after);
     headline = `Pass: built, and every check holds (${count} check${count === 1 ? "" : "s"}).`;
   } else if (verification.status === "fail") {
     verdict = "fail";
@@ -406,20 +432,16 @@ export function buildOutcome(output) {
     const failing = checkRows(verification.after);
     if (failing.length) {
       box.append(el("h5", null, "Checks that failed"));
-      const list = el("ul", "lb-failed");
-      for (const check of failing) {
-        const row = el("li");
-        row.dataset.status = check.status;
-        row.append(el("span", "lb-check-status", check.status), el("strong", null, ` ${check.name || check.kind || "check"}`));
-        if (check.reason) row.append(el("span", "lb-check-reason", `: ${check.reason}`));
-        for (const evidence of Array.isArray(check.evidence) ? check.evidence : []) {
-          if (!evidence) continue;
-          const said = [`${evidence.node || ""}> ${evidence.command || ""}`, ...(evidence.lines || []).map(String)];
-          row.append(el("pre", "lb-evidence", said.join("\n")));
-        }
-        list.append(row);
-      }
-      box.append(list);
+      box.append(failedList(failing, "lb-failed"));
+    }
+    // After a rollback the result lists in full only the checks that held before the
+    // build and still do not (what the rollback did not bring back); the others by name,
+    // as_before. A result saved in the older shape listed every check: not said here.
+    const again = verification.after_rollback;
+    const broken = again && Array.isArray(again.as_before) ? checkRows(again) : [];
+    if (broken.length) {
+      box.append(el("h5", null, "Checks that held before the build and not after the rollback"));
+      box.append(failedList(broken, "lb-still-failing"));
     }
   }
   const problems = Array.isArray(data.problems) ? data.problems : [];
