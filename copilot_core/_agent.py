@@ -241,7 +241,7 @@ class BuiltinAgent:
             )
             if not turn.asked:
                 turn.asked = True
-                note = ask_to_run(unseen, turn.specs, turn.lab.topology)
+                note = ask_to_run(unseen, turn.specs, turn.lab.topology, turn.query)
                 # Told, not stored; the invented reply is not sent back: a small model
                 # copies it (the note quotes its claims).
                 turn.conversation.extend(

@@ -98,6 +98,8 @@ class AgentTurn:
     text_calls: bool
     #: The tokens the conversation may take in a prompt (the lab's state included).
     budget: int = 0
+    #: The user's message this run answers.
+    query: str = ""
     guard: TurnGuard = field(default_factory=TurnGuard)
     #: The user decides once per distinct call in a turn.
     decided: TurnDecisions = field(default_factory=TurnDecisions)
@@ -168,4 +170,5 @@ def open_turn(
         text_calls=selection.text_tool_calls
         if selection.text_tool_calls is not None
         else text_calls,
+        query=query,
     )

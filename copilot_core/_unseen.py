@@ -486,19 +486,26 @@ def ask_to_run(
     found: Sequence[Claim],
     tools: Sequence[ToolSpec] = (),
     topology: Mapping[str, Any] | None = None,
+    question: str = "",
 ) -> str:
     """What the model is told, once in a turn, when its answer states unseen output: the
     claims, and what to run, as concretely as the request allows: the offered ``tools``
     that say they run such a test (a ping) or show such state (a show command), and, for
     a test, where from and to, read from the claim (the lab's node names in
-    ``topology``, else device-like names, and its address). A 1.5B model told only "run
-    the tool that shows it" wrote the same invented answer again (issue 40)."""
+    ``topology``, else device-like names, and its address), else from the user's
+    ``question`` ("Can PC1 ping PC2?" answered "The ping was successful."). A 1.5B model
+    told only "run the tool that shows it" wrote the same invented answer again (issue
+    40)."""
     tests = [claim for claim in found if claim.kind in _TESTS]
     named = [spec.name for spec in tools if _mentions(spec, "ping" if tests else "show")][:3]
     run = f"Call {' or '.join(named)}" if named else "Run the tool that shows it"
     what = "the device's show command"
     if tests:
-        source, target = _ends(tests, topology)
+        source, target = _ends(" ".join(c.text for c in tests), tests, topology)
+        if question and not (source and target):
+            asked_source, asked_target = _ends(question, (), topology)
+            source = source or asked_source
+            target = target or (asked_target if asked_target != source else "")
         what = "a ping" + (f" from {source}" if source else "")
         what += f" to {target}" if target else ""
     return (
@@ -511,14 +518,15 @@ def ask_to_run(
     )
 
 
-def _ends(tests: Sequence[Claim], topology: Mapping[str, Any] | None) -> tuple[str, str]:
-    """Where a claimed test ran from and to: the device after "from" (else the first
-    one named), and the first address claimed (else the other device named)."""
-    text = " ".join(claim.text for claim in tests)
+def _ends(text: str, tests: Sequence[Claim], topology: Mapping[str, Any] | None) -> tuple[str, str]:
+    """Where a test ``text`` tells of ran from and to: the device after "from" (else the
+    first one named), and the first address claimed (``tests``; else the other device
+    named)."""
     devices = _devices_in(text, topology)
     after_from = [d for d in devices if re.search(rf"\bfrom\s+{re.escape(d)}\b", text, _I)]
     source = (after_from or devices or [""])[0]
-    address = next((a for claim in tests for a in claim.addresses), "")
+    claimed = [a for claim in tests for a in claim.addresses]
+    address = next(iter(claimed or [m.group(0) for m in _IP_RE.finditer(text)]), "")
     target = address or next((d for d in devices if d != source), "")
     return source, target
 

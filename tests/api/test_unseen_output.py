@@ -162,3 +162,20 @@ async def test_a_model_that_copies_its_invented_answer_runs_the_ping_once_told(
     note = llm.requests[1].messages[-1]["content"]
     assert "“Yes, PC1 can ping PC2.”" in note  # the claim, quoted in the note
     assert "a ping from PC1 to PC2" in note  # no address claimed: the lab's name
+
+
+async def test_a_claim_without_ends_is_asked_for_the_ping_the_user_asked_about(
+    llm: ScriptedOpenAIServer,
+) -> None:
+    # The 1.5B model's answer on the real lab (bench, 2026-12-07): no transcript, no
+    # device, no address, only the verdict. The note names the test from the question.
+    llm.add(
+        Reply(text="The output shows that the ping command was successful."),
+        Reply(tool_calls=[ToolCallScript("run_vpcs_command", PING)]),
+        Reply(text="PC1 can ping PC2: 4 of 4 replies from 10.0.0.2."),
+    )
+    _events, _messages, ran = await ask(llm)
+    told = llm.requests[1].messages[-1]["content"]
+    assert "not from the user" in told
+    assert "Call run_vpcs_command now to run a ping from PC1 to PC2" in told
+    assert ran == [PING]

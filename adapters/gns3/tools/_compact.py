@@ -27,8 +27,9 @@ COMPACT_PROFILES: dict[str, tuple[str, bool, tuple[str, ...]]] = {
         (),
     ),
     "execute_multiple_device_config_commands": (
-        "Configure started routers and switches (VPCS: execute_vpcs_commands): give "
-        "only the lines, the tool enters and leaves configuration mode.",
+        "Configure started devices: routers, switches, Linux hosts (VPCS: "
+        "execute_vpcs_commands); give only the lines, the tool enters and leaves "
+        "configuration mode.",
         True,
         (),
     ),

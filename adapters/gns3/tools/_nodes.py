@@ -85,20 +85,19 @@ class RenameNodes(ToolArguments):
 def unknown_template(wanted: str, node: str, names: list[str]) -> str:
     """The error for a template GNS3 does not have: what to call instead, then every
     template's name. A 1.5B model that wrote ``Linux`` for ``Linux host`` read the list
-    alone and did not call again (issue 40): the closest names come first, with the
-    call to make (in words: a call written out in a tool's output is taken as quoted)."""
+    alone and did not call again, and, told "The closest: 'Linux host'", answered that
+    'Linux host' "is not available" (issue 40): the template meant is said to exist, with
+    the call to make (in words: a call written out in a tool's output is taken as
+    quoted)."""
     close = close_templates(wanted, names)
-    retry = ""
+    said = f"No template is named {wanted!r}, so nothing was created for {node}."
     if close:
-        options = " or ".join(repr(name) for name in close)
-        retry = (
-            f" The closest: {options}. Call create_gns3_node again with template_name "
-            f"{close[0]!r}" + (" (or another of these)" if len(close) > 1 else "") + "."
+        others = f" (or {' or '.join(repr(name) for name in close[1:])})" if close[1:] else ""
+        said += (
+            f" {close[0]!r} is a template on this server: call create_gns3_node again "
+            f"with template_name {close[0]!r}{others}."
         )
-    return (
-        f"Unknown template {wanted!r}: nothing was created for {node}.{retry} "
-        f"Available templates: {', '.join(names)}."
-    )
+    return f"{said} All templates: {', '.join(names)}."
 
 
 def close_templates(wanted: str, names: list[str]) -> list[str]:

@@ -87,11 +87,11 @@ async def test_the_error_names_the_template_meant_and_the_retry_creates_it(
     result = await executor.execute(wrong, context)
     errors = [entry["error"] for entry in result.output["results"]]
     assert result.output["status"] == "failed"
-    assert errors[0].startswith("Unknown template 'Linux': nothing was created for PC1.")
+    assert errors[0].startswith("No template is named 'Linux', so nothing was created for PC1.")
     # (Other tests of the session may have added templates: "Linux host 1a2b" comes after.)
-    assert "The closest: 'Linux host'" in errors[0]
-    assert "Call create_gns3_node again with template_name 'Linux host'" in errors[0]
-    assert "Available templates: " in errors[0] and "VPCS" in errors[0]
+    assert "'Linux host' is a template on this server" in errors[0]
+    assert "call create_gns3_node again with template_name 'Linux host'" in errors[0]
+    assert "All templates: " in errors[0] and "VPCS" in errors[0]
     assert "{" not in errors[0]  # no call written out: a retry copied from it would be quoted
 
     named = re.search(r"template_name '([^']+)'", errors[0])
@@ -158,6 +158,6 @@ async def test_the_simulated_lab_of_eval_answers_a_wrong_template_as_gns3_does()
     )
     result = await tools.execute(wrong, make_context("p", None, AUTOMATION))
     assert result.output["error"].startswith(
-        "Unknown template 'VPC': nothing was created for PC1. The closest: 'VPCS'. Call "
-        "create_gns3_node again with template_name 'VPCS'."
+        "No template is named 'VPC', so nothing was created for PC1. 'VPCS' is a template "
+        "on this server: call create_gns3_node again with template_name 'VPCS'."
     )

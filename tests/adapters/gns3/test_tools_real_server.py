@@ -106,7 +106,7 @@ async def test_create_node_with_unknown_template_lists_the_templates(
     failed, created = result.output["results"]
     assert result.output["status"] == "partial_success"
     assert failed["status"] == "failed"
-    assert "Unknown template 'Juniper vMX'" in failed["error"]
+    assert "No template is named 'Juniper vMX'" in failed["error"]
     assert "VPCS" in failed["error"]
     assert created == {
         "device_name": "PC1",

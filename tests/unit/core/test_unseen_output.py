@@ -230,6 +230,19 @@ def test_the_note_names_the_offered_tools_that_run_the_test_and_its_ends() -> No
     ) in note
 
 
+def test_a_test_the_claim_leaves_unsaid_is_read_from_the_question() -> None:
+    found = claims("The output shows that the ping command was successful.")
+    lab = {"nodes": [{"name": "PC2"}, {"name": "PC1"}]}
+    note = ask_to_run(found, PING_TOOLS, lab, "Can PC1 ping PC2?")
+    assert "now to run a ping from PC1 to PC2, and answer" in note
+    note = ask_to_run(found, PING_TOOLS, lab, "Does PC2 reach 10.0.0.1 from PC1?")
+    assert "a ping from PC1 to 10.0.0.1," in note
+    # What the claim says wins over the question; without either, no ends are made up.
+    note = ask_to_run(claims("PC2 can ping 10.0.0.9."), PING_TOOLS, lab, "Can PC1 ping PC2?")
+    assert "a ping from PC2 to 10.0.0.9," in note
+    assert "now to run a ping, and answer" in ask_to_run(found, PING_TOOLS, lab, "Is it up?")
+
+
 # ------------------------------------------------------------------ properties
 addresses = st.tuples(*[st.integers(1, 254)] * 4).map(lambda t: ".".join(map(str, t)))
 
