@@ -83,7 +83,7 @@ from tests.fakes.copilot_service import ServedCopilot, serve_copilot
 from tests.fakes.lifeline import die_with_parent
 from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.lab.lab_project import LabProject
-from tests.lab.router_lab import HOST_TEMPLATE, LabUnavailableError, RouterLab
+from tests.lab.router_lab import HOST_TEMPLATE, ROUTER_TEMPLATE, LabUnavailableError, RouterLab
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).resolve().with_name("real_model.sh")
@@ -402,17 +402,30 @@ class Bench:
 
 # ============================================================================ eval
 def run_eval(
-    proxy: RecordingProxy, out: Path, quick: bool, lab: RouterLab | None, trials: int
+    proxy: RecordingProxy,
+    out: Path,
+    quick: bool,
+    lab: RouterLab | None,
+    trials: int,
+    faults: list[str] | None = None,
 ) -> dict[str, Any]:
-    """``gns3-copilot eval`` against the proxy; its table (stdout) and its JSON."""
-    target = out / "eval.json"
+    """``gns3-copilot eval`` against the proxy; its table (stdout) and its JSON. With
+    ``faults`` (fault ids; ``[]``: the whole catalog) ``--suite faults`` in scratch labs of
+    the router lab (``lab``), built from each fault's shape."""
+    target = out / ("eval_faults.json" if faults is not None else "eval.json")
     argv = [
         sys.executable, "-m", "entrypoints", "eval", "--base-url", proxy.base_url,
         "--model", MODEL, "--provider", SETTINGS["provider"], "--tool-set", SETTINGS["tool_set"],
         "--first-token-timeout", str(SETTINGS["first_token_timeout"]), "--temperature", "0",
         "--trials", str(trials), "--max-llm-calls", "8", "--json", str(target),
     ]  # fmt: skip
-    if quick:
+    if faults is not None:
+        assert lab is not None, "the faults suite runs in the router lab"
+        argv += ["--suite", "faults", "--template", f"frr={ROUTER_TEMPLATE}"]
+        argv += ["--template", f"linux={HOST_TEMPLATE}"]
+        for fault in faults:
+            argv += ["--fault", fault]
+    elif quick:
         argv += ["--task", "empty-lab", "--task", "build"]
     if lab is not None:
         argv += ["--gns3-url", lab.url, "--gns3-token", lab.server.token()]
@@ -521,7 +534,8 @@ def _terminate(signum: int, frame: Any) -> None:
 
 def run(args: argparse.Namespace, out: Path, stack: contextlib.ExitStack) -> dict[str, Any]:
     began = time.monotonic()
-    stack.enter_context(lab_lock())
+    if args.lab_port_base is None:
+        stack.enter_context(lab_lock())
     if args.scripted:
         upstream = stack.enter_context(ScriptedOpenAIServer(default=scripted_model)).origin
         model_server: ModelServer | None = None
@@ -533,7 +547,7 @@ def run(args: argparse.Namespace, out: Path, stack: contextlib.ExitStack) -> dic
     facts = {} if args.scripted else server_facts(upstream)
     before = {} if args.scripted else metrics(upstream)
     proxy = stack.enter_context(RecordingProxy(upstream))
-    lab = RouterLab()
+    lab = RouterLab(args.lab_port_base)
     stack.callback(lab.stop)
     print("router lab: starting (Docker, gns3-server with the Linux host template)", flush=True)
     lab.start()
@@ -553,17 +567,20 @@ def run(args: argparse.Namespace, out: Path, stack: contextlib.ExitStack) -> dic
     rows: list[Row] = []
     sessions: dict[int, str | None] = {}
     for request in REQUESTS:
-        if args.quick and not request.quick:
+        if args.no_requests or (args.quick and not request.quick):
             continue
         row, sessions[request.session] = bench.run(request, sessions.get(request.session))
         rows.append(row)
     requests_calls = proxy.calls
-    evaluation = None
+    evaluation = faults_eval = None
     if not args.no_eval:
         print("gns3-copilot eval against the same model:", flush=True)
         evaluation = run_eval(
             proxy, out, args.quick, lab if args.eval_lab == "gns3" else None, args.trials
         )
+    if args.faults is not None:
+        print("gns3-copilot eval --suite faults against the same model:", flush=True)
+        faults_eval = run_eval(proxy, out, args.quick, lab, args.trials, args.faults)
     with (out / "requests.jsonl").open("w") as log:
         for call in proxy.calls:
             log.write(json.dumps(call.to_json(proxy.origin_time), ensure_ascii=False) + "\n")
@@ -588,6 +605,7 @@ def run(args: argparse.Namespace, out: Path, stack: contextlib.ExitStack) -> dic
         "all_calls": summary([], proxy.calls),
         "metrics": {"before": before, "after": {} if args.scripted else metrics(upstream)},
         "eval": evaluation,
+        "eval_faults": faults_eval,
         "cpu": {"cores": os.cpu_count(), "load_at_end": os.getloadavg()[0]},
         "seconds": round(time.monotonic() - began, 1),
         "_rows": rows,
@@ -603,6 +621,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-eval", action="store_true", help="skip gns3-copilot eval")
     parser.add_argument("--eval-lab", choices=["simulated", "gns3"], default="simulated")
     parser.add_argument("--trials", type=int, default=1, help="eval --trials")
+    parser.add_argument("--no-requests", action="store_true", help="skip the requests")
+    parser.add_argument(
+        "--lab-port-base",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="run the router lab beside another lab run, without its lock: GNS3's console "
+        "and UDP ports from PORT (not 27000), on a Docker daemon no lab run owns",
+    )
+    parser.add_argument(
+        "--faults",
+        nargs="*",
+        default=None,
+        metavar="ID",
+        help="also run eval --suite faults in the router lab: these faults (none named: "
+        "the whole catalog, with its healthy cases)",
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, _terminate)
@@ -631,10 +666,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{total['model_calls']} model calls, prompt tokens {total['prompt_tokens']}, of "
         f"them cached {total['cached_tokens']} ({(total['cached_share'] or 0) * 100:.0f} %)"
     )
-    if result["eval"] is not None:
-        evaluation = result["eval"]
+    for key in ("eval", "eval_faults"):
+        evaluation = result[key]
+        if evaluation is None:
+            continue
         print(
-            f"eval: exit {evaluation['exit_status']}, {evaluation['seconds']:.0f} s, "
+            f"{key}: exit {evaluation['exit_status']}, {evaluation['seconds']:.0f} s, "
             f"{evaluation['model_calls']} model calls, prompt {evaluation['prompt_tokens']}, "
             f"cached {evaluation['cached_tokens']}"
         )

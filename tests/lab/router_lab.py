@@ -240,11 +240,14 @@ def ensure_frr_image(tag: str = FRR_IMAGE, build_timeout: float = 900.0) -> dict
 class RouterLab:
     """Docker daemon + FRR image + a gns3-server with the FRR and host templates."""
 
-    def __init__(self) -> None:
+    def __init__(self, port_base: int | None = None) -> None:
+        # Console and UDP ports: 500 from ``port_base`` (``COPILOT_LAB_PORT_BASE``, 27000):
+        # a second lab beside this one (a benchmark during the tests) takes another base.
+        base = port_base or int(os.environ.get("COPILOT_LAB_PORT_BASE", "27000"))
         self.docker = DockerDaemon()
         self.server = RealGns3Server(
-            console_ports=(27000, 27199),
-            udp_ports=(27200, 27499),
+            console_ports=(base, base + 199),
+            udp_ports=(base + 200, base + 499),
             server_settings={"ubridge_path": str(_UBRIDGE)},
         )
         self.templates: dict[str, str] = {}
