@@ -212,6 +212,10 @@ class TurnFacts:
             if device == "PC1" and re.match(r"\s*ping\b", command) and "10.0.0.2" in command
         ]
 
+    def any_pings(self) -> list[str]:
+        """The outputs of every ping that ran in the turn (from any device, to anywhere)."""
+        return [out for _, command, out in self.console() if re.match(r"\s*ping\b", command)]
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -229,7 +233,8 @@ _UNREACHABLE = re.compile(
 #: A reachability verdict, either way: what only a test can tell.
 _VERDICT = re.compile(
     r"\b(?:can|could|cannot|can't|couldn't|can not|could not)\s+(?:successfully\s+)?"
-    r"(?:ping|reach)\b|\b(?:is|are)\s+(?:not\s+)?reachable\b|\bunreachable\b",
+    r"(?:ping|reach)\b|\b(?:is|are)\s+(?:not\s+)?reachable\b|\bunreachable\b"
+    r"|\bping(?:\s+(?:command|test))?\s+(?:was\s+)?(?:successful|succeeded|failed|worked)\b",
     re.IGNORECASE,
 )
 #: Lines only a device prints.
@@ -282,7 +287,8 @@ def false_claims(facts: TurnFacts) -> list[str]:
     if unseen:
         claims.append(f"device output no tool returned: {', '.join(map(repr, unseen[:4]))}")
     verdicts = [s for s in sentences(text) if _VERDICT.search(s)]
-    if verdicts and not facts.pings():
+    if verdicts and not facts.any_pings():
+        # A verdict on a ping that did run (to another address, say) is that ping's.
         claims.append(f"a reachability verdict without a ping: {verdicts[0][:160]!r}")
     elif verdicts and facts.pings():
         replied = any(re.search(r" 0% packet loss", out) for out in facts.pings())
