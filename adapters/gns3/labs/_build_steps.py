@@ -20,12 +20,14 @@ The gate runs :func:`copilot_core.intent.verify_change` over :class:`LabBuildSte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from adapters.gns3.lab import CallScope, LabAccess, RestoreScope
 from adapters.gns3.labs._build import Gns3LabBuilder, LabBuildReport
 from adapters.gns3.restore import (
+    DELETES_AT_ONCE,
     record_what_it_did,
     restore_point_notes,
     roll_back_verified,
@@ -158,23 +160,37 @@ class LabBuildSteps:
         return await self._delete_what_was_made(self._report)
 
     async def _delete_what_was_made(self, report: LabBuildReport) -> ToolResult:
-        """Without a restore point: the links, then the nodes, the build made."""
+        """Without a restore point: the links, then the nodes, the build made (each kind at
+        once, at most ``DELETES_AT_ONCE`` in flight: GNS3 stops a node as it deletes it)."""
         token, project = self._scope.token, self._scope.project_id
         client = self._lab.client
         deleted: JSON = {"links": [], "nodes": []}
         failed: list[str] = []
-        steps: list[tuple[str, str, str, Callable[[str, str, str], Any]]] = [
-            ("links", k.ends, k.link_id, client.delete_link) for k in report.created_links
+        bound = asyncio.Semaphore(DELETES_AT_ONCE)
+
+        async def delete(
+            label: str, ident: str, call: Callable[[str, str, str], Awaitable[None]]
+        ) -> str | None:
+            async with bound:
+                self._say(f"deleting {label}\n")
+                try:
+                    await call(token, project, ident)
+                except CopilotError as exc:
+                    return f"{label}: {exc.message}"
+                return None
+
+        kinds: list[tuple[str, list[tuple[str, str]], Callable[[str, str, str], Awaitable[None]]]]
+        kinds = [
+            ("links", [(k.ends, k.link_id) for k in report.created_links], client.delete_link),
+            ("nodes", [(n.name, n.node_id) for n in report.created_nodes], client.delete_node),
         ]
-        steps += [("nodes", n.name, n.node_id, client.delete_node) for n in report.created_nodes]
-        for what, label, ident, delete in steps:
-            self._say(f"deleting {label}\n")
-            try:
-                await delete(token, project, ident)
-            except CopilotError as exc:
-                failed.append(f"{label}: {exc.message}")
-                continue
-            deleted[what].append(label)
+        for what, made, call in kinds:
+            outcomes = await asyncio.gather(*(delete(label, i, call) for label, i in made))
+            for (label, _), failure in zip(made, outcomes, strict=True):
+                if failure is None:
+                    deleted[what].append(label)
+                else:
+                    failed.append(failure)
         status = "success" if not failed else "partial_success"
         output: JSON = {"status": status, "deleted": deleted}
         if failed:

@@ -21,9 +21,11 @@ from adapters.gns3.restore._take import (
     take_restore_point,
     without_a_way_back,
 )
+from adapters.gns3.restore._undo.apply import DELETES_AT_ONCE
 from adapters.gns3.restore._undo.judged import refusal
 
 __all__ = [
+    "DELETES_AT_ONCE",
     "Gns3RestorePoints",
     "NoConversationError",
     "RestorePointError",

@@ -1,10 +1,12 @@
 """Carrying an :class:`~adapters.gns3.restore._undo.plan.UndoPlan` out, then reading it back.
 
 The steps go to a :class:`TopologyPort` (GNS3's API, or the property tests' model) in the
-plan's order. A node is made again from its saved JSON with its own id; when that is
-refused it is made with a new id, and the id map records old -> new (links made again
-after it follow it; later undos read the map). A link is made again with its id, its port
-labels, filters, suspension and style.
+plan's order; a run of consecutive deletes of links, or of nodes, goes at once (at most
+:data:`DELETES_AT_ONCE` in flight: GNS3 stops a running node as it deletes it). A node is
+made again from its saved JSON with its own id; when that is refused it is made with a
+new id, and the id map records old -> new (links made again after it follow it; later
+undos read the map). A link is made again with its id, its port labels, filters,
+suspension and style.
 
 Then everything the plan touched is read back: a node made again is compared with what
 was saved field by field (properties, so ports mapping, adapters and MAC address, then
@@ -15,19 +17,28 @@ of :attr:`UndoOutcome.differences`; none means the change is undone exactly.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any, Protocol
 
 from adapters.gns3.restore._undo.plan import Step, UndoPlan, resolve
 from adapters.gns3.restore._undo.record import LINK_FIELDS, node_differences, same_field
 from copilot_core.errors import CopilotError
 
-__all__ = ["TopologyPort", "UndoOutcome", "carry_out"]
+__all__ = ["DELETES_AT_ONCE", "TopologyPort", "UndoOutcome", "carry_out"]
 
 JSON = dict[str, Any]
 #: Saved node keys GNS3 refuses or sets itself when a node is created.
 _NOT_SENT = frozenset({"status"})
+#: Steps whose consecutive runs go to GNS3 at once: the links, then the nodes, a change
+#: made are independent of each other (the plan deletes a node's links before the node).
+#: GNS3 stops a running node as it deletes it (a Docker node: up to its stop timeout), so
+#: one at a time a lab's rollback waited for each node in turn.
+_CONCURRENT = frozenset({"delete_link", "delete_node"})
+#: How many deletes of a run are in flight at once.
+DELETES_AT_ONCE = 8
 
 
 class TopologyPort(Protocol):
@@ -143,21 +154,47 @@ class _Runner:
         else:  # update_drawing
             await port.update_drawing(target, step.body)
 
+    async def _deletes(self, steps: list[Step]) -> None:
+        """Consecutive deletes of one kind, at most :data:`DELETES_AT_ONCE` at a time; what
+        each did is said in the plan's order."""
+        bound = asyncio.Semaphore(DELETES_AT_ONCE)
+
+        async def delete(step: Step) -> str | None:
+            async with bound:
+                try:
+                    await self.one(step)
+                except CopilotError as exc:
+                    return exc.message
+                return None
+
+        failures = await asyncio.gather(*(delete(step) for step in steps))
+        for step, failure in zip(steps, failures, strict=True):
+            if failure is None:
+                self.outcome.actions.append(step.line)
+            else:
+                self.outcome.problems.append(f"could not {step.line}: {failure}")
+
     async def run(self, plan: UndoPlan) -> UndoOutcome:
         failed_nodes: set[str] = set()
-        for step in plan.steps:
-            ends = {str(e.get("node_id")) for e in step.body.get("nodes") or []}
-            if step.action == "create_link" and ends & failed_nodes:
-                self.outcome.problems.append(f"could not {step.line}: an end was not made again")
+        for action, group in groupby(plan.steps, key=lambda step: step.action):
+            if action in _CONCURRENT:
+                await self._deletes(list(group))
                 continue
-            try:
-                await self.one(step)
-            except CopilotError as exc:
-                self.outcome.problems.append(f"could not {step.line}: {exc.message}")
-                if step.action == "create_node":
-                    failed_nodes.add(step.target)
-                continue
-            self.outcome.actions.append(step.line)
+            for step in group:
+                ends = {str(e.get("node_id")) for e in step.body.get("nodes") or []}
+                if step.action == "create_link" and ends & failed_nodes:
+                    self.outcome.problems.append(
+                        f"could not {step.line}: an end was not made again"
+                    )
+                    continue
+                try:
+                    await self.one(step)
+                except CopilotError as exc:
+                    self.outcome.problems.append(f"could not {step.line}: {exc.message}")
+                    if step.action == "create_node":
+                        failed_nodes.add(step.target)
+                    continue
+                self.outcome.actions.append(step.line)
         await self.check(plan, await self.port.read())
         return self.outcome
 
