@@ -104,6 +104,10 @@ class LabBuildRequest:
     on_fail: OnFail = "rollback"
     #: Seconds the checks may take to hold (``None``: the tool's default).
     wait_s: float | None = None
+    #: A relative build: the fingerprint of the lab the plan was made against (the
+    #: relative plan's answer gave it); only the difference is built, and the digest
+    #: binds it (``None``: the whole plan is built).
+    base: str | None = None
     credentials: str | None = field(default=None, repr=False)
     #: Who, in words (a user name), for the history; the user id is kept regardless.
     by: str | None = None
@@ -153,10 +157,10 @@ class LabBuilds:
         self._ids = ids
         self._windows = windows
 
-    def digest(self, plan: LabPlan) -> str:
+    def digest(self, plan: LabPlan, base: str | None = None) -> str:
         """What a click on a shown plan is bound to: the digest of the build call of the
-        plan alone (the tool's defaults)."""
-        call = self._calls.build_call(plan)
+        plan alone (the tool's defaults), relative to the lab ``base`` names if given."""
+        call = self._calls.build_call(plan, base=base)
         return call_digest(call.name, json.loads(call.arguments or "{}"))
 
     async def admit(self, key: SessionKey, limits: UserLimits) -> None:
@@ -175,7 +179,7 @@ class LabBuilds:
         """
         key = request.key
         await self.admit(key, request.limits)
-        digest = self.digest(request.plan)
+        digest = self.digest(request.plan, request.base)
         if request.digest != digest:
             raise PlanChangedError(request.digest, digest)
         await self._resolvable(request)
@@ -184,7 +188,7 @@ class LabBuilds:
         )
         try:
             function = self._calls.build_call(
-                request.plan, on_fail=request.on_fail, wait_s=request.wait_s
+                request.plan, on_fail=request.on_fail, wait_s=request.wait_s, base=request.base
             )
             text = function.arguments or "{}"
             call_id = f"{LAB_BUILD_TURN_PREFIX}{self._ids.new_id()}"
@@ -238,8 +242,9 @@ class LabBuilds:
         now = self._clock.now()
         who = request.by or request.key.user_id
         plan = request.plan
+        what = "the change to the lab" if request.base else "the lab plan"
         note = (
-            f"{who} built the lab plan ({len(plan.nodes)} nodes, {len(plan.links)} links, "
+            f"{who} built {what} ({len(plan.nodes)} nodes, {len(plan.links)} links, "
             f"{len(plan.checks)} checks); the build's status: {status}."
         )
         build = {"by": request.key.user_id, "by_name": who, "status": status}

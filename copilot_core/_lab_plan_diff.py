@@ -15,13 +15,16 @@ the platform's business (``no`` before an FRR line), the adapter's.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from copilot_core._checks import Check
-from copilot_core._lab_plan import DeviceConfig, LabPlan, PlanLink, PlanNode
+from copilot_core._lab_plan import DeviceConfig, LabPlan, PlanLink, PlanNode, link_text
+from copilot_core._lab_plan_ports import ResolvedPlan, ResolvedPort
 from copilot_core._lab_shape import Platform, Value
 
-__all__ = ["PlanDelta", "diff"]
+__all__ = ["PlanDelta", "diff", "named_like"]
 
 #: FRR lines that open a block closed by ``exit``.
 _FRR_BLOCKS = ("interface ", "router ", "route-map ", "vrf ", "line ", "key chain ")
@@ -49,6 +52,18 @@ class PlanDelta(Value):
             or self.add_lines
             or self.remove_lines
         )
+
+    def as_data(self) -> dict[str, Any]:
+        """What it adds and removes as plain data (nodes by name, links as written)."""
+        return {
+            "empty": self.empty,
+            "add_nodes": [n.name for n in self.add_nodes],
+            "remove_nodes": list(self.remove_nodes),
+            "add_links": [link_text(link) for link in self.add_links],
+            "remove_links": [link_text(link) for link in self.remove_links],
+            "add_lines": {c.node: list(c.lines) for c in self.add_lines},
+            "remove_lines": {c.node: list(c.lines) for c in self.remove_lines},
+        }
 
 
 def _same_node(current: PlanNode, wanted: PlanNode) -> bool:
@@ -98,6 +113,37 @@ def diff(current: LabPlan, wanted: LabPlan) -> PlanDelta:
         remove_lines=tuple(remove_lines),
         checks=wanted.checks,
     )
+
+
+def named_like(wanted: ResolvedPlan, current: ResolvedPlan) -> ResolvedPlan:
+    """``wanted`` with each linked port the lab links too named as the lab names it
+    (``PCA:e0`` is ``PCA:Ethernet0`` when both resolve to the same port of PCA), so that
+    :func:`diff` sees a link the lab has as the same link however the plan wrote it."""
+    there = {
+        (p.endpoint.partition(":")[0], p.adapter_number, p.port_number): p.endpoint
+        for p in current.ports
+    }
+    names = {
+        p.endpoint: there.get((p.endpoint.partition(":")[0], p.adapter_number, p.port_number))
+        or p.endpoint
+        for p in wanted.ports
+    }
+    if all(old == new for old, new in names.items()):
+        return wanted
+    plan = wanted.plan
+    links = tuple(
+        link.model_copy(update={"ends": tuple(names.get(e, e) for e in link.ends)})
+        for link in plan.links
+    )
+    addressing = tuple(
+        a.model_copy(update={"interface": names.get(a.interface, a.interface)})
+        for a in plan.addressing
+    )
+    ports = tuple(
+        ResolvedPort(names[p.endpoint], p.adapter_number, p.port_number) for p in wanted.ports
+    )
+    plan = plan.model_copy(update={"links": links, "addressing": addressing})
+    return ResolvedPlan(plan, wanted.nodes, ports)
 
 
 def _blocks(lines: tuple[str, ...], frr: bool) -> list[tuple[str | None, list[str]]]:

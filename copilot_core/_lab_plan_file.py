@@ -11,6 +11,8 @@ YAML parser (it imports only the standard library and pydantic): whoever reads t
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +21,7 @@ from pydantic import ValidationError
 from copilot_core._checks import dump_check
 from copilot_core._lab_plan import LabPlan, PlanProblem, link_text
 
-__all__ = ["LabPlanError", "parse_plan", "plan_data", "plan_schema"]
+__all__ = ["LabPlanError", "parse_plan", "plan_data", "plan_fingerprint", "plan_schema"]
 
 
 class LabPlanError(ValueError):
@@ -99,6 +101,16 @@ def plan_data(plan: LabPlan) -> dict[str, Any]:
     if plan.checks:
         data["checks"] = [dump_check(check) for check in plan.checks]
     return data
+
+
+def plan_fingerprint(plan: LabPlan | None) -> str:
+    """The plan's digest (``sha256:…`` of its data, keys sorted; ``None``, a lab with
+    nothing a plan holds, is that of no nodes): a relative build names the lab it was
+    planned against by its export's fingerprint, and is refused when the lab is another
+    by then."""
+    data = plan_data(plan) if plan is not None else {"nodes": []}
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def plan_schema() -> dict[str, Any]:

@@ -87,8 +87,16 @@ class LabBuildCalls(Protocol):
     as one of its tools' calls; the core never names the tool."""
 
     def build_call(
-        self, plan: LabPlan, *, on_fail: OnFail = "rollback", wait_s: float | None = None
+        self,
+        plan: LabPlan,
+        *,
+        on_fail: OnFail = "rollback",
+        wait_s: float | None = None,
+        base: str | None = None,
     ) -> FunctionCall:
         """The call that builds ``plan`` (``on_fail`` and ``wait_s`` as the tool takes
-        them; the tool's defaults are left out, so the plan alone is one call)."""
+        them; the tool's defaults are left out, so the plan alone is one call). ``base``:
+        a relative build, of the difference between the lab whose export has that
+        :func:`~copilot_core.labs.plan_fingerprint` and ``plan`` (only the difference
+        is built; the call is bound to both)."""
         ...

@@ -10,7 +10,9 @@ A service that builds labs from a description uses this module (``docs/labs.md``
   routers, router links, :class:`HostIntent` s, OSPF or static, an address pool), which
   lays out ports, addresses, FRR and host lines and the default checks, keeping what the
   current lab already has;
-* a plan relative to the lab as it is: :func:`diff` (a :class:`PlanDelta`);
+* a plan relative to the lab as it is: :func:`diff` (a :class:`PlanDelta`), the lab named
+  by its export's :func:`plan_fingerprint` (what a relative build is bound to), the
+  plan's ports named as the lab names them (:func:`named_like`);
 * the file: :func:`parse_plan` (a file's parsed data; :class:`LabPlanError` names every
   wrong field), :func:`plan_data` (a plan as a file writes it), :func:`plan_schema`
   (its JSON Schema), :func:`parse_link` and :func:`link_text` (``R1:eth0-R2:eth0``);
@@ -44,8 +46,14 @@ from copilot_core._lab_plan import (
     link_text,
     parse_link,
 )
-from copilot_core._lab_plan_diff import PlanDelta, diff
-from copilot_core._lab_plan_file import LabPlanError, parse_plan, plan_data, plan_schema
+from copilot_core._lab_plan_diff import PlanDelta, diff, named_like
+from copilot_core._lab_plan_file import (
+    LabPlanError,
+    parse_plan,
+    plan_data,
+    plan_fingerprint,
+    plan_schema,
+)
 from copilot_core._lab_plan_intent import HostIntent, LabIntent, plan_from_intent
 from copilot_core._lab_plan_ports import (
     LabBuildCalls,
@@ -83,9 +91,11 @@ __all__ = [
     "ResolvedPort",
     "diff",
     "link_text",
+    "named_like",
     "parse_link",
     "parse_plan",
     "plan_data",
+    "plan_fingerprint",
     "plan_from_intent",
     "plan_from_shape",
     "plan_schema",

@@ -9,7 +9,8 @@ user's approval (issue 39).
   answered with the resolved plan (the document, each node's template id, each linked
   port's GNS3 numbers), or 422 with every problem by the field of the plan (``problems``).
   ``relative``: against the lab as it is (an intent keeps what it has; the answer says
-  what a build would add and remove), and the ``digest`` a build of it is bound to.
+  what a build would add and remove, and the lab's fingerprint, ``change.base``), and the
+  ``digest`` a build of it is bound to (of the plan and, relative, the ``base``).
   Nothing is built here.
 - ``GET …/labs/current``: the lab as a plan document (JSON), or as the YAML file a user
   saves (``?format=yaml``).
@@ -18,7 +19,9 @@ user's approval (issue 39).
   own ``build_lab`` call run through the gate as ONE verified change (the core's
   :class:`~copilot_core.labs.LabBuilds`), answered when it is done with the verification's
   status, the failing checks with their evidence, whether it was rolled back, and its
-  restore point; or streamed (``Accept: text/event-stream``, ``_lab_stream``).
+  restore point; or streamed (``Accept: text/event-stream``, ``_lab_stream``). With
+  ``relative`` and ``base``: only the difference from the lab as it is is built (refused
+  when the lab is no longer the one ``base`` names).
 
 Resolving reads the server's templates once; exporting reads every started device's
 configuration over its console (seconds); a build takes as long as the build and its
@@ -67,10 +70,12 @@ from copilot_core.labs import (
     PlanDelta,
     PlanProblem,
     PlanProblems,
+    ResolvedPlan,
     diff,
-    link_text,
+    named_like,
     parse_plan,
     plan_data,
+    plan_fingerprint,
     plan_from_intent,
     plan_schema,
 )
@@ -188,8 +193,9 @@ class LabPlanReply(msgspec.Struct, kw_only=True):
     templates: dict[str, str]
     ports: dict[str, list[int]]
     #: What building this plan is bound to (``POST …/labs/build`` sends it back): the
-    #: ``call_digest`` of the ``build_lab`` call of the plan alone; ``None`` where this
-    #: deployment cannot build plans.
+    #: ``call_digest`` of the ``build_lab`` call of the plan alone (with ``relative``: of
+    #: its relative build from ``change.base``); ``None`` where this deployment cannot
+    #: build plans.
     digest: str | None
     change: dict[str, Any] | None = None
 
@@ -222,6 +228,13 @@ class LabBuildBody(BaseModel):
         le=3600,
         description="Seconds the checks may take to hold after the build (none: the "
         "build_lab tool's default; above the server's limit the build is not run).",
+    )
+    base: str | None = Field(
+        default=None,
+        pattern=r"^sha256:[0-9a-f]{64}$",
+        description="A relative build (a plan ``POST …/labs/plan`` answered with "
+        "``relative``): that answer's ``change.base``, the lab's fingerprint; only the "
+        "difference from the lab as it is is built, refused when the lab changed since.",
     )
 
 
@@ -330,15 +343,7 @@ def _change(current: LabPlan | None, wanted: LabPlan) -> dict[str, Any]:
     delta = diff(current, wanted) if current is not None else PlanDelta(
         add_nodes=wanted.nodes, add_links=wanted.links, add_lines=wanted.config
     )  # fmt: skip
-    return {
-        "empty": delta.empty,
-        "add_nodes": [n.name for n in delta.add_nodes],
-        "remove_nodes": list(delta.remove_nodes),
-        "add_links": [link_text(link) for link in delta.add_links],
-        "remove_links": [link_text(link) for link in delta.remove_links],
-        "add_lines": {c.node: list(c.lines) for c in delta.add_lines},
-        "remove_lines": {c.node: list(c.lines) for c in delta.remove_lines},
-    }
+    return {**delta.as_data(), "base": plan_fingerprint(current)}
 
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
@@ -470,11 +475,17 @@ class LabPlanController(Controller):
         resolved = await labs.resolve(wanted, context)
         if isinstance(resolved, PlanProblems):
             return _refused("plan", resolved.problems)
+        there = await labs.resolve(current, context) if current is not None else None
+        if isinstance(there, ResolvedPlan):  # the lab's ports as the lab names them
+            resolved = named_like(resolved, there)
+        base = plan_fingerprint(current) if data.relative else None
         reply = LabPlanReply(
             plan=LabPlanDocument.of(resolved.plan),
             templates={n.name: n.template_id for n in resolved.nodes},
             ports={p.endpoint: [p.adapter_number, p.port_number] for p in resolved.ports},
-            digest=None if lab_builds_if_any is None else lab_builds_if_any.digest(resolved.plan),
+            digest=None
+            if lab_builds_if_any is None
+            else lab_builds_if_any.digest(resolved.plan, base),
             change=_change(current, resolved.plan) if data.relative else None,
         )
         return Response(reply)
@@ -560,6 +571,7 @@ class LabPlanController(Controller):
             data.digest,
             on_fail=data.on_fail,
             wait_s=data.wait_s,
+            base=data.base,
             credentials=project.caller.token,
             by=project.caller.principal.username or None,
             limits=limits,

@@ -315,7 +315,7 @@ async def test_the_build_is_in_the_openapi_document(service: Service) -> None:
     assert {"application/json", "text/event-stream"} <= set(build["responses"]["200"]["content"])
     schemas = document["components"]["schemas"]
     assert set(schemas["LabBuildBody"]["properties"]) == {
-        "plan", "digest", "session_id", "on_fail", "wait_s"
+        "plan", "digest", "session_id", "on_fail", "wait_s", "base"
     }  # fmt: skip
     assert "digest" in schemas["LabPlanReply"]["required"]
 

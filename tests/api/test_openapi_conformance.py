@@ -180,7 +180,12 @@ class _BuildCalls:
     """The build tool's call of a plan (``LabBuildCalls``), as the GNS3 tools' is made."""
 
     def build_call(
-        self, plan: LabPlan, *, on_fail: str = "rollback", wait_s: float | None = None
+        self,
+        plan: LabPlan,
+        *,
+        on_fail: str = "rollback",
+        wait_s: float | None = None,
+        base: str | None = None,
     ) -> FunctionCall:
         return FunctionCall(name="build_lab", arguments=json.dumps({"plan": plan_data(plan)}))
 

@@ -11,7 +11,9 @@ every host pings every other, every OSPF adjacency is Full. The build is then ro
 with its restore point (the user's undo) and GNS3 is read: no node, no link. Before that,
 the built lab is exported as a plan file (``Gns3LabPlanner.current``, written as YAML and
 read back): built in a second, empty project with the triangle's checks, the checks pass
-again and that lab exports as the same plan (the round trip of a saved lab).
+again and that lab exports as the same plan (the round trip of a saved lab). Then "add a
+fourth router between R2 and R3, with a host" is built relative to the triangle (only
+the difference: R1 gets no line), proven, and rolled back to the triangle exactly.
 
 A plan with a wrong mask on one link (R1's LAN interface configured /30 where its host
 is in a /24) is built, fails its checks (H1 is cut off), and is rolled back: the failing
@@ -42,6 +44,7 @@ from copilot_core.labs import (
     diff,
     parse_plan,
     plan_data,
+    plan_fingerprint,
     plan_from_intent,
 )
 from copilot_core.ports import (
@@ -102,20 +105,24 @@ def scratch(router_lab: RouterLab) -> Iterator[LabProject]:
 class Built:
     """One ``build_lab`` call through the gate, approved, and what it streamed."""
 
-    def __init__(self, lab: LabProject) -> None:
+    def __init__(self, lab: LabProject, after: Built | None = None) -> None:
+        """``after``: a build of the same conversation (its store, its session)."""
         self.lab = lab
-        self.store = InMemoryCheckpointStore()
+        self.store = after.store if after is not None else InMemoryCheckpointStore()
+        self.after = after
         self.progress: list[str] = []
         self.card: Any = None
+        self.point: Any = None
 
     async def run(self, plan: dict[str, Any], **options: Any) -> tuple[ToolResult, Any]:
         now = datetime.now(UTC)
-        await self.store.create_session(
-            Session(
-                thread_id=SESSION, user_id="user-1", project_id=self.lab.project,
-                created_at=now, updated_at=now,
-            )
-        )  # fmt: skip
+        if self.after is None:
+            await self.store.create_session(
+                Session(
+                    thread_id=SESSION, user_id="user-1", project_id=self.lab.project,
+                    created_at=now, updated_at=now,
+                )
+            )  # fmt: skip
         async with Gns3Client(self.lab.lab.url, timeout=60.0) as client:
             runner = ConsoleRunner()
             try:
@@ -142,7 +149,9 @@ class Built:
                 result = await flow.asend(ApprovalDecision(True, user_id="user-1"))
                 await flow.aclose()
                 took = time.monotonic() - began
-                (point,) = await self.store.restore_points(self.lab.project, SESSION)
+                points = await self.store.restore_points(self.lab.project, SESSION)
+                (point,) = [p for p in points if self.after is None or p.id != self.after.point.id]
+                self.point = point
                 return result, (executor, point, took)
             finally:
                 await runner.aclose()
@@ -255,31 +264,116 @@ def test_the_triangle_is_built_in_one_approved_change_proven_and_rolled_back(
     finally:
         again.delete()
 
-    # The user's undo of the build: the restore point's rollback; GNS3 is empty again.
-    async def undo() -> Any:
-        async with Gns3Client(scratch.lab.url, timeout=60.0) as client:
-            runner = ConsoleRunner()
-            try:
-                executor = Gns3ToolExecutor(client, runner=runner, restore_points=built.store)
-                scope_context = ToolContext(
-                    project_id=scratch.project, user_id="user-1", session_id=SESSION,
-                    mode=CopilotMode.LAB_AUTOMATION_ASSISTANT, abort=AbortToken(),
-                    credentials=scratch.token,
-                )  # fmt: skip
-                (kept,) = await built.store.restore_points(scratch.project, SESSION)
-                return await roll_back(
-                    executor.lab, CallScope(scope_context, scratch.token), kept,
-                    use_snapshot=False,
-                )  # fmt: skip
-            finally:
-                await runner.aclose()
+    # "Add R4 between R2 and R3, with a host": only the difference built, then undone.
+    a_fourth_router_is_built_relative_and_rolled_back(scratch, built)
 
+    # The user's undo of the build: the restore point's rollback; GNS3 is empty again.
     began = time.monotonic()
-    undone = asyncio.run(undo())
+    undone = asyncio.run(undo(scratch, built))
     FIGURES["rollback_s"] = time.monotonic() - began
     assert undone.tool_status is ToolStatus.SUCCESS, undone.to_json()
     assert lab_now(scratch) == ([], 0)
     print("\nlab build figures:", {k: round(v, 2) for k, v in FIGURES.items()}, flush=True)
+
+
+async def undo(lab: LabProject, built: Built) -> Any:
+    """The user's undo of ``built``'s build: its restore point's rollback."""
+    async with Gns3Client(lab.lab.url, timeout=60.0) as client:
+        runner = ConsoleRunner()
+        try:
+            executor = Gns3ToolExecutor(client, runner=runner, restore_points=built.store)
+            scope_context = ToolContext(
+                project_id=lab.project, user_id="user-1", session_id=SESSION,
+                mode=CopilotMode.LAB_AUTOMATION_ASSISTANT, abort=AbortToken(),
+                credentials=lab.token,
+            )  # fmt: skip
+            (kept,) = [
+                p
+                for p in await built.store.restore_points(lab.project, SESSION)
+                if p.id == built.point.id
+            ]
+            return await roll_back(
+                executor.lab, CallScope(scope_context, lab.token), kept, use_snapshot=False
+            )
+        finally:
+            await runner.aclose()
+
+
+def devices_now(lab: LabProject) -> dict[str, str]:
+    """Each triangle device's configuration, read through Docker."""
+    read = {r: lab.vtysh(r, "show running-config") for r in ("R1", "R2", "R3")}
+    for host in HOSTS:
+        read[host] = lab.docker(host, "ip", "-4", "-o", "addr", "show") + lab.docker(
+            host, "ip", "-4", "route", "show"
+        )
+    return read
+
+
+def links_now(lab: LabProject) -> list[str]:
+    return sorted(lab.snapshot().describe_link(k) for k in lab.api("GET", "/links").json())
+
+
+def a_fourth_router_is_built_relative_and_rolled_back(scratch: LabProject, built: Built) -> None:
+    """The triangle made a square relative to the lab as it is (``plan_lab relative``'s
+    plan and ``base``): R4 and H4 made, the link R2 - R3 replaced by R2 - R4 - R3; R3
+    sent only its lines undone and added, R1 none; proven through Docker, then the
+    build's rollback puts every device back as it was (read back equal)."""
+    before, links_before = devices_now(scratch), links_now(scratch)
+    current = parse_plan(asyncio.run(exported(scratch)))
+    square = plan_from_intent(
+        LabIntent(
+            routers=("R1", "R2", "R3", "R4"),
+            links=(("R1", "R2"), ("R2", "R4"), ("R4", "R3"), ("R3", "R1")),
+            hosts=tuple(HostIntent(name=f"H{i}", behind=f"R{i}") for i in (1, 2, 3, 4)),
+            pool="10.10.0.0/16",
+        ),
+        keep=current,
+    )
+    data = plan_data(square)
+    for node in data["nodes"]:
+        node.setdefault("template", ROUTER_TEMPLATE if node["platform"] == "frr" else HOST_TEMPLATE)
+    relative = Built(scratch, after=built)  # the same conversation: its restore points
+    options = {"relative": True, "base": plan_fingerprint(current), "wait_s": 120}
+    result, (_, point, took) = asyncio.run(relative.run(data, **options))
+    FIGURES["relative_build_and_checks_s"] = took
+
+    card = relative.card
+    assert set(card.devices) == {"R3", "R4", "H4"}, (
+        card.summary,
+        list(card.topology),
+        current.config,
+        result.output,
+    )
+    assert card.devices["R3"][:3] == ["interface eth0", "no ip address 10.10.0.6/30", "exit"]
+    assert "delete link R2:eth1 - R3:eth0" in card.topology, card.topology
+    assert "unchanged: R1, R2, H1, H2, H3" in card.topology, card.topology
+    output = result.output
+    assert result.status is ToolStatus.SUCCESS, output
+    assert output["verification"]["status"] == "pass", output["verification"]
+    assert [d["name"] for d in output["devices"]] == ["R3", "R4", "H4"]
+    assert [n["name"] for n in output["nodes"] if n["created"]] == ["R4", "H4"]
+    heard = "".join(relative.progress)
+    assert "R3: sending 12 line(s)" in heard, heard[-3000:]
+    assert "R1: " not in heard and "R2: " not in heard, heard[-3000:]  # no console opened
+    assert scratch.vtysh("R1", "show running-config") == before["R1"]  # R1 got no line
+    hosts = {**HOSTS, "H4": "10.10.4.10"}
+    for source in hosts:
+        for target, address in hosts.items():
+            if target != source:
+                ping = scratch.docker(source, "ping", "-c", "2", "-W", "2", address, check=False)
+                assert " 0% packet loss" in ping, (source, target, ping)
+    for router in ("R1", "R2", "R3", "R4"):
+        neighbours = scratch.vtysh(router, "show ip ospf neighbor")
+        assert neighbours.count("Full/") == 2, (router, neighbours)
+
+    began = time.monotonic()
+    undone = asyncio.run(undo(scratch, relative))
+    FIGURES["relative_rollback_s"] = time.monotonic() - began
+    assert undone.tool_status is ToolStatus.SUCCESS, undone.to_json()
+    assert lab_now(scratch) == (["H1", "H2", "H3", "R1", "R2", "R3"], 6)
+    assert links_now(scratch) == links_before
+    assert devices_now(scratch) == before
+    assert point.tool_name == BUILD_TOOL
 
 
 def test_a_plan_with_a_wrong_mask_fails_its_checks_and_is_rolled_back(

@@ -6,8 +6,10 @@ in stages, each said as it starts and per device as it goes (``progress``):
 1. **nodes**: each plan node from its template (``template_id``) at its position, under
    its name (a node of that name already in the project is kept as it is: a plan relative
    to the lab names the nodes it has);
-2. **links**: each plan link between the ports the planner resolved (adapter and port
-   numbers), unless the project already links those two ports;
+2. **links**: the links a relative build removes deleted first (``remove_links``: found
+   by their ends' node and port names), then each plan link between the ports the
+   planner resolved (adapter and port numbers), unless the project already links those
+   two ports;
 3. **start**: each node of the plan started, and waited for until GNS3 says so;
 4. **configure**: each device with lines, once its console shows its prompt (an FRR
    router once zebra answers too: vtysh answers before zebra runs, and a configuration
@@ -37,7 +39,7 @@ from adapters.gns3.lab import CallScope, LabAccess, LabSnapshot, wait_for_prompt
 from adapters.gns3.tools import send_device_lines
 from copilot_core import ToolContext
 from copilot_core.errors import AuthenticationError, CopilotError
-from copilot_core.labs import Platform, ResolvedPlan
+from copilot_core.labs import PlanLink, Platform, ResolvedPlan
 
 __all__ = ["BuiltDevice", "BuiltLink", "BuiltNode", "Gns3LabBuilder", "LabBuildReport"]
 
@@ -84,6 +86,8 @@ class LabBuildReport:
 
     nodes: tuple[BuiltNode, ...] = ()
     links: tuple[BuiltLink, ...] = ()
+    #: The links a relative build deleted (``created`` is false).
+    removed_links: tuple[BuiltLink, ...] = ()
     devices: tuple[BuiltDevice, ...] = ()
     problems: tuple[str, ...] = ()
     #: Seconds each stage took (``nodes``, ``links``, ``start``, ``configure``, ``total``).
@@ -111,6 +115,15 @@ class LabBuildReport:
             "links": [
                 {"link": k.ends, "link_id": k.link_id, "created": k.created} for k in self.links
             ],
+            **(
+                {
+                    "removed_links": [
+                        {"link": k.ends, "link_id": k.link_id} for k in self.removed_links
+                    ]
+                }
+                if self.removed_links
+                else {}
+            ),
             "devices": [
                 {
                     "name": d.name,
@@ -140,10 +153,14 @@ class Gns3LabBuilder:
         resolved: ResolvedPlan,
         context: ToolContext,
         progress: Progress | None = None,
+        *,
+        remove_links: tuple[PlanLink, ...] = (),
     ) -> LabBuildReport:
+        """Build ``resolved``; ``remove_links`` (a relative build's) are deleted first."""
         if not context.credentials:
             raise AuthenticationError("No GNS3 credentials came with this request.")
         run = _Build(self.lab, resolved, CallScope(context, context.credentials), progress)
+        run.remove = remove_links
         return await run.run()
 
 
@@ -166,6 +183,8 @@ class _Build:
         self.loop = asyncio.get_running_loop()
         self.nodes: dict[str, BuiltNode] = {}
         self.links: list[BuiltLink] = []
+        self.remove: tuple[PlanLink, ...] = ()
+        self.removed: list[BuiltLink] = []
         self.devices: list[BuiltDevice] = []
         self.problems: list[str] = []
         self.timings: dict[str, float] = {}
@@ -184,11 +203,14 @@ class _Build:
         try:
             for stage, work in (
                 ("nodes", self.create_nodes),
+                ("unlink", self.remove_links),
                 ("links", self.create_links),
                 ("start", self.start_nodes),
                 ("configure", self.configure),
             ):
                 self.check_abort()
+                if stage == "unlink" and not self.remove:
+                    continue
                 begun = self.loop.time()
                 await work()
                 self.timings[stage] = self.loop.time() - begun
@@ -203,6 +225,7 @@ class _Build:
         return LabBuildReport(
             nodes=tuple(sorted(self.nodes.values(), key=lambda n: order.get(n.name, 0))),
             links=tuple(self.links),
+            removed_links=tuple(self.removed),
             devices=tuple(sorted(self.devices, key=lambda d: order.get(d.name, 0))),
             problems=tuple(self.problems),
             timings=self.timings,
@@ -282,6 +305,32 @@ class _Build:
             await create(node.name, node.x, node.y)
 
     # ------------------------------------------------------------------ links
+    async def remove_links(self) -> None:
+        """The links a relative build removes, found by their ends' names, deleted."""
+        snapshot = await self.snapshot()
+        by_ends = {
+            frozenset(f"{name}:{port}" for name, port in snapshot.link_ends(link)): link
+            for link in snapshot.links
+        }
+        await self.say(f"deleting {len(self.remove)} link(s)")
+        for link in self.remove:
+            self.check_abort()
+            text = f"{link.ends[0]}-{link.ends[1]}"
+            found = by_ends.get(frozenset(link.ends))
+            if found is None:
+                self.problems.append(f"link {text} was not deleted: it is not in the project")
+                continue
+            try:
+                await self.lab.client.delete_link(
+                    self.scope.token, self.scope.project_id, str(found["link_id"])
+                )
+            except CopilotError as exc:
+                self.problems.append(f"link {text} was not deleted: {exc.message}")
+                await self.say(f"link {text}: not deleted ({exc.message})")
+                continue
+            self.removed.append(BuiltLink(text, str(found["link_id"]), False))
+            await self.say(f"link {text}: deleted")
+
     async def create_links(self) -> None:
         ports = {p.endpoint: p for p in self.resolved.ports}
         snapshot = await self.snapshot()

@@ -9,11 +9,13 @@ The gate runs :func:`copilot_core.intent.verify_change` over :class:`LabBuildSte
   one that cannot be taken refuses the build; a call from outside a conversation (an
   MCP client's) builds without one, and a rollback then deletes what the build made;
 * ``apply``: :meth:`~adapters.gns3.labs.Gns3LabBuilder.build`, progress per stage and
-  device; then what it did recorded with the point (even when it failed half-way);
+  device (a relative build's: the links it removes deleted first, each device sent only
+  its lines undone and added); then what it did recorded with the point (even when it
+  failed half-way);
 * ``roll_back``: exactly the build undone: with the point, the restore feature's own
-  rollback of its recorded change (the nodes and links it made deleted, the lines it
-  added to devices that were there taken back); without one, the links and then the
-  nodes the build made deleted;
+  rollback of its recorded change (the nodes and links it made deleted, the links it
+  deleted made again, the devices that were there given back their configuration);
+  without one, the links and then the nodes the build made deleted;
 * ``observed``: the project's nodes and links as the build left them (and after the
   rollback), read back from GNS3.
 """
@@ -37,7 +39,7 @@ from adapters.gns3.restore import (
 from copilot_core import ParsedToolCall, ToolResult, ToolStatus
 from copilot_core.errors import CopilotError
 from copilot_core.intent import CheckProbe, VerificationPlan
-from copilot_core.labs import ResolvedPlan
+from copilot_core.labs import PlanLink, ResolvedPlan
 from copilot_core.ports import ChangePreview, RestorePoint
 
 __all__ = ["LabBuildSteps", "build_result"]
@@ -74,6 +76,8 @@ class LabBuildSteps:
         preview: ChangePreview,
         plan: VerificationPlan,
         probe: CheckProbe,
+        *,
+        remove_links: tuple[PlanLink, ...] = (),
     ) -> None:
         self._lab = lab
         self._builder = builder
@@ -83,6 +87,7 @@ class LabBuildSteps:
         self._preview = preview
         self._plan = plan
         self._probe = probe
+        self._remove_links = remove_links
         self._point: RestorePoint | None = None
         self._notes: list[str] = []
         self._report: LabBuildReport | None = None
@@ -141,7 +146,9 @@ class LabBuildSteps:
             self._say(text)
 
         try:
-            self._report = await self._builder.build(self._resolved, self._scope.context, progress)
+            self._report = await self._builder.build(
+                self._resolved, self._scope.context, progress, remove_links=self._remove_links
+            )
         finally:  # what it did, for an undo of it alone (even when it failed half-way)
             if self._point is not None:
                 self._point = await record_what_it_did(self._lab, self._scope, self._point)

@@ -15,6 +15,11 @@ back exactly (or kept, ``on_fail: keep``), with the failing checks and their evi
 Progress streams per stage and device (``tool_progress``). A plan without checks is
 built after its restore point, unverified.
 
+With ``relative`` (the plan ``plan_lab`` answered with ``relative``: the whole wanted
+lab), only the difference from the lab as it is is built, and the card shows exactly it
+(:mod:`~adapters.gns3.labs._relative`); ``base``, the lab's fingerprint ``plan_lab``
+answered, binds the call to that lab (refused when the lab is another by then).
+
 A tool source of its own (like ``practice_drill``), beside the GNS3 tools: the labs
 package sits above the tools, on the same :class:`~adapters.gns3.LabAccess`.
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -31,9 +37,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from adapters.gns3.lab import CallScope, LabAccess, RestoreScope
 from adapters.gns3.labs._build import Gns3LabBuilder
 from adapters.gns3.labs._build_steps import LabBuildSteps, build_result
+from adapters.gns3.labs._relative import (
+    RelativeBuild,
+    named_as_the_lab,
+    relative_build,
+    relative_preview,
+    unread_devices,
+)
 from adapters.gns3.restore import keep_then, without_a_way_back
 from copilot_core import CopilotMode, ToolContext, ToolResult, ToolSpec
-from copilot_core.errors import CopilotError
+from copilot_core.errors import CopilotError, NotFoundError
 from copilot_core.intent import (
     Check,
     CheckProbes,
@@ -46,6 +59,7 @@ from copilot_core.labs import (
     LabPlan,
     LabPlanError,
     LabPlanner,
+    PlanLink,
     PlanProblems,
     ResolvedPlan,
     parse_plan,
@@ -73,7 +87,9 @@ _DESCRIPTION = (
     "templates, the links, every node started, every device configured with its lines, "
     "then the plan's checks retried until they hold; if one fails the build is rolled back "
     "(on_fail: keep keeps it). Give the plan plan_lab answered (nodes, links, addressing, "
-    "config, checks). Use it when the user asks for a lab to be built."
+    "config, checks). Use it when the user asks for a lab to be built. To change the "
+    "existing lab, give relative: true with the whole wanted plan plan_lab relative "
+    "answered and its change.base as base: only the difference is built."
 )
 
 
@@ -90,6 +106,14 @@ class BuildLab(BaseModel):
     )
     wait_s: float = Field(
         default=90.0, ge=0, description="seconds the checks may take to hold after the build"
+    )
+    relative: bool = Field(
+        default=False, description="build only the difference from the lab as it is"
+    )
+    base: str | None = Field(
+        default=None,
+        pattern=r"^sha256:[0-9a-f]{64}$",
+        description="relative: the lab's fingerprint plan_lab answered (change.base)",
     )
 
 
@@ -108,7 +132,7 @@ class LabBuildTools:
         self.planner = planner
         self.probes = probes
         self.builder = builder or Gns3LabBuilder(lab)
-        self._resolved: OrderedDict[str, ResolvedPlan] = OrderedDict()
+        self._resolved: OrderedDict[str, _Prepared] = OrderedDict()
         self.spec = ToolSpec(
             name=BUILD_TOOL,
             description=_DESCRIPTION,
@@ -125,16 +149,25 @@ class LabBuildTools:
         return [self.spec] if mode is CopilotMode.LAB_AUTOMATION_ASSISTANT else []
 
     def build_call(
-        self, plan: LabPlan, *, on_fail: OnFail = "rollback", wait_s: float | None = None
+        self,
+        plan: LabPlan,
+        *,
+        on_fail: OnFail = "rollback",
+        wait_s: float | None = None,
+        base: str | None = None,
     ) -> FunctionCall:
         """The core's :class:`~copilot_core.labs.LabBuildCalls`: this tool's call of
         ``plan`` (the plan's document; ``on_fail`` and ``wait_s`` only where they are not
-        the tool's defaults, so that the plan alone is one call)."""
+        the tool's defaults, so that the plan alone is one call; ``base``: a relative
+        build of the lab of that fingerprint)."""
         arguments: JSON = {"plan": plan_data(plan)}
         if on_fail != "rollback":
             arguments["on_fail"] = on_fail
         if wait_s is not None:
             arguments["wait_s"] = wait_s
+        if base is not None:
+            arguments["relative"] = True
+            arguments["base"] = base
         return FunctionCall(name=BUILD_TOOL, arguments=json.dumps(arguments, ensure_ascii=False))
 
     # ------------------------------------------------------------------ reading a call
@@ -147,6 +180,10 @@ class LabBuildTools:
                 for e in exc.errors()
             )
             return ToolResult.error(f"Invalid arguments for {BUILD_TOOL}: {said}")
+        if args.base is not None and not args.relative:
+            return ToolResult.error(
+                f"Invalid arguments for {BUILD_TOOL}: base goes with relative: true"
+            )
         limit = self.lab.settings.max_change_verify_wait
         if args.wait_s > limit:
             return ToolResult.error(
@@ -157,9 +194,9 @@ class LabBuildTools:
 
     async def _resolve(
         self, call: ParsedToolCall, context: ToolContext
-    ) -> tuple[BuildLab, ResolvedPlan] | ToolResult:
-        """The call's arguments and its plan resolved, or why it cannot be built (a
-        result naming every problem by the plan's field; nothing is done)."""
+    ) -> tuple[BuildLab, _Prepared] | ToolResult:
+        """The call's arguments and what it builds, or why it cannot be built (a result
+        naming every problem by the plan's field; nothing is done)."""
         args = self._arguments(call)
         if isinstance(args, ToolResult):
             return args
@@ -172,7 +209,7 @@ class LabBuildTools:
         except LabPlanError as exc:
             return _problems("The plan is not valid", [str(p) for p in exc.problems])
         kept = self._resolved.get(call.id)
-        if kept is not None and kept.plan == plan:
+        if kept is not None and kept.key == (plan, args.relative, args.base):
             return args, kept
         try:
             resolved = await self.planner.resolve(plan, context)
@@ -180,10 +217,55 @@ class LabBuildTools:
             return ToolResult.error(f"The plan could not be resolved on GNS3: {exc.message}")
         if isinstance(resolved, PlanProblems):
             return _problems("GNS3 cannot build the plan", [str(p) for p in resolved.problems])
-        self._resolved[call.id] = resolved
+        prepared = _Prepared((plan, args.relative, args.base), resolved)
+        if args.relative:
+            relative = await self._relative(args, resolved, context)
+            if isinstance(relative, ToolResult):
+                return relative
+            prepared = _Prepared(prepared.key, relative.resolved, relative)
+        self._resolved[call.id] = prepared
         while len(self._resolved) > 32:
             self._resolved.popitem(last=False)
-        return args, resolved
+        return args, prepared
+
+    async def _relative(
+        self, args: BuildLab, resolved: ResolvedPlan, context: ToolContext
+    ) -> RelativeBuild | ToolResult:
+        """The difference to build from the lab as it is, or why it is refused."""
+        try:
+            current: LabPlan | None = await self.planner.current(context)
+        except NotFoundError:  # nothing a plan holds yet: everything is new
+            current = None
+        except CopilotError as exc:
+            return ToolResult.error(
+                f"{BUILD_TOOL} was not run: the lab could not be read ({exc.message})"
+            )
+        if current is not None:
+            scope = CallScope(context, context.credentials or "")
+            unread = await unread_devices(self.lab, scope, current)
+            if unread:
+                return ToolResult.error(
+                    f"{BUILD_TOOL} was not run: the configuration of "
+                    + ", ".join(unread)
+                    + " could not be read, and a relative build must know what each device "
+                    "has. Try again once its console answers."
+                )
+            resolved = await named_as_the_lab(self.planner, current, resolved, context)
+        built = relative_build(current, resolved)
+        if isinstance(built, list):
+            return ToolResult.error(
+                f"{BUILD_TOOL} relative cannot build this change; nothing was done: "
+                + "; ".join(built),
+                problems=built,
+            )
+        if args.base is not None and built.base != args.base:
+            return ToolResult.error(
+                f"{BUILD_TOOL} was not run: the lab is not the one the plan was made against "
+                f"(its fingerprint is {built.base}, the call names {args.base}): it changed "
+                "since. Call plan_lab relative again and build the change it answers.",
+                base=built.base,
+            )
+        return built
 
     # ------------------------------------------------------------------ the executor
     async def assess(self, call: ParsedToolCall, context: ToolContext) -> Assessment:
@@ -192,19 +274,20 @@ class LabBuildTools:
         found = await self._resolve(call, context)
         if isinstance(found, ToolResult):
             return Assessment.read_only()
-        return Assessment(True, preview_of(found[1].plan))
+        return Assessment(True, found[1].preview())
 
     async def change_steps(
         self, call: ParsedToolCall, context: ToolContext, assessment: Assessment
     ) -> ChangeSteps | None:
         found = await self._resolve(call, context)
-        if isinstance(found, ToolResult) or not found[1].plan.checks:
+        if isinstance(found, ToolResult) or not found[1].resolved.plan.checks:
             return None
-        args, resolved = found
+        args, prepared = found
+        resolved = prepared.resolved
         standing = await self._standing(context)
         plan = VerificationPlan(resolved.plan.checks, standing, args.on_fail, args.wait_s)
         scope = CallScope(context, context.credentials or "")
-        preview = assessment.preview or preview_of(resolved.plan)
+        preview = assessment.preview or prepared.preview()
         return LabBuildSteps(
             self.lab,
             self.builder,
@@ -214,6 +297,7 @@ class LabBuildTools:
             preview,
             plan,
             self.probes.probe(context),
+            remove_links=prepared.remove_links,
         )
 
     async def execute(
@@ -225,7 +309,8 @@ class LabBuildTools:
         found = await self._resolve(call, context)
         if isinstance(found, ToolResult):
             return found
-        resolved = found[1]
+        prepared = found[1]
+        resolved = prepared.resolved
         if resolved.plan.checks:
             return ToolResult.error(
                 f"{BUILD_TOOL} with checks is a verified change, which the copilot's gate "
@@ -241,11 +326,13 @@ class LabBuildTools:
             kept = await keep_then(
                 self.lab,
                 scope,
-                RestoreScope(topology=True),
-                lambda: self.builder.build(resolved, context, progress),
+                RestoreScope(devices=prepared.kept_devices, topology=True),
+                lambda: self.builder.build(
+                    resolved, context, progress, remove_links=prepared.remove_links
+                ),
                 tool_call_id=call.id,
                 tool_name=call.name,
-                preview=preview_of(resolved.plan),
+                preview=prepared.preview(),
             )
         except CopilotError as exc:
             return ToolResult.error(exc.message)
@@ -264,6 +351,33 @@ class LabBuildTools:
         if record is None or not record.checks:
             return ()
         return tuple(checks_adapter.validate_python(record.checks))
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A call's build: the plan resolved, and for a relative build the difference."""
+
+    key: tuple[LabPlan, bool, str | None]
+    resolved: ResolvedPlan
+    relative: RelativeBuild | None = None
+
+    @property
+    def remove_links(self) -> tuple[PlanLink, ...]:
+        return self.relative.remove_links if self.relative is not None else ()
+
+    @property
+    def kept_devices(self) -> tuple[str, ...]:
+        """A relative build's devices that stay and get lines: its restore point keeps
+        them (a build with checks finds them in the project: ``LabBuildSteps``)."""
+        if self.relative is None:
+            return ()
+        new = {n.name for n in self.relative.delta.add_nodes}
+        return tuple(c.node for c in self.resolved.plan.config if c.node not in new)
+
+    def preview(self) -> ChangePreview:
+        if self.relative is not None:
+            return relative_preview(self.relative)
+        return preview_of(self.resolved.plan)
 
 
 def preview_of(plan: LabPlan) -> ChangePreview:
@@ -322,6 +436,14 @@ def _schema(max_wait: float) -> JSON:
             },
             "on_fail": {"type": "string", "enum": ["rollback", "keep"]},
             "wait_s": {"type": "number", "minimum": 0, "maximum": max_wait},
+            "relative": {
+                "type": "boolean",
+                "description": "build only the difference from the lab as it is",
+            },
+            "base": {
+                "type": "string",
+                "description": "with relative: plan_lab's change.base (the lab planned against)",
+            },
         },
         "required": ["plan"],
         "additionalProperties": False,

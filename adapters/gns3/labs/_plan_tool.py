@@ -11,7 +11,8 @@ by its platform's grammar). The answer is the resolved plan — nodes with their
 templates, links, each device's lines, the checks that will decide the build — or every
 problem by the field of the plan (or of the intent) and what is wrong, for the model to
 fix and call again. ``relative`` plans against the lab as it is: an intent keeps what
-the current lab has, and the answer says what a build would add and remove.
+the current lab has, and the answer says what a build would add and remove, and the
+lab's fingerprint (``change.base``) a relative ``build_lab`` is bound to.
 
 A tool of the GNS3 registry (:func:`lab_tools`): its handler builds the planner on the
 registry's own :class:`~adapters.gns3.LabAccess`. It lives with the planner, above the
@@ -34,6 +35,7 @@ from adapters.gns3.lab import (
     ToolRegistry,
 )
 from adapters.gns3.labs._planner import Gns3LabPlanner
+from adapters.gns3.labs._relative import named_as_the_lab
 from adapters.gns3.tools import gns3_tools
 from copilot_core import ToolResult
 from copilot_core.errors import NotFoundError
@@ -47,9 +49,9 @@ from copilot_core.labs import (
     Platform,
     ResolvedPlan,
     diff,
-    link_text,
     parse_plan,
     plan_data,
+    plan_fingerprint,
     plan_from_intent,
 )
 from copilot_core.ports import ToolEffect
@@ -150,15 +152,7 @@ def _delta(current: LabPlan | None, wanted: LabPlan) -> PlanDelta:
 
 def delta_data(delta: PlanDelta) -> JSON:
     """What a relative build adds and removes, as plain data."""
-    return {
-        "empty": delta.empty,
-        "add_nodes": [n.name for n in delta.add_nodes],
-        "remove_nodes": list(delta.remove_nodes),
-        "add_links": [link_text(link) for link in delta.add_links],
-        "remove_links": [link_text(link) for link in delta.remove_links],
-        "add_lines": {c.node: list(c.lines) for c in delta.add_lines},
-        "remove_lines": {c.node: list(c.lines) for c in delta.remove_lines},
-    }
+    return delta.as_data()
 
 
 def resolved_data(resolved: ResolvedPlan) -> JSON:
@@ -188,6 +182,8 @@ async def plan_lab(lab: LabAccess, args: PlanLabArguments, scope: CallScope) -> 
     resolved = await planner.resolve(plan, scope.context)
     if isinstance(resolved, PlanProblems):
         return _refused("plan", resolved.problems)
+    if current is not None:  # the ports the lab links, named as the lab names them
+        resolved = await named_as_the_lab(planner, current, resolved, scope.context)
     answer: JSON = {
         "status": "success",
         "summary": (
@@ -197,7 +193,13 @@ async def plan_lab(lab: LabAccess, args: PlanLabArguments, scope: CallScope) -> 
         **resolved_data(resolved),
     }
     if args.relative:
-        answer["change"] = delta_data(_delta(current, resolved.plan))
+        answer["change"] = {
+            **delta_data(_delta(current, resolved.plan)),
+            "base": plan_fingerprint(current),
+        }
+        answer["summary"] += (
+            "; build only the change with build_lab {plan, relative: true, base: change.base}"
+        )
     return ToolResult(answer)
 
 

@@ -29,6 +29,7 @@ from copilot_core.labs import (
     ResolvedPlan,
     parse_plan,
     plan_data,
+    plan_fingerprint,
 )
 from copilot_core.policy import UserLimits
 from copilot_core.ports import (
@@ -67,17 +68,27 @@ class Calls:
     """The tool source's build call (``LabBuildCalls``)."""
 
     def build_call(
-        self, plan: LabPlan, *, on_fail: str = "rollback", wait_s: float | None = None
+        self,
+        plan: LabPlan,
+        *,
+        on_fail: str = "rollback",
+        wait_s: float | None = None,
+        base: str | None = None,
     ) -> FunctionCall:
-        return FunctionCall(name=BUILD, arguments=json.dumps(arguments(plan, on_fail, wait_s)))
+        made = arguments(plan, on_fail, wait_s, base)
+        return FunctionCall(name=BUILD, arguments=json.dumps(made))
 
 
-def arguments(plan: LabPlan, on_fail: str = "rollback", wait_s: float | None = None) -> Any:
+def arguments(
+    plan: LabPlan, on_fail: str = "rollback", wait_s: float | None = None, base: str | None = None
+) -> Any:
     made: dict[str, Any] = {"plan": plan_data(plan)}
     if on_fail != "rollback":
         made["on_fail"] = on_fail
     if wait_s is not None:
         made["wait_s"] = wait_s
+    if base is not None:
+        made["relative"], made["base"] = True, base
     return made
 
 
@@ -218,3 +229,34 @@ async def test_nothing_is_built_when_refused(world: dict[str, Any]) -> None:
     assert [p.field for p in refused.value.problems] == ["nodes[0].template"]
     assert world["tools"].executed == []
     assert (await world["store"].history(PROJECT, SESSION)).messages == []
+
+
+async def test_a_relative_build_is_bound_to_its_base_and_makes_the_relative_call(
+    world: dict[str, Any],
+) -> None:
+    plan, base = parse_plan(DOC), plan_fingerprint(parse_plan(DOC))
+    builds = world["builds"]
+    assert builds.digest(plan, base) == call_digest(BUILD, arguments(plan, base=base))
+    assert builds.digest(plan, base) != builds.digest(plan)
+    # The plan's digest alone does not cover its relative build, nor another base's.
+    with pytest.raises(PlanChangedError):
+        await builds(LabBuildRequest(KEY, plan, builds.digest(plan), base=base))
+    other = plan_fingerprint(None)
+    with pytest.raises(PlanChangedError):
+        await builds(LabBuildRequest(KEY, plan, builds.digest(plan, other), base=base))
+    outcome = await builds(
+        LabBuildRequest(KEY, plan, builds.digest(plan, base), base=base, credentials="token")
+    )
+    assert outcome.status == "pass"
+    assistant, _ = (await world["store"].history(PROJECT, SESSION)).messages
+    made = json.loads(assistant.tool_calls[0].function.arguments)
+    assert (made["relative"], made["base"]) == (True, base)
+    assert assistant.content.startswith(f"{USER} built the change to the lab")
+
+
+def test_a_plans_fingerprint_is_its_data_whatever_the_order_of_its_keys() -> None:
+    plan = parse_plan(DOC)
+    assert plan_fingerprint(plan) == plan_fingerprint(parse_plan(dict(reversed(DOC.items()))))
+    moved = {**DOC, "nodes": [{**DOC["nodes"][0], "x": 1}, *DOC["nodes"][1:]]}
+    assert plan_fingerprint(parse_plan(moved)) != plan_fingerprint(plan)
+    assert plan_fingerprint(None).startswith("sha256:") and len(plan_fingerprint(None)) == 71

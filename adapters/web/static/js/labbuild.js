@@ -180,6 +180,26 @@ function endText(end, addressing) {
 
 // The approval card's part for a build: the picture, the nodes, the links, and each
 // device's lines (one fold per device). The checks follow (the card's own list).
+// A relative build's card (build_lab with relative: only the difference from the lab):
+// the nodes and links above are those it adds; this says what it removes and what it
+// leaves as it is ("delete link R2:eth1 - R3:eth0", "unchanged: R1, R2"). Null for a
+// whole build.
+function relativeChange(event) {
+  const preview = (event && event.preview) || {};
+  const lines = (Array.isArray(preview.topology) ? preview.topology : []).map(String);
+  const removed = lines.filter((line) => line.startsWith("delete link "));
+  const unchanged = lines.find((line) => line.startsWith("unchanged: "));
+  const relative = Boolean(event && event.arguments && event.arguments.relative);
+  if (!relative && !removed.length && !unchanged) return null;
+  const section = el("section", "lb-list lb-relative");
+  section.append(el("h4", null, "Only the difference from the lab"));
+  const list = el("ul", "lb-removed");
+  for (const line of removed) list.append(el("li", null, line.replace(/^delete link /, "Removed link ")));
+  if (removed.length) section.append(list);
+  if (unchanged) section.append(el("p", "lb-unchanged", `Unchanged: ${unchanged.slice("unchanged: ".length)}`));
+  return section;
+}
+
 export function buildPreview(event) {
   const build = readBuild(event);
   const box = el("div", "lb-preview");
@@ -207,6 +227,8 @@ export function buildPreview(event) {
   links.append(linkList);
   facts.append(nodes, links);
   box.append(facts);
+  const change = relativeChange(event);
+  if (change) box.append(change);
   const entries = Object.entries(build.devices || {});
   if (entries.length) {
     const devices = el("section", "lb-configs");
