@@ -37,6 +37,7 @@ from typing import Any
 from copilot_core._abort import AbortToken
 from copilot_core._agent_settings import AgentSettings
 from copilot_core._agent_turn import AgentTurn, LabView, open_turn
+from copilot_core._announced import ask_to_call, named_tools
 from copilot_core._deltas import TextDelta
 from copilot_core._messages import FunctionCall, Message, ToolCall
 from copilot_core._prompts import TITLE_INSTRUCTION, PromptBook, clean_title, fallback_title
@@ -229,9 +230,24 @@ class BuiltinAgent:
         return with_lab(prompt, lab), lab_cost
 
     def _answered(self, turn: AgentTurn, assistant: Message) -> Iterator[AgentEvent]:
-        """A reply without calls: the answer, unless it states device output no tool
-        produced: then the model is asked once to run the tool (its text stays on the
-        page, not as the answer); an answer that still does is marked unverified."""
+        """A reply without calls: the answer, unless it names a tool to use in a turn
+        that made no call, or states device output no tool produced: then the model is
+        told once (the tool is its to call; run the tool), and its text stays on the
+        page, not as the answer; an answer that still states such output is marked
+        unverified."""
+        named = [] if turn.prompted or turn.used_ids else named_tools(assistant.content, turn.specs)
+        if named:
+            turn.prompted = True
+            yield StatusEvent(
+                "named_tool",
+                f"the reply names {', '.join(named)} but made no call; the model was "
+                "told to make the call itself",
+                {"tools": named},
+            )
+            # Told, not stored; the reply is not sent back (a small model copies it).
+            note = ask_to_call(named)
+            turn.conversation.extend((Message.user(self._ids.new_id(), note, self._clock.now()),))
+            return
         unseen = turn.seen.unseen(assistant.content, turn.lab.topology)
         if unseen:
             yield StatusEvent(

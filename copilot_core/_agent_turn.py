@@ -109,6 +109,8 @@ class AgentTurn:
     told: bool = False
     #: The model was asked, in this turn, to run a tool for output it stated.
     asked: bool = False
+    #: The model was told, in this turn, that a tool its reply named was not called.
+    prompted: bool = False
     llm_calls: int = 0
     #: The turn's final answer, once given (the title is made from it).
     answer: Message | None = None
