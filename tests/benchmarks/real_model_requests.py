@@ -234,7 +234,8 @@ _UNREACHABLE = re.compile(
 _VERDICT = re.compile(
     r"\b(?:can|could|cannot|can't|couldn't|can not|could not)\s+(?:successfully\s+)?"
     r"(?:ping|reach)\b|\b(?:is|are)\s+(?:not\s+)?reachable\b|\bunreachable\b"
-    r"|\bping(?:\s+(?:command|test))?\s+(?:was\s+)?(?:successful|succeeded|failed|worked)\b",
+    r"|\bping(?:\s+(?:command|test))?\s+(?:was\s+)?(?:successful|succeeded|failed|worked)\b"
+    r"|\b(?:is|are)\s+(?:not\s+)?able\s+to\s+(?:ping|reach)\b",
     re.IGNORECASE,
 )
 #: Lines only a device prints.
