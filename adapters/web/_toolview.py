@@ -357,10 +357,19 @@ def _checks_table(phases: Sequence[tuple[str, Any]]) -> str:
                 name = str(check.get("name") or check.get("kind") or "?")
                 names.extend([name] if name not in names else [])
                 verdicts[(title, name)] = check
-    head = "".join(f"<th>{escape(title)}</th>" for title, _ in ran)
+
+    def column(title: str) -> Callable[[str], str]:
+        return lambda name: _verdict(verdicts.get((title, name)))
+
+    return _checks_grid(names, [(title, column(title)) for title, _ in ran])
+
+
+def _checks_grid(names: Sequence[str], columns: Sequence[tuple[str, Callable[[str], str]]]) -> str:
+    """The checks table: a row per check's name, a column per (title, cell of a name)."""
+    head = "".join(f"<th>{escape(title)}</th>" for title, _ in columns)
     rows = "".join(
         f"<tr><th>{escape(name)}</th>"
-        + "".join(f"<td>{_verdict(verdicts.get((title, name)))}</td>" for title, _ in ran)
+        + "".join(f"<td>{cell(name)}</td>" for _, cell in columns)
         + "</tr>"
         for name in names
     )
@@ -425,17 +434,8 @@ def _phases_table(verification: Mapping[str, Any]) -> str:
             if isinstance(check, Mapping):
                 name = str(check.get("name") or check.get("kind") or "?")
                 names.extend([name] if name not in names else [])
-    cells = [(title, _phase_cells(title, phase, set(deciding))) for title, phase in phases]
-    head = "".join(f"<th>{escape(title)}</th>" for title, _ in cells)
-    rows = "".join(
-        f"<tr><th>{escape(name)}</th>"
-        + "".join(f"<td>{cell(name)}</td>" for _, cell in cells)
-        + "</tr>"
-        for name in names
-    )
-    return (
-        f'<div class="tv-table-wrap"><table class="tv-checks"><thead><tr><th>check</th>{head}'
-        f"</tr></thead><tbody>{rows}</tbody></table></div>"
+    return _checks_grid(
+        names, [(title, _phase_cells(title, phase, set(deciding))) for title, phase in phases]
     )
 
 

@@ -14,8 +14,10 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from pydantic import SecretStr
 
 from adapters.gns3 import DrillTools
+from adapters.llm import LangchainLanguageModel, LLMSettings, build_chat_model
 from adapters.mcp import CompositeToolExecutor
 from adapters.web import (
     Gns3Directory,
@@ -120,6 +122,34 @@ async def collect_until_done(response: httpx.Response, limit: int = 10_000) -> l
         if event.type == "done" or len(events) >= limit:
             break
     return events
+
+
+#: A tool of a scripted turn: its handler (arguments, context -> output) and description.
+TurnTool = tuple[Callable[[dict[str, Any], Any], Any], str]
+
+
+async def one_turn(
+    base_url: str, key: str, question: str, tools: Mapping[str, TurnTool]
+) -> tuple[list[RawEvent], list[dict[str, Any]]]:
+    """One streamed turn asking ``question`` of a service whose model is the real LLM
+    adapter on the scripted OpenAI-compatible server at ``base_url`` (``key``), with
+    ``tools``: its events up to ``done`` (none an ``error``) and the stored history."""
+    model = LangchainLanguageModel(
+        build_chat_model(LLMSettings(model="gpt-test", base_url=base_url, api_key=SecretStr(key)))
+    )
+    async with run_service(language_model=model) as service:
+        for name, (handler, description) in tools.items():
+            service.tools.add(name, handler, description=description)
+        url = service.chat_url()
+        async with (
+            service.client() as client,
+            client.stream("POST", url + "/stream", json={"message": question}) as stream,
+        ):
+            session_id = stream.headers["x-session-id"]
+            events = await collect_until_done(stream)
+            history = (await client.get(f"{url}/sessions/{session_id}/history")).json()
+    assert "error" not in [e.type for e in events], [e.data for e in events]
+    return events, history["messages"]
 
 
 @dataclass

@@ -13,10 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from pydantic import SecretStr
 
-from adapters.llm import LangchainLanguageModel, LLMSettings, build_chat_model
-from tests.api.conftest import RawEvent, raw_events, run_service
+from tests.api.conftest import RawEvent, one_turn
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
 
 KEY = "sk-named-tool"
@@ -37,33 +35,20 @@ def llm() -> Iterator[ScriptedOpenAIServer]:
 
 async def ask(llm: ScriptedOpenAIServer) -> tuple[list[RawEvent], list[dict[str, Any]], list[Any]]:
     """One turn asking QUESTION: its events, its stored history, the starts run."""
-    model = LangchainLanguageModel(
-        build_chat_model(
-            LLMSettings(model="gpt-test", base_url=llm.base_url, api_key=SecretStr(KEY))
-        )
-    )
     ran: list[Any] = []
-    async with run_service(language_model=model) as service:
-        service.tools.add(
-            "start_gns3_node",
-            lambda args, ctx: ran.append(args) or {"started": args["node_names"]},
-            description="Start nodes by name.",
-        )
-        service.tools.add("get_topology", lambda args, ctx: {"nodes": []})
-        url = service.chat_url()
-        events: list[RawEvent] = []
-        async with (
-            service.client() as client,
-            client.stream("POST", url + "/stream", json={"message": QUESTION}) as stream,
-        ):
-            session_id = stream.headers["x-session-id"]
-            async for event in raw_events(stream):
-                events.append(event)
-                if event.type == "done":
-                    break
-            history = (await client.get(f"{url}/sessions/{session_id}/history")).json()
-    assert "error" not in [e.type for e in events], [e.data for e in events]
-    return events, history["messages"], ran
+    events, messages = await one_turn(
+        llm.base_url,
+        KEY,
+        QUESTION,
+        {
+            "start_gns3_node": (
+                lambda args, ctx: ran.append(args) or {"started": args["node_names"]},
+                "Start nodes by name.",
+            ),
+            "get_topology": (lambda args, ctx: {"nodes": []}, ""),
+        },
+    )
+    return events, messages, ran
 
 
 def named(events: list[RawEvent]) -> list[dict[str, Any]]:
