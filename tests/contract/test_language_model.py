@@ -43,7 +43,13 @@ from copilot_core.ports import (
     UsageDelta,
 )
 from copilot_core.testing import Hang, ScriptedLanguageModel
-from tests.fakes.openai_server import Failure, Reply, ScriptedOpenAIServer, ToolCallScript
+from tests.fakes.openai_server import (
+    SEEN_WITHIN,
+    Failure,
+    Reply,
+    ScriptedOpenAIServer,
+    ToolCallScript,
+)
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 HELLO = [Message.user("u1", "What is in my lab?", NOW)]
@@ -196,7 +202,7 @@ class OpenAIWireHarness:
 
     async def consumer_left(self) -> bool:
         (request,) = self.server.requests
-        finished = await asyncio.to_thread(request.finished.wait, 5)
+        finished = await asyncio.to_thread(request.finished.wait, SEEN_WITHIN)
         return finished and request.client_disconnected
 
     @staticmethod

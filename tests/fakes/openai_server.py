@@ -182,6 +182,11 @@ class Failure:
         )
 
 
+#: How long a test waits for the server to see a request end (``RecordedRequest.finished``):
+#: a generous bound, for a loaded 2-core machine; the wait returns as soon as it does.
+SEEN_WITHIN = 60.0
+
+
 @dataclass(slots=True)
 class RecordedRequest:
     """A request the server received, and what it did with a streamed reply."""

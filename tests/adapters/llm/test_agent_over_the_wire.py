@@ -28,7 +28,7 @@ from copilot_core.events import (
 from copilot_core.ports import AgentRunConfig, ModelOverrides
 from copilot_core.testing import FakeToolExecutor, SequentialIds, SteppingClock
 from tests.adapters.llm.conftest import settings_for
-from tests.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCallScript
+from tests.fakes.openai_server import SEEN_WITHIN, Reply, ScriptedOpenAIServer, ToolCallScript
 
 
 class Settings:
@@ -122,7 +122,7 @@ async def test_abort_mid_answer_closes_the_connection_and_keeps_the_partial_answ
             abort.abort()
 
     (request,) = server.requests
-    assert await asyncio.to_thread(request.finished.wait, 5)
+    assert await asyncio.to_thread(request.finished.wait, SEEN_WITHIN)
     assert request.client_disconnected
     assert request.chunks_sent < 50  # not the 500 the reply had
     # The agent counts the cut call, saves the partial answer and stops (the turn

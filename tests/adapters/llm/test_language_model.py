@@ -35,7 +35,13 @@ from copilot_core.ports import (
     UsageDelta,
 )
 from tests.adapters.llm.conftest import API_KEY, settings_for
-from tests.fakes.openai_server import Failure, Reply, ScriptedOpenAIServer, ToolCallScript
+from tests.fakes.openai_server import (
+    SEEN_WITHIN,
+    Failure,
+    Reply,
+    ScriptedOpenAIServer,
+    ToolCallScript,
+)
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 HELLO = [Message.user("u1", "Hello", NOW)]
@@ -366,7 +372,7 @@ async def test_aclose_closes_the_connection_within_one_chunk(
     await stream.aclose()  # type: ignore[attr-defined]
 
     (request,) = server.requests
-    assert await asyncio.to_thread(request.finished.wait, 5)
+    assert await asyncio.to_thread(request.finished.wait, SEEN_WITHIN)
     assert request.client_disconnected
     # role chunk + first text chunk were consumed; at most one more was in flight
     assert request.chunks_sent <= 3, request.chunks_sent
@@ -391,7 +397,7 @@ async def test_cancelling_the_consumer_closes_the_connection_within_one_chunk(
         await task
 
     (request,) = server.requests
-    assert await asyncio.to_thread(request.finished.wait, 5)
+    assert await asyncio.to_thread(request.finished.wait, SEEN_WITHIN)
     assert request.client_disconnected
     assert request.chunks_sent <= len(seen) + 2, (request.chunks_sent, len(seen))
     assert request.chunks_sent < 50

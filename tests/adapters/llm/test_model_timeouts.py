@@ -28,7 +28,7 @@ from copilot_core.events import (
 from copilot_core.ports import AgentRunConfig, ModelOverrides, ModelSelection, ModelTimeouts
 from copilot_core.testing import FakeToolExecutor, SequentialIds, SteppingClock
 from tests.adapters.llm.conftest import settings_for
-from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.fakes.openai_server import SEEN_WITHIN, Reply, ScriptedOpenAIServer
 
 
 class Settings:
@@ -137,7 +137,7 @@ async def test_no_first_token_within_the_users_timeout_ends_the_turn_saying_whic
     assert not [e for e in events if isinstance(e, ContentEvent)]
     (request,) = server.requests
     # The agent hung up: the server's stream is closed, not left running.
-    assert await asyncio.to_thread(request.finished.wait, 5)
+    assert await asyncio.to_thread(request.finished.wait, SEEN_WITHIN)
     assert request.client_disconnected
 
 

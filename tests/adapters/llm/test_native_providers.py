@@ -43,7 +43,7 @@ from copilot_core.ports import (
 )
 from tests.fakes.anthropic_server import ScriptedAnthropicServer
 from tests.fakes.ollama_server import ScriptedOllamaServer
-from tests.fakes.openai_server import Failure, Reply, ToolCallScript
+from tests.fakes.openai_server import SEEN_WITHIN, Failure, Reply, ToolCallScript
 
 ANTHROPIC_KEY = "sk-ant-api03-secret-Zx8Qw2Er4Ty6Ui8Op0As"
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -341,7 +341,7 @@ async def test_anthropic_stream_closed_by_the_consumer_hangs_up_the_connection(
             break
     await stream.aclose()  # type: ignore[attr-defined]
     request = anthropic.requests[0]
-    assert request.finished.wait(5)
+    assert request.finished.wait(SEEN_WITHIN)
     assert request.client_disconnected
     assert request.chunks_sent < 50
 

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.fakes.openai_server import (
+    SEEN_WITHIN,
     Failure,
     RecordedRequest,
     Reply,
@@ -204,7 +205,7 @@ def test_a_held_first_token_comes_when_released_and_a_stall_lasts_until_the_hang
         ):
             seen.extend(line for line in response.iter_lines() if line.startswith("data: "))
         stalled = server.requests[1]
-        assert stalled.finished.wait(5) and stalled.client_disconnected
+        assert stalled.finished.wait(SEEN_WITHIN) and stalled.client_disconnected
     assert len(seen) == 2  # the role chunk and "a", then nothing until the client left
     assert json.loads(seen[1][6:])["choices"][0]["delta"]["content"] == "a"
 

@@ -39,7 +39,7 @@ from tests.adapters.llm.test_native_providers import (
 )
 from tests.fakes.anthropic_server import ScriptedAnthropicServer
 from tests.fakes.ollama_server import ScriptedOllamaServer
-from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.fakes.openai_server import SEEN_WITHIN, Reply, ScriptedOpenAIServer
 
 CHUNK_TIMEOUT_ENV = "LANGCHAIN_OPENAI_STREAM_CHUNK_TIMEOUT_S"
 
@@ -299,7 +299,7 @@ async def test_a_request_given_up_on_is_closed_at_once(
     (error,) = errors(events)
     assert error.code == "llm_unavailable" and "first_token_timeout" in error.error
     (request,) = scripted.requests
-    assert await asyncio.to_thread(request.finished.wait, 5), "the server still streams"
+    assert await asyncio.to_thread(request.finished.wait, SEEN_WITHIN), "the server still streams"
     assert request.client_disconnected and request.disconnected_at is not None
 
 
@@ -360,7 +360,7 @@ async def test_a_request_the_user_stops_before_the_first_token_is_noted_too(
     asyncio.get_running_loop().call_later(0.8, abort.abort)
     await turn(await provider.for_user("alice", ModelOverrides()), abort=abort)
     (request,) = server.requests
-    assert await asyncio.to_thread(request.finished.wait, 5)
+    assert await asyncio.to_thread(request.finished.wait, SEEN_WITHIN)
     assert request.client_disconnected
     selection = await provider.for_user("alice", ModelOverrides())
     assert selection.server_note is not None
@@ -416,7 +416,9 @@ async def test_a_timeout_of_the_sdk_itself_is_noted_and_an_error_answer_is_not(
     note = watch.note()
     assert note is not None and "no first token after 1 s" in note
     (request,) = server.requests
-    assert await asyncio.to_thread(request.finished.wait, 5) and request.client_disconnected
+    assert (
+        await asyncio.to_thread(request.finished.wait, SEEN_WITHIN) and request.client_disconnected
+    )
 
     with pytest.raises(LLMError):
         [d async for d in model.stream(HELLO, [], CallOptions())]
